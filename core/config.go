@@ -1,0 +1,192 @@
+package core
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is what a provider's Open receives.
+type Config struct {
+	// Bootstrap is the out-of-band channel of the job: rank, size,
+	// allgather and barrier. Providers use it while opening and closing.
+	Bootstrap Bootstrap
+	// JobID names the job; it is the same on every PE and unique among
+	// jobs running at once on a host.
+	JobID string
+	// Secret is the job's shared secret (may be empty when the launcher
+	// provided none); providers that listen on a network prove it.
+	Secret []byte
+	// Env looks up environment variables; nil means the process environment.
+	// Tests set it to run PEs with different settings in one process.
+	Env func(key string) (string, bool)
+	// Log receives the provider's debug and warning messages; nil discards.
+	Log *slog.Logger
+	// HostID overrides the host identity used to decide whether the job
+	// fits on one host; empty means HostID(). Tests use it to pose as
+	// several hosts.
+	HostID string
+}
+
+// Rank is this PE's number.
+func (c *Config) Rank() int { return c.Bootstrap.Rank() }
+
+// Size is the number of PEs in the job.
+func (c *Config) Size() int { return c.Bootstrap.Size() }
+
+// Lookup returns an environment variable as the job sees it.
+func (c *Config) Lookup(key string) (string, bool) {
+	if c.Env != nil {
+		return c.Env(key)
+	}
+	return os.LookupEnv(key)
+}
+
+// Logger returns the configured logger or one that discards.
+func (c *Config) Logger() *slog.Logger {
+	if c.Log != nil {
+		return c.Log
+	}
+	return discardLogger
+}
+
+var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Value returns p's value: the variable if set and non-empty, else its default.
+func (c *Config) Value(p Param) string {
+	if v, ok := c.Lookup(p.Env); ok && v != "" {
+		return v
+	}
+	return p.Default
+}
+
+// Int reads p as an integer in [lo, hi].
+func (c *Config) Int(p Param, lo, hi int) (int, error) {
+	v := c.Value(p)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < lo || n > hi {
+		return 0, &EnvError{Var: p.Env, Value: v, Allowed: fmt.Sprintf("an integer from %d to %d", lo, hi)}
+	}
+	return n, nil
+}
+
+// SizeParam reads p as a byte size (see ParseSize) in [lo, hi].
+func (c *Config) SizeParam(p Param, lo, hi int64) (int64, error) {
+	return ParseSizeVar(p.Env, c.Value(p), lo, hi)
+}
+
+// Duration reads p as a positive Go duration ("5s", "250ms").
+func (c *Config) Duration(p Param) (time.Duration, error) {
+	v := c.Value(p)
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, &EnvError{Var: p.Env, Value: v, Allowed: `a positive duration such as "5s" or "250ms"`}
+	}
+	return d, nil
+}
+
+// SizeForms describes what ParseSize accepts, for error messages.
+const SizeForms = `a byte count ("1048576") or a number with a suffix K, M, G or T, optionally followed by B or iB ("512M", "2G", "64KiB"); suffixes are powers of 1024`
+
+// ParseSize parses a byte size: a plain count, or a number with a binary
+// suffix K, M, G, T (each optionally followed by "B" or "iB"), as
+// SHMEM_SYMMETRIC_SIZE is written. Fractions are allowed with a suffix
+// ("1.5G").
+func ParseSize(s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.TrimSpace(t[i:])
+	mult, ok := sizeUnits[unit]
+	if num == "" || !ok {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	if mult == 1 {
+		n, err := strconv.ParseInt(num, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("bad size %q", s)
+		}
+		return n, nil
+	}
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || f*float64(mult) >= math.MaxInt64/2 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return int64(f * float64(mult)), nil
+}
+
+var sizeUnits = map[string]int64{
+	"": 1, "B": 1,
+	"K": 1 << 10, "KB": 1 << 10, "KIB": 1 << 10,
+	"M": 1 << 20, "MB": 1 << 20, "MIB": 1 << 20,
+	"G": 1 << 30, "GB": 1 << 30, "GIB": 1 << 30,
+	"T": 1 << 40, "TB": 1 << 40, "TIB": 1 << 40,
+}
+
+// ParseSizeVar parses the value of variable name as a size in [lo, hi] and
+// returns an EnvError naming the variable and the accepted forms otherwise.
+func ParseSizeVar(name, value string, lo, hi int64) (int64, error) {
+	n, err := ParseSize(value)
+	if err != nil {
+		return 0, &EnvError{Var: name, Value: value, Allowed: SizeForms}
+	}
+	if n < lo || n > hi {
+		return 0, &EnvError{Var: name, Value: value,
+			Allowed: fmt.Sprintf("a size from %s to %s", FormatSize(lo), FormatSize(hi))}
+	}
+	return n, nil
+}
+
+// FormatSize prints a byte count with the largest exact binary suffix.
+func FormatSize(n int64) string {
+	for _, u := range []struct {
+		s string
+		m int64
+	}{{"T", 1 << 40}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
+		if n >= u.m && n%u.m == 0 {
+			return strconv.FormatInt(n/u.m, 10) + u.s
+		}
+	}
+	return strconv.FormatInt(n, 10)
+}
+
+// Variables that every provider and the launcher agree on.
+const (
+	EnvProvider     = "GOSHMEM_PROVIDER"
+	EnvProviderPath = "GOSHMEM_PROVIDER_PATH"
+	EnvShmDir       = "GOSHMEM_SHM_DIR"
+)
+
+// ShmDir is the directory in which providers keep a job's shared-memory
+// files: GOSHMEM_SHM_DIR if set, else /dev/shm where it exists, else the
+// temporary directory.
+func ShmDir(lookup func(string) (string, bool)) string {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	if d, ok := lookup(EnvShmDir); ok && d != "" {
+		return d
+	}
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		return "/dev/shm"
+	}
+	return os.TempDir()
+}
+
+// JobDir is the directory holding one job's shared-memory files. Providers
+// create it (0700) when they need it; the launcher removes it when the job
+// ends, whatever happened to the PEs.
+func JobDir(lookup func(string) (string, bool), jobID string) string {
+	return filepath.Join(ShmDir(lookup), "goshmem-"+jobID)
+}
+
+// JobDir is JobDir for this configuration.
+func (c *Config) JobDir() string { return JobDir(c.Lookup, c.JobID) }

@@ -1,0 +1,172 @@
+package core
+
+import (
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// Caps is a set of capability bits a provider advertises in its Info.
+type Caps uint64
+
+const (
+	CapRMA          Caps = 1 << iota // blocking and non-blocking put and get
+	CapAtomic                        // non-fetching atomics (add, set, and, or, xor)
+	CapFetchAtomic                   // fetching atomics (fetch, fetch-add, swap, ...)
+	CapCompareSwap                   // compare-and-swap
+	CapAtomicFloat                   // fetch, set and swap on float32 and float64
+	CapDirectAccess                  // load/store access to a peer's region (shmem_ptr)
+	CapLocalAtomics                  // remote atomics are atomic with the target's own sync/atomic
+	capEnd
+)
+
+var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics"}
+
+// Has reports whether every capability in want is in c.
+func (c Caps) Has(want Caps) bool { return c&want == want }
+
+// Names returns the capability names in bit order.
+func (c Caps) Names() []string {
+	var out []string
+	for c != 0 {
+		i := bits.TrailingZeros64(uint64(c))
+		c &^= 1 << i
+		if i < len(capNames) {
+			out = append(out, capNames[i])
+		} else {
+			out = append(out, fmt.Sprintf("bit%d", i))
+		}
+	}
+	return out
+}
+
+func (c Caps) String() string {
+	if c == 0 {
+		return "none"
+	}
+	return strings.Join(c.Names(), ",")
+}
+
+// Locality says where the PEs a provider connects may live.
+type Locality uint8
+
+const (
+	// OneHost providers connect PEs that share a host (shared memory).
+	OneHost Locality = iota + 1
+	// AnyHost providers connect PEs on any hosts.
+	AnyHost
+)
+
+func (l Locality) String() string {
+	switch l {
+	case OneHost:
+		return "one-host"
+	case AnyHost:
+		return "any-host"
+	}
+	return fmt.Sprintf("Locality(%d)", uint8(l))
+}
+
+// Progress says who moves data between calls.
+type Progress uint8
+
+const (
+	// ProgressAuto providers complete operations without the caller's help
+	// (hardware, shared memory, or a progress goroutine).
+	ProgressAuto Progress = iota + 1
+	// ProgressManual providers move data only inside their calls.
+	ProgressManual
+)
+
+func (p Progress) String() string {
+	switch p {
+	case ProgressAuto:
+		return "auto"
+	case ProgressManual:
+		return "manual"
+	}
+	return fmt.Sprintf("Progress(%d)", uint8(p))
+}
+
+// Order is a set of ordering guarantees between operations to one PE from
+// one endpoint, in the spirit of libfabric's msg_order.
+type Order uint8
+
+const (
+	// OrderPutPut: puts to one PE land in issue order without a fence.
+	OrderPutPut Order = 1 << iota
+	// OrderAtomicAtomic: atomics to one PE execute in issue order.
+	OrderAtomicAtomic
+)
+
+func (o Order) String() string {
+	var s []string
+	if o&OrderPutPut != 0 {
+		s = append(s, "put-after-put")
+	}
+	if o&OrderAtomicAtomic != 0 {
+		s = append(s, "atomic-after-atomic")
+	}
+	if len(s) == 0 {
+		return "none"
+	}
+	return strings.Join(s, ",")
+}
+
+// Param describes one setting of a provider, read from the environment.
+type Param struct {
+	Name    string // short name, e.g. "DIR"
+	Env     string // full variable, e.g. "GOSHMEM_LOOPBACK_DIR"
+	Default string // what an unset variable means
+	Help    string // one line
+}
+
+// Info describes a provider. It is the single source for provinfo, for the
+// conformance suite's skips and for shmem's start-up checks.
+type Info struct {
+	Name        string
+	Description string
+	Version     string
+	Caps        Caps
+	// Atomics lists, per type, the operations the provider executes.
+	Atomics    AtomicSupport
+	Locality   Locality
+	Progress   Progress
+	Order      Order
+	ThreadSafe bool // endpoints may be used by many goroutines at once
+	// MaxMsgSize is the largest single put or get; 0 means unbounded.
+	MaxMsgSize int
+	// InjectSize is the largest put that returns with the source buffer
+	// already copied, before the data has left this PE.
+	InjectSize int
+	// Preference ranks providers for automatic selection when
+	// GOSHMEM_PROVIDER is unset: among providers whose locality fits the
+	// job, the highest wins. Zero means the provider is used only by name.
+	Preference int
+	Params     []Param
+	// Origin tells where the provider comes from: "built-in", or the path
+	// of a plugin executable.
+	Origin string
+}
+
+// Param returns the parameter with the given short name.
+func (i *Info) Param(name string) (Param, bool) {
+	for _, p := range i.Params {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return Param{}, false
+}
+
+// ParamEnv returns the environment variable that carries a provider's
+// parameter: GOSHMEM_<PROVIDER>_<NAME>.
+func ParamEnv(provider, name string) string {
+	up := strings.ToUpper(strings.NewReplacer("-", "_", ".", "_").Replace(provider))
+	return "GOSHMEM_" + up + "_" + strings.ToUpper(name)
+}
+
+// NewParam fills a Param's Env from the provider and parameter names.
+func NewParam(provider, name, def, help string) Param {
+	return Param{Name: name, Env: ParamEnv(provider, name), Default: def, Help: help}
+}

@@ -1,0 +1,55 @@
+package core
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Open selects the provider for this job from spec (GOSHMEM_PROVIDER
+// syntax, see Select) and opens this PE's domain on it. It is collective:
+// every PE calls it, and every PE gets the same provider or an error. PEs
+// that disagree about spec, or whose registries pick different providers
+// (different binaries), get an error naming the PEs that differ.
+func Open(cfg *Config, spec string) (Provider, Domain, error) {
+	b := cfg.Bootstrap
+	host := cfg.HostID
+	if host == "" {
+		host = HostID()
+	}
+	all, err := b.Allgather([]byte(spec + "\x00" + host))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open: exchange of provider choice: %w", err)
+	}
+	hosts := map[string]bool{}
+	for pe, m := range all {
+		s, h, _ := strings.Cut(string(m), "\x00")
+		hosts[h] = true
+		if s != spec {
+			return nil, nil, fmt.Errorf("open: %s differs between PEs: %q on PE %d, %q on PE %d: %w",
+				EnvProvider, spec, b.Rank(), s, pe, ErrInvalid)
+		}
+	}
+	p, serr := Select(spec, len(hosts))
+	choice := ""
+	if serr == nil {
+		choice = p.Name()
+	}
+	names, err := b.Allgather([]byte(choice))
+	if err != nil {
+		return nil, nil, fmt.Errorf("open: exchange of provider choice: %w", err)
+	}
+	if serr != nil {
+		return nil, nil, serr
+	}
+	for pe, n := range names {
+		if string(n) != choice {
+			return nil, nil, fmt.Errorf("open: PE %d selected provider %q but PE %d selected %q; do all PEs run the same program with the same %s?: %w",
+				b.Rank(), choice, pe, n, EnvProviderPath, ErrInvalid)
+		}
+	}
+	d, err := p.Open(cfg)
+	if err != nil {
+		return nil, nil, &OpError{Op: "open", PE: -1, Provider: p.Name(), Err: err}
+	}
+	return p, d, nil
+}

@@ -1,0 +1,110 @@
+package core
+
+import "time"
+
+// Provider is a transport that fulfils the contract. Providers register
+// themselves from init with Register.
+type Provider interface {
+	// Name is the provider's registered name, as GOSHMEM_PROVIDER spells it.
+	Name() string
+	// Info describes the provider's capabilities and parameters. It must not
+	// depend on the environment: provinfo lists it without opening anything.
+	Info() Info
+	// Open joins this PE to the job's domain. It is collective: every PE of
+	// the job calls it, and either all succeed or all return an error.
+	Open(cfg *Config) (Domain, error)
+}
+
+// Domain is one PE's membership in a job on one provider.
+type Domain interface {
+	// Rank and Size are this PE's number and the number of PEs in the job.
+	Rank() int
+	Size() int
+	// NewRegion creates a symmetric region of size bytes on every PE. It is
+	// collective: every PE passes the same size, in the same order as its
+	// other NewRegion calls. RMA addresses a region by (pe, region, offset),
+	// like libfabric's offset-based memory registration.
+	NewRegion(size int) (Region, error)
+	// NewEndpoint creates an independent stream of operations with its own
+	// completion counter. It is local, not collective.
+	NewEndpoint(opts EndpointOptions) (Endpoint, error)
+	// Close leaves the job. It is collective: it returns after every PE has
+	// stopped touching this PE's regions, then unmaps them. Endpoints and
+	// regions are closed with it. Close is idempotent.
+	Close() error
+}
+
+// Region is a symmetric region as this PE sees it.
+type Region interface {
+	// Local is this PE's part of the region. It stays valid until the domain
+	// closes; other PEs read and write it through their endpoints.
+	Local() []byte
+}
+
+// EndpointOptions are hints about how an endpoint will be used; they map to
+// OpenSHMEM's context options.
+type EndpointOptions struct {
+	// Serialized: the caller never uses the endpoint from two goroutines at once.
+	Serialized bool
+	// Private: only the goroutine that created the endpoint uses it.
+	Private bool
+	// NoStore: the caller will not issue puts, non-fetching atomics or
+	// stores through this endpoint.
+	NoStore bool
+}
+
+// Endpoint issues one-sided operations. Offsets address bytes within a
+// region; every call validates the PE, the bounds and, for atomics, the
+// alignment, and returns an error wrapping ErrInvalid or ErrOutOfBounds
+// without touching memory when they are wrong.
+type Endpoint interface {
+	// Put copies src into pe's region at off. It returns when src may be
+	// reused; the data is complete at the target after Quiet.
+	Put(pe int, r Region, off int, src []byte) error
+	// Get copies pe's region at off into dst and returns when dst is filled.
+	Get(pe int, r Region, off int, dst []byte) error
+	// PutNBI is Put that may return before src is copied: src must stay
+	// unchanged until Quiet returns.
+	PutNBI(pe int, r Region, off int, src []byte) error
+	// GetNBI is Get that may return before dst is filled; dst is filled when
+	// Quiet returns.
+	GetNBI(pe int, r Region, off int, dst []byte) error
+	// Atomic executes a non-fetching atomic on pe's region at off; it is
+	// complete at the target after Quiet.
+	Atomic(pe int, r Region, off int, op AtomicOp, t AtomicType, operand uint64) error
+	// FetchAtomic executes an atomic and returns the value the target held
+	// before it. compare is used by AtomicCSwap only.
+	FetchAtomic(pe int, r Region, off int, op AtomicOp, t AtomicType, operand, compare uint64) (uint64, error)
+	// Fence orders: puts and atomics issued before it to one PE complete at
+	// that PE before those issued after it.
+	Fence() error
+	// Quiet returns when every operation this endpoint issued is complete.
+	Quiet() error
+	// Counter counts this endpoint's issued and completed operations.
+	Counter() *Counter
+	// Close quiets and releases the endpoint.
+	Close() error
+}
+
+// DirectAccess is implemented by domains whose peers' regions are mapped
+// into this process, so a PE can load from and store to them directly
+// (shmem_ptr, UCX's rkey_ptr).
+type DirectAccess interface {
+	// PeerBytes returns pe's part of r as mapped here, or nil if it is not.
+	PeerBytes(pe int, r Region) []byte
+}
+
+// LocalWaiter is implemented by domains that can put a PE to sleep until a
+// remote operation may have changed its memory, instead of polling. Use:
+//
+//	seq := w.WaitArm()
+//	for !cond() { seq = w.WaitChange(seq, max) }
+//	w.WaitDisarm()
+//
+// Wake-ups may be spurious and, for plain stores racing the arm, late by up
+// to max; callers re-check their condition and bound max.
+type LocalWaiter interface {
+	WaitArm() uint32
+	WaitChange(seq uint32, max time.Duration) uint32
+	WaitDisarm()
+}

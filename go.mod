@@ -1,0 +1,3 @@
+module github.com/goshmem/goshmem
+
+go 1.26
