@@ -32,32 +32,75 @@ type Bootstrap interface {
 // (or none) and every member gets the same result, nil only if all
 // succeeded. Providers call it after each fallible step of Open, so a
 // failure on one PE never leaves the others waiting.
+//
+// The other PEs' errors arrive as *RemoteError values that unwrap to the
+// same sentinel as the original, so errors.Is works across PEs.
 func Agree(b Bootstrap, err error) error {
 	var msg []byte
 	if err != nil {
-		msg = []byte(err.Error())
-		if len(msg) == 0 {
-			msg = []byte("error")
-		}
+		msg = append([]byte{sentinelCode(err)}, err.Error()...)
 	}
 	all, gerr := b.Allgather(msg)
 	if gerr != nil {
 		return errors.Join(err, gerr)
 	}
-	var failed []string
+	var errs multiError
+	if err != nil {
+		errs = append(errs, err)
+	}
 	for pe, m := range all {
 		if len(m) != 0 && pe != b.Rank() {
-			failed = append(failed, fmt.Sprintf("PE %d: %s", pe, m))
+			errs = append(errs, &RemoteError{PE: pe, Msg: string(m[1:]), Kind: sentinelOf(m[0])})
 		}
 	}
-	if len(failed) == 0 {
-		return err
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return errs[0]
 	}
-	remote := fmt.Errorf("%s", strings.Join(failed, "; "))
-	if err != nil {
-		return fmt.Errorf("%w; %w", err, remote)
+	return errs
+}
+
+// multiError joins errors on one line, as log lines and exit messages want.
+type multiError []error
+
+func (m multiError) Error() string {
+	s := make([]string, len(m))
+	for i, e := range m {
+		s[i] = e.Error()
 	}
-	return remote
+	return strings.Join(s, "; ")
+}
+
+func (m multiError) Unwrap() []error { return m }
+
+// RemoteError is another PE's error, as Agree delivers it.
+type RemoteError struct {
+	PE   int
+	Msg  string
+	Kind error // the sentinel the original unwrapped to, or nil
+}
+
+func (e *RemoteError) Error() string { return fmt.Sprintf("PE %d: %s", e.PE, e.Msg) }
+func (e *RemoteError) Unwrap() error { return e.Kind }
+
+var sentinels = []error{ErrNotSupported, ErrInvalid, ErrOutOfBounds, ErrPeerLost, ErrTimeout, ErrClosed, ErrNoMemory}
+
+func sentinelCode(err error) byte {
+	for i, s := range sentinels {
+		if errors.Is(err, s) {
+			return byte(i + 1)
+		}
+	}
+	return 0
+}
+
+func sentinelOf(code byte) error {
+	if code == 0 || int(code) > len(sentinels) {
+		return nil
+	}
+	return sentinels[code-1]
 }
 
 // HostID identifies the host this process runs on, for locality decisions:

@@ -1,5 +1,7 @@
 package core
 
+import "strconv"
+
 // CheckPE validates a target PE number.
 func CheckPE(pe, npes int) error {
 	if uint(pe) >= uint(npes) {
@@ -53,3 +55,26 @@ func (e *AtomicOpError) Error() string {
 }
 
 func (e *AtomicOpError) Unwrap() error { return e.Err }
+
+// CheckValue validates a PutValue or GetValue of size bytes at off on pe,
+// in a region of size regionSize.
+func CheckValue(pe, npes, off, size, regionSize int) error {
+	switch size {
+	case 1, 2, 4, 8:
+	default:
+		return &ValueSizeError{Size: size}
+	}
+	return CheckRMA(pe, npes, off, size, regionSize)
+}
+
+// ValueSizeError reports a PutValue or GetValue of a size other than 1, 2,
+// 4 or 8 bytes.
+type ValueSizeError struct{ Size int }
+
+func (e *ValueSizeError) Error() string {
+	return "value of " + itoa(e.Size) + " bytes: PutValue and GetValue move 1, 2, 4 or 8 bytes"
+}
+
+func (e *ValueSizeError) Unwrap() error { return ErrInvalid }
+
+func itoa(n int) string { return strconv.Itoa(n) }

@@ -54,17 +54,22 @@ func (e *AlignError) Error() string {
 func (e *AlignError) Unwrap() error { return ErrInvalid }
 
 // PeerLostError reports that a PE left the job without finalizing, or that
-// its connection broke.
+// its connection broke. PE is -1 when what was lost is the job's bootstrap
+// store rather than a PE.
 type PeerLostError struct {
 	PE     int
 	Reason string
 }
 
 func (e *PeerLostError) Error() string {
-	if e.Reason == "" {
-		return fmt.Sprintf("PE %d lost", e.PE)
+	who := fmt.Sprintf("PE %d", e.PE)
+	if e.PE < 0 {
+		who = "the job's bootstrap store"
 	}
-	return fmt.Sprintf("PE %d lost: %s", e.PE, e.Reason)
+	if e.Reason == "" {
+		return who + " lost"
+	}
+	return who + " lost: " + e.Reason
 }
 
 func (e *PeerLostError) Unwrap() error { return ErrPeerLost }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"strings"
 )
@@ -113,6 +114,9 @@ func (o Order) String() string {
 	return strings.Join(s, ",")
 }
 
+// Unbounded is the MaxMsgSize or InjectSize of a provider without that limit.
+const Unbounded = math.MaxInt
+
 // Param describes one setting of a provider, read from the environment.
 type Param struct {
 	Name    string // short name, e.g. "DIR"
@@ -134,10 +138,11 @@ type Info struct {
 	Progress   Progress
 	Order      Order
 	ThreadSafe bool // endpoints may be used by many goroutines at once
-	// MaxMsgSize is the largest single put or get; 0 means unbounded.
+	// MaxMsgSize is the largest single put or get, or Unbounded.
 	MaxMsgSize int
 	// InjectSize is the largest put that returns with the source buffer
-	// already copied, before the data has left this PE.
+	// already copied, before the data has left this PE, or Unbounded when
+	// every put does. It is a threshold, not a buffer size to allocate.
 	InjectSize int
 	// Preference ranks providers for automatic selection when
 	// GOSHMEM_PROVIDER is unset: among providers whose locality fits the

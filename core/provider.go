@@ -63,6 +63,12 @@ type Endpoint interface {
 	Put(pe int, r Region, off int, src []byte) error
 	// Get copies pe's region at off into dst and returns when dst is filled.
 	Get(pe int, r Region, off int, dst []byte) error
+	// PutValue puts the size (1, 2, 4 or 8) low-order bytes of v, in this
+	// host's byte order, at off on pe: shmem_p without a buffer to escape
+	// to the heap, so small puts allocate nothing.
+	PutValue(pe int, r Region, off int, v uint64, size int) error
+	// GetValue is the inverse of PutValue: it reads size bytes at off on pe.
+	GetValue(pe int, r Region, off int, size int) (uint64, error)
 	// PutNBI is Put that may return before src is copied: src must stay
 	// unchanged until Quiet returns.
 	PutNBI(pe int, r Region, off int, src []byte) error
@@ -70,7 +76,9 @@ type Endpoint interface {
 	// Quiet returns.
 	GetNBI(pe int, r Region, off int, dst []byte) error
 	// Atomic executes a non-fetching atomic on pe's region at off; it is
-	// complete at the target after Quiet.
+	// complete at the target after Quiet. op is AtomicWrite, AtomicAdd,
+	// AtomicAnd, AtomicOr or AtomicXor; the others return a value or need a
+	// compare operand, so they are FetchAtomic's and ErrInvalid here.
 	Atomic(pe int, r Region, off int, op AtomicOp, t AtomicType, operand uint64) error
 	// FetchAtomic executes an atomic and returns the value the target held
 	// before it. compare is used by AtomicCSwap only.
@@ -95,16 +103,21 @@ type DirectAccess interface {
 }
 
 // LocalWaiter is implemented by domains that can put a PE to sleep until a
-// remote operation may have changed its memory, instead of polling. Use:
+// remote operation changes the memory it waits on, instead of polling. Use:
 //
-//	seq := w.WaitArm()
+//	seq, watch := w.WaitArm(r, off, n)
 //	for !cond() { seq = w.WaitChange(seq, max) }
-//	w.WaitDisarm()
+//	w.WaitDisarm(watch)
 //
-// Wake-ups may be spurious and, for plain stores racing the arm, late by up
-// to max; callers re-check their condition and bound max.
+// WaitArm announces that the calling goroutine waits for a change to the n
+// bytes at off in this PE's part of r (r nil or n 0: to any of this PE's
+// memory), so writers elsewhere wake it only when they touch those bytes.
+// Wake-ups may be spurious and, for stores that bypass endpoints (direct
+// access, this PE's own goroutines), late by up to max; callers re-check
+// their condition and bound max. A max <= 0 does not sleep: WaitChange
+// returns at once with the current sequence.
 type LocalWaiter interface {
-	WaitArm() uint32
+	WaitArm(r Region, off, n int) (seq uint32, watch int)
 	WaitChange(seq uint32, max time.Duration) uint32
-	WaitDisarm()
+	WaitDisarm(watch int)
 }

@@ -132,30 +132,109 @@ func atomic64(p *uint64, op core.AtomicOp, v, cmp uint64) uint64 {
 	panic("mem: unvalidated atomic op " + op.String())
 }
 
-// ToBits and FromBits move a value of an AMO type to and from the uint64
-// form atomics travel in.
+// ToBits and FromBits move a value of 1, 2, 4 or 8 bytes to and from the
+// uint64 form values and atomics travel in: its memory, zero-extended. A
+// float's memory is its IEEE bits, so one reinterpretation serves every
+// type of those sizes.
 func ToBits[T any](v T) uint64 {
-	// A float's memory is its IEEE bits, so one reinterpretation serves
-	// every 4- and 8-byte type.
+	p := unsafe.Pointer(&v)
 	switch unsafe.Sizeof(v) {
+	case 1:
+		return uint64(*(*uint8)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
 	case 4:
-		return uint64(*(*uint32)(unsafe.Pointer(&v)))
+		return uint64(*(*uint32)(p))
 	case 8:
-		return *(*uint64)(unsafe.Pointer(&v))
+		return *(*uint64)(p)
 	}
-	panic("mem: ToBits of a type that is neither 4 nor 8 bytes")
+	panic("mem: ToBits of a type that is not 1, 2, 4 or 8 bytes")
 }
 
 // FromBits is the inverse of ToBits.
 func FromBits[T any](u uint64) T {
 	var v T
+	p := unsafe.Pointer(&v)
 	switch unsafe.Sizeof(v) {
+	case 1:
+		*(*uint8)(p) = uint8(u)
+	case 2:
+		*(*uint16)(p) = uint16(u)
 	case 4:
-		*(*uint32)(unsafe.Pointer(&v)) = uint32(u)
+		*(*uint32)(p) = uint32(u)
 	case 8:
-		*(*uint64)(unsafe.Pointer(&v)) = u
+		*(*uint64)(p) = u
 	default:
-		panic("mem: FromBits of a type that is neither 4 nor 8 bytes")
+		panic("mem: FromBits of a type that is not 1, 2, 4 or 8 bytes")
 	}
 	return v
+}
+
+// Load reads *p atomically. T is 2, 4 or 8 bytes and p aligned to its size;
+// a 2-byte value is read through the aligned 4-byte word holding it, since
+// sync/atomic has no 16-bit load.
+func Load[T any](p *T) T {
+	var v T
+	switch unsafe.Sizeof(v) {
+	case 8:
+		*(*uint64)(unsafe.Pointer(&v)) = atomic.LoadUint64((*uint64)(unsafe.Pointer(p)))
+	case 4:
+		*(*uint32)(unsafe.Pointer(&v)) = atomic.LoadUint32((*uint32)(unsafe.Pointer(p)))
+	case 2:
+		// Step back to the aligned word with unsafe.Add, which keeps the
+		// pointer inside the allocation as the garbage collector sees it.
+		low := uintptr(unsafe.Pointer(p)) & 2
+		word := atomic.LoadUint32((*uint32)(unsafe.Add(unsafe.Pointer(p), -int(low))))
+		var half uint16
+		if littleEndian == (low == 0) {
+			half = uint16(word)
+		} else {
+			half = uint16(word >> 16)
+		}
+		*(*uint16)(unsafe.Pointer(&v)) = half
+	default:
+		panic("mem: Load of a type that is not 2, 4 or 8 bytes")
+	}
+	return v
+}
+
+var littleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// StoreValue writes the size (1, 2, 4 or 8) low-order bytes of v at b[off:]
+// in host byte order, as core.Endpoint.PutValue defines; the caller has
+// checked the bounds. Aligned values are written with one store, so a
+// concurrent aligned reader sees the old or the new value, never a mix.
+func StoreValue(b []byte, off int, v uint64, size int) {
+	p := unsafe.Pointer(&b[off])
+	switch size {
+	case 1:
+		*(*uint8)(p) = uint8(v)
+	case 2:
+		*(*uint16)(p) = uint16(v)
+	case 4:
+		*(*uint32)(p) = uint32(v)
+	case 8:
+		*(*uint64)(p) = v
+	default:
+		panic("mem: StoreValue of an unvalidated size")
+	}
+}
+
+// LoadValue is the inverse of StoreValue.
+func LoadValue(b []byte, off int, size int) uint64 {
+	p := unsafe.Pointer(&b[off])
+	switch size {
+	case 1:
+		return uint64(*(*uint8)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
+	case 4:
+		return uint64(*(*uint32)(p))
+	case 8:
+		return *(*uint64)(p)
+	}
+	panic("mem: LoadValue of an unvalidated size")
 }
