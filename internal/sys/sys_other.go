@@ -1,0 +1,31 @@
+//go:build !linux
+
+package sys
+
+import (
+	"errors"
+	"time"
+)
+
+// CreateShared is not implemented on this system.
+func CreateShared(path string, size int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// OpenShared is not implemented on this system.
+func OpenShared(path string, size int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// Unmap is not implemented on this system.
+func Unmap(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return errors.ErrUnsupported
+}
+
+// FutexWait is not implemented on this system.
+func FutexWait(addr *uint32, val uint32, timeout time.Duration) error { return errors.ErrUnsupported }
+
+// FutexWake is not implemented on this system.
+func FutexWake(addr *uint32, n int) (int, error) { return 0, errors.ErrUnsupported }
+
+// Yield does nothing on this system.
+func Yield() {}
