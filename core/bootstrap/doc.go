@@ -1,0 +1,62 @@
+// Package bootstrap implements core.Bootstrap, the job's out-of-band
+// channel: Local for PEs that are goroutines of one process (tests), and a
+// TCP store (Server) with its Client for PEs that are processes, on one
+// host or many.
+//
+// # Starting a PE
+//
+// A PE calls JobFromEnv to learn its rank, size, job id, secret and the
+// store's address from the variables its launcher set (see the Env
+// constants), then Connect, which returns the right core.Bootstrap:
+//
+//   - oshrun runs the store itself and sets GOSHMEM_RANK, GOSHMEM_SIZE,
+//     GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP and GOSHMEM_SECRET; every PE dials.
+//   - Under srun (SLURM_PROCID, SLURM_NTASKS), Open MPI's mpirun
+//     (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) or MPICH's Hydra
+//     (PMI_RANK, PMI_SIZE), the user sets GOSHMEM_BOOTSTRAP=host:port, a
+//     free port on PE 0's host; PE 0 serves the store on that port on
+//     every interface and every PE, PE 0 included, dials it. A secret is
+//     optional there (GOSHMEM_SECRET or GOSHMEM_SECRET_FILE); without one
+//     the store is unauthenticated: anyone who can reach the port while
+//     the job starts can take a rank that has not joined yet.
+//   - Without a launcher the process is the only PE and needs no store.
+//
+// # The store
+//
+// The Server keeps no data between collectives: each member sends its
+// contribution to its k-th collective, and when all size members have, the
+// server answers each with every contribution in rank order. Barrier is an
+// allgather of nothing. Each collective is one round trip per member.
+//
+// A member whose connection ends without a clean close (its process died,
+// its host vanished, found by TCP keepalive within about ten seconds, or it
+// broke the protocol) is lost: the server tells every other member at once,
+// so their Err returns a *core.PeerLostError, and every running or later
+// collective fails with it. A member that closed cleanly is finalized:
+// collectives it already entered still complete, later ones fail.
+//
+// Connections are authenticated by a challenge/response on the job secret
+// (see auth.go); the wire format is in wire.go.
+//
+// # Lifetimes and ownership
+//
+// Server: the caller owns the listener it passes to NewServer until it
+// calls Serve; from then on the server owns it. Serve blocks, accepting;
+// each connection gets a reader goroutine, and each member also a writer
+// goroutine that alone writes to its connection. Close stops listening,
+// closes every connection (reporting nobody lost), and returns after every
+// one of those goroutines, and the one delivering OnEvent, has ended;
+// Serve then returns nil. OnEvent runs on the server's event goroutine and
+// must not call Close.
+//
+// Client: Dial starts one reader goroutine, which alone reads the
+// connection and records losses. Collectives run on the caller's goroutine
+// and are serialized. Close sends the clean close, waits (boundedly) for
+// the server to acknowledge by closing its end, closes the connection and
+// returns after the reader has ended. A Client made by Connect for PE 0
+// under srun or mpirun also owns the Server: its Close keeps the store up
+// until every other member has finalized or been lost (members that never
+// joined are given up after the connect timeout), then closes it.
+//
+// Local: see NewLocal; it starts no goroutines.
+package bootstrap

@@ -1,0 +1,390 @@
+package bootstrap
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The environment contract between a launcher and its PEs. oshrun sets the
+// GOSHMEM_ variables; under srun or mpirun the user sets GOSHMEM_BOOTSTRAP
+// (and optionally a secret) and the launcher's own variables give rank and
+// size.
+const (
+	EnvRank       = "GOSHMEM_RANK"        // this PE's rank, 0..size-1
+	EnvSize       = "GOSHMEM_SIZE"        // the number of PEs
+	EnvJobID      = "GOSHMEM_JOBID"       // the job's id (optional under srun/mpirun)
+	EnvBootstrap  = "GOSHMEM_BOOTSTRAP"   // host:port of the store
+	EnvSecret     = "GOSHMEM_SECRET"      // the job secret, hex
+	EnvSecretFile = "GOSHMEM_SECRET_FILE" // a file (mode 0600) holding the secret in hex
+
+	EnvSlurmRank   = "SLURM_PROCID"
+	EnvSlurmSize   = "SLURM_NTASKS"
+	EnvSlurmJobID  = "SLURM_JOB_ID"
+	EnvSlurmStepID = "SLURM_STEP_ID"
+	EnvOMPIRank    = "OMPI_COMM_WORLD_RANK"
+	EnvOMPISize    = "OMPI_COMM_WORLD_SIZE"
+	EnvPMIRank     = "PMI_RANK"
+	EnvPMISize     = "PMI_SIZE"
+
+	// Open MPI's job identity, used for the job id when present.
+	envPMIxNamespace = "PMIX_NAMESPACE"
+	envOMPIJobID     = "OMPI_MCA_ess_base_jobid"
+)
+
+// Launchers, as Job.Launcher names them.
+const (
+	LauncherNone    = ""        // not launched: a single PE
+	LauncherOshrun  = "oshrun"  // goshmem's launcher, which runs the store
+	LauncherSlurm   = "slurm"   // srun; PE 0 runs the store
+	LauncherOpenMPI = "openmpi" // Open MPI's mpirun; PE 0 runs the store
+	LauncherHydra   = "hydra"   // MPICH's mpiexec (Hydra); PE 0 runs the store
+)
+
+// ContractEnv lists the variables oshrun sets for its PEs. A launcher
+// removes inherited copies before setting its own.
+var ContractEnv = []string{EnvRank, EnvSize, EnvJobID, EnvBootstrap, EnvSecret, EnvSecretFile}
+
+const (
+	maxSize      = 1 << 20
+	minSecretLen = 16 // bytes
+	maxSecretLen = 64
+	maxJobIDLen  = 64
+)
+
+// SecretLen is the length of the secrets NewSecret makes: 128 bits.
+const SecretLen = 16
+
+// Job is what a PE learns from its environment about the job it belongs to.
+type Job struct {
+	Rank, Size int
+	JobID      string
+	// Secret is the job's shared secret; empty means unauthenticated
+	// (allowed only under srun and mpirun).
+	Secret []byte
+	// Addr is host:port of the store: the one oshrun runs, or the one PE
+	// 0 serves under srun and mpirun. Empty only for single-PE jobs.
+	Addr string
+	// Launcher is one of the Launcher constants.
+	Launcher string
+}
+
+// JobFromEnv reads the job from the environment; lookup nil means the
+// process environment. launched is false when no launcher started this
+// process: the caller then runs as the only PE (job has Size 1 and a fresh
+// JobID). A malformed or missing variable is a *core.EnvError naming it.
+//
+// Launchers are recognised in this order, so that variables inherited from
+// an enclosing allocation do not win over the launcher that started the
+// process: oshrun (GOSHMEM_RANK), Open MPI (OMPI_COMM_WORLD_RANK),
+// MPICH/Hydra (PMI_RANK), Slurm (SLURM_PROCID).
+func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	get := func(k string) (string, bool) {
+		v, ok := lookup(k)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	switch {
+	case has(get, EnvRank):
+		job, err = oshrunJob(get)
+		return job, true, err
+	case has(get, EnvOMPIRank):
+		job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
+		return job, true, err
+	case has(get, EnvPMIRank):
+		job, err = foreignJob(get, LauncherHydra, EnvPMIRank, EnvPMISize, nil)
+		return job, true, err
+	case has(get, EnvSlurmRank):
+		job, err = foreignJob(get, LauncherSlurm, EnvSlurmRank, EnvSlurmSize, slurmJobID)
+		return job, true, err
+	}
+	if v, ok := get(EnvSize); ok {
+		return Job{}, false, &core.EnvError{Var: EnvSize, Value: v,
+			Allowed: "only together with " + EnvRank + " (both are set by oshrun)"}
+	}
+	id, err := NewJobID()
+	if err != nil {
+		return Job{}, false, err
+	}
+	return Job{Rank: 0, Size: 1, JobID: "single-" + id}, false, nil
+}
+
+func has(get func(string) (string, bool), k string) bool {
+	_, ok := get(k)
+	return ok
+}
+
+func oshrunJob(get func(string) (string, bool)) (Job, error) {
+	job := Job{Launcher: LauncherOshrun}
+	var err error
+	if job.Rank, job.Size, err = rankSize(get, EnvRank, EnvSize); err != nil {
+		return Job{}, err
+	}
+	id, ok := get(EnvJobID)
+	if !ok {
+		return Job{}, &core.EnvError{Var: EnvJobID, Allowed: jobIDForms + " (oshrun sets it; is this PE's environment complete?)"}
+	}
+	if job.JobID, err = checkJobID(id); err != nil {
+		return Job{}, err
+	}
+	if job.Addr, err = bootstrapAddr(get, true); err != nil {
+		return Job{}, err
+	}
+	if job.Secret, err = secretFromEnv(get); err != nil {
+		return Job{}, err
+	}
+	if job.Secret == nil {
+		return Job{}, &core.EnvError{Var: EnvSecret,
+			Allowed: secretForms + " (oshrun sets it, or " + EnvSecretFile + "; it is optional only under srun and mpirun)"}
+	}
+	return job, nil
+}
+
+func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar string,
+	jobID func(get func(string) (string, bool)) string) (Job, error) {
+	job := Job{Launcher: launcher}
+	var err error
+	if job.Rank, job.Size, err = rankSize(get, rankVar, sizeVar); err != nil {
+		return Job{}, err
+	}
+	if job.Addr, err = bootstrapAddr(get, job.Size > 1); err != nil {
+		return Job{}, err
+	}
+	if job.Secret, err = secretFromEnv(get); err != nil {
+		return Job{}, err
+	}
+	if id, ok := get(EnvJobID); ok {
+		job.JobID, err = checkJobID(id)
+		return job, err
+	}
+	if jobID != nil {
+		job.JobID = jobID(get)
+	}
+	if job.JobID == "" && job.Addr != "" {
+		// Every PE sees the same address, and two jobs cannot serve
+		// stores on one address at once.
+		job.JobID = sanitizeJobID(launcher + "-" + job.Addr)
+	}
+	if job.JobID == "" {
+		id, err := NewJobID()
+		if err != nil {
+			return Job{}, err
+		}
+		job.JobID = launcher + "-" + id
+	}
+	return job, nil
+}
+
+func slurmJobID(get func(string) (string, bool)) string {
+	j, ok := get(EnvSlurmJobID)
+	if !ok {
+		return ""
+	}
+	if s, ok := get(EnvSlurmStepID); ok {
+		j += "." + s
+	}
+	return sanitizeJobID("slurm-" + j)
+}
+
+func openMPIJobID(get func(string) (string, bool)) string {
+	for _, k := range []string{envPMIxNamespace, envOMPIJobID} {
+		if v, ok := get(k); ok {
+			return sanitizeJobID("ompi-" + v)
+		}
+	}
+	return ""
+}
+
+func rankSize(get func(string) (string, bool), rankVar, sizeVar string) (int, int, error) {
+	sv, ok := get(sizeVar)
+	if !ok {
+		return 0, 0, &core.EnvError{Var: sizeVar,
+			Allowed: fmt.Sprintf("an integer from 1 to %d, set together with %s", maxSize, rankVar)}
+	}
+	size, err := strconv.Atoi(sv)
+	if err != nil || size < 1 || size > maxSize {
+		return 0, 0, &core.EnvError{Var: sizeVar, Value: sv, Allowed: fmt.Sprintf("an integer from 1 to %d", maxSize)}
+	}
+	rv, _ := get(rankVar)
+	rank, err := strconv.Atoi(rv)
+	if err != nil || rank < 0 || rank >= size {
+		return 0, 0, &core.EnvError{Var: rankVar, Value: rv,
+			Allowed: fmt.Sprintf("an integer from 0 to %d (%s is %d)", size-1, sizeVar, size)}
+	}
+	return rank, size, nil
+}
+
+const addrForms = `host:port of the bootstrap store, such as "node01:29500" or "10.0.0.1:29500"`
+
+func bootstrapAddr(get func(string) (string, bool), required bool) (string, error) {
+	v, ok := get(EnvBootstrap)
+	if !ok {
+		if required {
+			return "", &core.EnvError{Var: EnvBootstrap,
+				Allowed: addrForms + "; it is required for a job of more than one PE (under srun or mpirun, set it to a free port on the node of PE 0)"}
+		}
+		return "", nil
+	}
+	_, port, err := net.SplitHostPort(v)
+	if err != nil {
+		return "", &core.EnvError{Var: EnvBootstrap, Value: v, Allowed: addrForms}
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return "", &core.EnvError{Var: EnvBootstrap, Value: v, Allowed: addrForms + " with a port from 1 to 65535"}
+	}
+	return v, nil
+}
+
+const secretForms = "the job secret in hex, 32 to 128 hex digits (16 to 64 bytes)"
+
+// secretFromEnv returns the secret, or nil if neither variable is set.
+func secretFromEnv(get func(string) (string, bool)) ([]byte, error) {
+	v, inline := get(EnvSecret)
+	path, fromFile := get(EnvSecretFile)
+	switch {
+	case inline && fromFile:
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "unset when " + EnvSecret + " is set (set only one of them)"}
+	case inline:
+		return parseSecret(EnvSecret, v, v)
+	case fromFile:
+		return readSecretFile(path)
+	}
+	return nil, nil
+}
+
+func parseSecret(name, shown, v string) ([]byte, error) {
+	b, err := hex.DecodeString(strings.TrimSpace(v))
+	if err != nil || len(b) < minSecretLen || len(b) > maxSecretLen {
+		return nil, &core.EnvError{Var: name, Value: shown, Allowed: secretForms}
+	}
+	return b, nil
+}
+
+func readSecretFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: "a readable file holding " + secretForms + " (" + err.Error() + ")"}
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a readable file (" + err.Error() + ")"}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a regular file, not " + st.Mode().Type().String()}
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: fmt.Sprintf("a file only its owner can read (mode 0600); this one has mode %04o: run chmod 600 %s", perm, path)}
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a readable file (" + err.Error() + ")"}
+	}
+	// The value shown in errors is the path: never echo the secret.
+	return parseSecret(EnvSecretFile, path, string(b))
+}
+
+const jobIDForms = "1 to 64 letters, digits, '.', '_' or '-', not starting with '.'"
+
+func checkJobID(id string) (string, error) {
+	if id == "" || len(id) > maxJobIDLen || id[0] == '.' || sanitizeJobID(id) != id {
+		return "", &core.EnvError{Var: EnvJobID, Value: id, Allowed: jobIDForms}
+	}
+	return id, nil
+}
+
+// sanitizeJobID maps a launcher's identity to a job id that is safe in a
+// file name (core.JobDir), the same way on every PE.
+func sanitizeJobID(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > maxJobIDLen {
+		b = b[:maxJobIDLen]
+	}
+	if len(b) > 0 && b[0] == '.' {
+		b[0] = '_'
+	}
+	return string(b)
+}
+
+// NewJobID returns a fresh random job id.
+func NewJobID() (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("bootstrap: job id: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// NewSecret returns a fresh random secret of SecretLen bytes.
+func NewSecret() ([]byte, error) {
+	b := make([]byte, SecretLen)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("bootstrap: secret: %w", err)
+	}
+	return b, nil
+}
+
+// Connect joins job as its environment describes and returns its
+// bootstrap: nothing to connect for a single PE; a Client of oshrun's store;
+// or, under srun and mpirun, a store served by PE 0 on the port of
+// job.Addr (on every interface) that the others dial. timeout bounds the
+// wait for the store to answer.
+func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
+	if job.Size == 1 && (job.Launcher == LauncherNone || job.Addr == "") {
+		return NewLocal(1)[0], nil
+	}
+	switch job.Launcher {
+	case LauncherNone:
+		return nil, fmt.Errorf("bootstrap: connect: a job of %d PEs needs a launcher: %w", job.Size, core.ErrInvalid)
+	case LauncherOshrun:
+		return Dial(job.Addr, job.Rank, job.Size, job.Secret, timeout)
+	case LauncherSlurm, LauncherOpenMPI, LauncherHydra:
+	default:
+		return nil, fmt.Errorf("bootstrap: connect: unknown launcher %q: %w", job.Launcher, core.ErrInvalid)
+	}
+	if job.Rank != 0 {
+		c, err := dial(job.Addr, job.Rank, job.Size, job.Secret, timeout, 0)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	_, port, err := net.SplitHostPort(job.Addr)
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvBootstrap, Value: job.Addr, Allowed: addrForms}
+	}
+	ln, err := net.Listen("tcp", net.JoinHostPort("", port))
+	if err != nil {
+		return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s): %w",
+			port, EnvBootstrap, job.Addr, err)
+	}
+	srv := NewServer(ln, job.Size, job.Secret)
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve() }()
+	c, err := dial(ln.Addr().String(), 0, job.Size, job.Secret, timeout, 0)
+	if err != nil {
+		srv.Close()
+		<-serveDone
+		return nil, err
+	}
+	c.server, c.serveDone, c.linger = srv, serveDone, timeout
+	return c, nil
+}
