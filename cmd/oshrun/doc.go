@@ -1,0 +1,21 @@
+// Command oshrun runs a goshmem job on this host, the way every OpenSHMEM
+// implementation's oshrun does:
+//
+//	oshrun -np 4 [-provider NAME] [-tag] [-bind ADDR] [-grace 3s] [-v] ./app [app args...]
+//
+// It starts a bootstrap store and four processes of ./app, each told its
+// rank, the job's size, id, secret and the store's address through the
+// environment (see core/bootstrap), forwards their output, and exits with
+// the job's status: 0 if every PE exited 0, else the first failing PE's
+// status (128+signal when a signal killed it), or 128+signal when oshrun
+// itself was interrupted. When one PE fails, the others get SIGTERM, then
+// SIGKILL after -grace. Flag parsing stops at PROGRAM, so the program's
+// own flags pass through. Usage errors exit 2.
+//
+// Lifetimes: main owns the signal handler, which turns the first SIGINT,
+// SIGTERM or SIGHUP into the cancellation of the job's context (later ones
+// are ignored while the job ends); launcher.Run owns the store and the PEs
+// and returns only after every PE has exited, and PEs die with oshrun even
+// if it is killed outright (Pdeathsig). Programs that never use goshmem
+// run too: they simply never join the store.
+package main

@@ -1,0 +1,42 @@
+// Package launcher starts a goshmem job: a bootstrap store and NP
+// processes, supervised until they have all exited. cmd/oshrun is its
+// command line; test code launches PEs as processes through Run too.
+//
+// # What a PE gets
+//
+// Each PE runs Options.Program with Options.Args, in its own process
+// group, with stdin from /dev/null, and the environment of the caller plus
+// Options.Env plus the contract of core/bootstrap: GOSHMEM_RANK,
+// GOSHMEM_SIZE, GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP (the store's host:port)
+// and GOSHMEM_SECRET (a fresh random 128-bit secret, hex), and
+// GOSHMEM_PROVIDER when Options.Provider is set. Contract variables
+// inherited from an enclosing job are removed first.
+//
+// # How a job ends
+//
+// The job succeeds when every PE exits with status 0. It is ended early,
+// with one line on Stderr naming the PE, its pid and its status or signal,
+// when a PE exits non-zero or is killed by a signal, when a PE that joined
+// the store exits without finalizing (closing its bootstrap) while others
+// run, or when the store loses a PE whose process still runs. Ending
+// means SIGTERM to every remaining PE's process group, then SIGKILL after
+// Options.Grace. Cancelling the context ends the job the same way.
+//
+// # Lifetimes and ownership
+//
+// Run owns everything it creates and releases it before returning: the
+// store (its listener and goroutines), one waiter goroutine per PE, exec's
+// output-copying goroutines, and the timers. It returns only after every
+// PE has been reaped; it then removes the job's shared-memory directory
+// (core.JobDir, as the PEs' environment defines it), which providers
+// create and may leave behind when a PE crashes. On Linux PEs are started
+// with Pdeathsig=SIGKILL, so they die with the launcher even if it is killed
+// outright. The kernel ties Pdeathsig to the thread that started the
+// child, so Run keeps its goroutine locked to its thread until the job is
+// over.
+//
+// Output: untagged PE output goes straight to Stdout and Stderr when they
+// are files, or through a mutex otherwise. Tagged output is cut into whole
+// lines (at most 64 KiB each) and every line is written at once, so lines
+// of different PEs never interleave.
+package launcher

@@ -1,0 +1,478 @@
+package launcher
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+)
+
+// Options describe a job.
+type Options struct {
+	NP      int      // number of PEs, at least 1
+	Program string   // the program every PE runs: a path, or a name looked up in PATH
+	Args    []string // its arguments
+
+	// Provider, if set, becomes GOSHMEM_PROVIDER in every PE.
+	Provider string
+	// Tag prefixes every line a PE writes with "[pe N] ".
+	Tag bool
+	// Env holds extra KEY=VALUE pairs for the PEs, on top of os.Environ().
+	Env []string
+
+	Stdout, Stderr io.Writer // nil means os.Stdout, os.Stderr
+
+	// Grace is how long PEs get between SIGTERM and SIGKILL when the job
+	// is ended; zero means DefaultGrace, negative means SIGKILL at once.
+	Grace time.Duration
+	// Bind is the address the store listens on; empty means DefaultBind.
+	// Bind to a reachable address when PEs run on other hosts. PEs started
+	// here are told the bound address, with an unspecified IP (0.0.0.0,
+	// ::) replaced by loopback.
+	Bind string
+	// Verbose writes the job id, the store's address, each PE's pid and
+	// membership changes to Stderr.
+	Verbose bool
+	// Started, if set, is called with each PE's rank and pid as it starts,
+	// on the goroutine that called Run.
+	Started func(pe, pid int)
+}
+
+const (
+	DefaultGrace = 3 * time.Second
+	DefaultBind  = "127.0.0.1:0"
+
+	// ExitUsage is Run's exit code for options that cannot start a job.
+	ExitUsage = 2
+	// ExitInterrupted is Run's exit code when ctx ended the job.
+	ExitInterrupted = 130
+	// ExitLost is Run's exit code when the job ended because a PE left
+	// without finalizing but with status 0, or vanished while running.
+	ExitLost = 1
+)
+
+// lostWait is how long the launcher waits, after the store reports a PE
+// lost, for that PE's exit status, so the message names the status or
+// signal rather than just the broken connection.
+const lostWait = 2 * time.Second
+
+// waitDelay bounds how long a PE's output may stay open after it exited
+// (a child it left behind holding its stdout).
+const waitDelay = 2 * time.Second
+
+// Run runs a job of opts.NP processes and returns its exit status: 0 if
+// every PE exited 0 (having finalized, if it joined the store), else the
+// status of the first PE that failed (128+signal for a signal), ExitLost,
+// or ExitInterrupted once ctx is done. A failing PE ends the job: the
+// others get SIGTERM, then SIGKILL after the grace period. Run returns
+// only after every PE has exited, and it then removes the job's shared
+// memory directory. err is non-nil when the job could not be started
+// (exit code ExitUsage: bad options, no process started) or was
+// interrupted by ctx.
+func Run(ctx context.Context, opts Options) (exitCode int, err error) {
+	o, path, err := prepare(opts)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if err := context.Cause(ctx); err != nil {
+		return ExitInterrupted, fmt.Errorf("launcher: not started: %w", err)
+	}
+	// Pdeathsig fires when the thread that started the child exits, not
+	// the process (golang/go#27505). Holding this goroutine on its thread
+	// until every PE has exited keeps other goroutines, which might lock
+	// the thread and exit with it, off it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	jobID, err := bootstrap.NewJobID()
+	if err != nil {
+		return 1, err
+	}
+	secret, err := bootstrap.NewSecret()
+	if err != nil {
+		return 1, err
+	}
+	j := &job{
+		o:      o,
+		path:   path,
+		jobID:  jobID,
+		stdout: &output{w: o.Stdout},
+		stderr: &output{w: o.Stderr},
+	}
+
+	ln, err := net.Listen("tcp", o.Bind)
+	if err != nil {
+		return 1, fmt.Errorf("launcher: the bootstrap store cannot listen on %s: %w", o.Bind, err)
+	}
+	srv := bootstrap.NewServer(ln, o.NP, secret)
+	srv.Log = slog.New(slog.NewTextHandler(j.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	// Joined, then finalized or lost: at most two events per PE, so the
+	// store never blocks on this channel. Rejections are logged by the
+	// store and need no action.
+	events := make(chan bootstrap.Event, 2*o.NP)
+	srv.OnEvent = func(e bootstrap.Event) {
+		if e.Kind != bootstrap.EventRejected {
+			events <- e
+		}
+	}
+	j.events = events
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve() }()
+
+	addr := advertise(ln.Addr())
+	j.env = childEnv(o, jobID, secret, addr)
+	j.logf(o.Verbose, "job %s: %d PEs of %s, bootstrap store at %s", jobID, o.NP, path, addr)
+
+	code, err := j.run(ctx)
+
+	err = errors.Join(err, srv.Close(), <-serveDone)
+	// Every PE has exited: nothing can be using the job's shared memory.
+	dir := core.JobDir(envLookup(j.env), jobID)
+	if rerr := os.RemoveAll(dir); rerr != nil {
+		j.logf(true, "could not remove the job's directory: %v", rerr)
+	}
+	return code, err
+}
+
+// prepare validates opts and fills in defaults; it starts nothing.
+func prepare(o Options) (Options, string, error) {
+	if o.NP < 1 {
+		return o, "", fmt.Errorf("launcher: %d PEs: a job needs at least 1: %w", o.NP, core.ErrInvalid)
+	}
+	if o.Program == "" {
+		return o, "", fmt.Errorf("launcher: no program to run: %w", core.ErrInvalid)
+	}
+	path, err := exec.LookPath(o.Program)
+	if err != nil {
+		return o, "", fmt.Errorf("launcher: %w: %w", err, core.ErrInvalid)
+	}
+	for _, kv := range o.Env {
+		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
+			return o, "", fmt.Errorf("launcher: environment entry %q is not KEY=VALUE: %w", kv, core.ErrInvalid)
+		}
+	}
+	if o.Stdout == nil {
+		o.Stdout = os.Stdout
+	}
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Grace == 0 {
+		o.Grace = DefaultGrace
+	}
+	if o.Bind == "" {
+		o.Bind = DefaultBind
+	}
+	if _, _, err := net.SplitHostPort(o.Bind); err != nil {
+		return o, "", fmt.Errorf("launcher: store address %q: %w: %w", o.Bind, err, core.ErrInvalid)
+	}
+	return o, path, nil
+}
+
+// advertise is the store address PEs on this host are given.
+func advertise(a net.Addr) string {
+	ta, ok := a.(*net.TCPAddr)
+	if !ok || !ta.IP.IsUnspecified() {
+		return a.String()
+	}
+	ip := net.IPv4(127, 0, 0, 1)
+	if ta.IP.To4() == nil && !ta.IP.Equal(net.IPv6unspecified) {
+		ip = net.IPv6loopback
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
+}
+
+// childEnv is every PE's environment but GOSHMEM_RANK: the launcher's own,
+// then opts.Env, then the provider and the job's contract, later entries
+// winning. Inherited contract variables (from an enclosing job) are
+// dropped so they cannot contradict this job's.
+func childEnv(o Options, jobID string, secret []byte, addr string) []string {
+	contract := func(kv string) bool {
+		k, _, _ := strings.Cut(kv, "=")
+		return slices.Contains(bootstrap.ContractEnv, k)
+	}
+	env := slices.DeleteFunc(os.Environ(), contract)
+	env = append(env, slices.DeleteFunc(slices.Clone(o.Env), contract)...)
+	if o.Provider != "" {
+		env = append(env, core.EnvProvider+"="+o.Provider)
+	}
+	return append(env,
+		bootstrap.EnvSize+"="+strconv.Itoa(o.NP),
+		bootstrap.EnvJobID+"="+jobID,
+		bootstrap.EnvBootstrap+"="+addr,
+		bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
+	)
+}
+
+// envLookup looks a variable up in env as exec would pass it: the last
+// entry for a key wins.
+func envLookup(env []string) func(string) (string, bool) {
+	return func(key string) (string, bool) {
+		for i := len(env) - 1; i >= 0; i-- {
+			if k, v, ok := strings.Cut(env[i], "="); ok && k == key {
+				return v, true
+			}
+		}
+		return "", false
+	}
+}
+
+// job is one run. Its fields are owned by the goroutine in Run; the only
+// other goroutines are one waiter per PE, which report on exits, and the
+// store's event goroutine, which reports on events.
+type job struct {
+	o      Options
+	path   string
+	jobID  string
+	env    []string
+	stdout *output
+	stderr *output
+	events <-chan bootstrap.Event
+
+	pes     []*proc
+	running int
+	exits   chan exitReport
+	expired chan int // ranks whose lostWait ran out
+	timers  []*time.Timer
+
+	cause       string // why the job is being ended; "" while it runs
+	code        int
+	interrupted bool
+	killAt      <-chan time.Time // when SIGTERMed PEs get SIGKILL
+}
+
+type proc struct {
+	rank    int
+	cmd     *exec.Cmd
+	pid     int
+	exited  bool
+	lost    string // the store's reason, while waiting for the exit
+	flushes []func()
+}
+
+type exitReport struct {
+	rank  int
+	state *os.ProcessState
+	err   error
+}
+
+func (j *job) run(ctx context.Context) (int, error) {
+	n := j.o.NP
+	j.exits = make(chan exitReport, n)
+	j.expired = make(chan int, n)
+	defer func() {
+		for _, t := range j.timers {
+			t.Stop()
+		}
+	}()
+
+	var startErr error
+	for r := range n {
+		p, err := j.start(r)
+		if err != nil {
+			startErr = fmt.Errorf("launcher: starting PE %d: %w", r, err)
+			j.end(fmt.Sprintf("could not start PE %d: %v", r, err), 1)
+			break
+		}
+		j.pes = append(j.pes, p)
+		j.running++
+		j.logf(j.o.Verbose, "PE %d: pid %d", r, p.pid)
+		if j.o.Started != nil {
+			j.o.Started(r, p.pid)
+		}
+	}
+
+	done := ctx.Done()
+	for j.running > 0 {
+		select {
+		case x := <-j.exits:
+			j.exited(x)
+		case e := <-j.events:
+			j.event(e)
+		case r := <-j.expired:
+			p := j.pes[r]
+			if !p.exited && p.lost != "" {
+				j.end(fmt.Sprintf("PE %d (pid %d) was lost by the bootstrap store (%s) but is still running",
+					r, p.pid, p.lost), ExitLost)
+			}
+		case <-done:
+			done = nil
+			if j.cause == "" {
+				j.interrupted = true
+				j.end(fmt.Sprintf("interrupted (%v)", context.Cause(ctx)), ExitInterrupted)
+			}
+		case <-j.killAt:
+			j.killAt = nil
+			for _, p := range j.pes {
+				if !p.exited {
+					j.logf(j.o.Verbose, "PE %d (pid %d) still running %v after SIGTERM: sending SIGKILL", p.rank, p.pid, j.o.Grace)
+				}
+			}
+			j.signal(syscall.SIGKILL)
+		}
+	}
+	// Whatever the store still reports changes nothing now.
+	switch {
+	case startErr != nil:
+		return 1, startErr
+	case j.interrupted:
+		return j.code, fmt.Errorf("launcher: job %s interrupted: %w", j.jobID, context.Cause(ctx))
+	}
+	return j.code, nil
+}
+
+func (j *job) start(r int) (*proc, error) {
+	cmd := exec.Command(j.path, j.o.Args...)
+	cmd.Args[0] = j.o.Program
+	cmd.Env = append(slices.Clip(j.env), bootstrap.EnvRank+"="+strconv.Itoa(r))
+	p := &proc{rank: r, cmd: cmd}
+	for _, s := range []struct {
+		dst *io.Writer
+		out *output
+	}{{&cmd.Stdout, j.stdout}, {&cmd.Stderr, j.stderr}} {
+		w := s.out.forPE(j.o.Tag, r)
+		if lw, ok := w.(*lineWriter); ok {
+			p.flushes = append(p.flushes, lw.flush)
+		}
+		*s.dst = w
+	}
+	cmd.SysProcAttr = procAttr()
+	cmd.WaitDelay = waitDelay
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p.pid = cmd.Process.Pid
+	go func() {
+		err := cmd.Wait()
+		j.exits <- exitReport{rank: r, state: cmd.ProcessState, err: err}
+	}()
+	return p, nil
+}
+
+func (j *job) exited(x exitReport) {
+	p := j.pes[x.rank]
+	p.exited = true
+	j.running--
+	for _, f := range p.flushes {
+		f()
+	}
+	what, code := describe(x)
+	j.logf(j.o.Verbose, "PE %d (pid %d) %s", p.rank, p.pid, what)
+	switch {
+	case j.cause != "":
+		// Ending already; its status is a consequence, not a cause.
+	case code != 0:
+		j.end(fmt.Sprintf("PE %d (pid %d) %s", p.rank, p.pid, what), code)
+	case p.lost != "" && j.running > 0:
+		j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, p.lost), ExitLost)
+	}
+}
+
+func (j *job) event(e bootstrap.Event) {
+	if e.Rank < 0 || e.Rank >= len(j.pes) {
+		return
+	}
+	p := j.pes[e.Rank]
+	switch e.Kind {
+	case bootstrap.EventJoined, bootstrap.EventFinalized:
+		j.logf(j.o.Verbose, "PE %d %s", e.Rank, e.Kind)
+		return
+	case bootstrap.EventLost:
+	default:
+		return
+	}
+	j.logf(j.o.Verbose, "PE %d lost by the store: %s", e.Rank, e.Reason)
+	if j.cause != "" {
+		return
+	}
+	if p.exited {
+		// Its exit was seen first, with status 0 (else the job would be
+		// ending): it left without finalizing.
+		if j.running > 0 {
+			j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, e.Reason), ExitLost)
+		}
+		return
+	}
+	// Give its exit a moment to arrive, to name its status or signal.
+	p.lost = e.Reason
+	r := p.rank
+	j.timers = append(j.timers, time.AfterFunc(lostWait, func() { j.expired <- r }))
+}
+
+// end starts ending the job because of cause, whose exit code the job
+// takes: every PE still running gets SIGTERM now and SIGKILL after the
+// grace period.
+func (j *job) end(cause string, code int) {
+	if j.cause != "" {
+		return
+	}
+	j.cause, j.code = cause, code
+	others := 0
+	for _, p := range j.pes {
+		if !p.exited {
+			others++
+		}
+	}
+	if others > 0 {
+		j.logf(true, "%s; terminating the job (%d PEs still running)", cause, others)
+	} else {
+		j.logf(true, "%s", cause)
+	}
+	if j.o.Grace < 0 {
+		j.signal(syscall.SIGKILL)
+		return
+	}
+	j.signal(syscall.SIGTERM)
+	t := time.NewTimer(j.o.Grace)
+	j.timers = append(j.timers, t)
+	j.killAt = t.C
+}
+
+// signal sends sig to the process group of every PE that has not been
+// reaped (a reaped PE's pid may be reused).
+func (j *job) signal(sig syscall.Signal) {
+	for _, p := range j.pes {
+		if p.exited {
+			continue
+		}
+		if err := syscall.Kill(-p.pid, sig); err != nil {
+			// It left its process group: signal it alone.
+			p.cmd.Process.Signal(sig)
+		}
+	}
+}
+
+// describe says how a PE ended and gives the matching exit code.
+func describe(x exitReport) (string, int) {
+	if x.state == nil {
+		return fmt.Sprintf("could not be waited for: %v", x.err), 1
+	}
+	if ws, ok := x.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig := ws.Signal()
+		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig), 128 + int(sig)
+	}
+	code := x.state.ExitCode()
+	return fmt.Sprintf("exited with status %d", code), code
+}
+
+// logf writes one launcher line to Stderr when show is true.
+func (j *job) logf(show bool, format string, a ...any) {
+	if !show {
+		return
+	}
+	j.stderr.Write([]byte("oshrun: " + fmt.Sprintf(format, a...) + "\n"))
+}
