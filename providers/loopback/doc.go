@@ -1,0 +1,82 @@
+// Package loopback is the provider "loopback": PEs that are processes on
+// one host (or goroutines of one process, as in tests) map each other's
+// symmetric memory, so a put is a copy into the target's memory, a get a
+// copy out of it, and an atomic is sync/atomic on the target's word, as
+// OpenSHMEM implementations do within a node. Nothing is ever in flight:
+// every operation is complete when its call returns, and the provider
+// starts no goroutine.
+//
+// Import it for its side effect (or import providers/all); it registers
+// itself with core.Register.
+//
+// # Files
+//
+// A job keeps its files in core.JobDir (GOSHMEM_SHM_DIR, else /dev/shm,
+// else the temporary directory, then "goshmem-<job id>"), created 0700.
+// Each PE creates its own files there, mode 0600 and O_EXCL, named
+//
+//	pe<rank>-<domain id>.ctl   its control file (ctlSize bytes, see ctl.go)
+//	pe<rank>-<domain id>.r<n>  its part of symmetric region n
+//
+// where the domain id is a random number PE 0 draws in Open, so that two
+// domains of one job never contend for a name. Creating a set of files
+// takes three collective steps, each ended by core.Agree so that a
+// failure on one PE is an error on every PE and none is left waiting:
+// every PE creates its file; every PE maps every other PE's file (and
+// validates the header of control files: magic, layout version, rank, job
+// size, job id hash, domain id); every PE unlinks its own file. The
+// mappings outlive the names, so once Open or NewRegion has returned the
+// job directory holds nothing, and a crash later leaves nothing behind on
+// the tmpfs. The directory itself is the launcher's to remove.
+//
+// NewRegion is collective: the PEs exchange their sizes first and all
+// fail, naming the sizes and PEs, if they differ. A region of size 0 has
+// no files. A region's memory is allocated when it is created, so a full
+// /dev/shm is an error wrapping core.ErrNoMemory from NewRegion, not a
+// SIGBUS at some later store.
+//
+// Each domain maps every file itself, also when PEs are goroutines of one
+// process: a domain's memory is reached only through its own mappings.
+//
+// # Lifetimes and ownership
+//
+// The domain owns every mapping: its own files and its views of every
+// peer's. Domain.Close, which is collective, marks the domain and its
+// endpoints closed, waits at a bootstrap barrier until every PE is done
+// with the job's memory, then unmaps all of them, returning the errors
+// joined. Unmapping affects only this process's views, so a slow peer
+// never faults on memory this PE let go. Close is idempotent; after it,
+// every endpoint operation fails with an error wrapping core.ErrClosed and
+// Region.Local and PeerBytes return nil. Calls that race Close from other
+// goroutines are a program error (they may touch unmapped memory), just as
+// OpenSHMEM forbids communication concurrent with shmem_finalize.
+//
+// The Bootstrap belongs to the caller; the provider never closes it.
+//
+// # Waiting
+//
+// The domain implements core.LocalWaiter with words in the owner's control
+// file: a count of armed waiters, a sequence number and a count of
+// sleepers. Every put and atomic that lands in PE X's memory loads X's
+// waiter count (one load of a cache line that nobody writes while nobody
+// arms) and, if it is not zero, increments X's sequence number and, if a
+// waiter sleeps in the kernel, wakes it with a shared futex (shared
+// because wakers live in other processes). WaitChange spins on the
+// sequence number (GOSHMEM_LOOPBACK_SPIN polls; by default a few
+// microseconds' worth if the job's PEs do not outnumber the host's CPUs,
+// else none), yields the CPU a few times, then sleeps on the futex for at
+// most max. Each endpoint
+// operation's atomic count is a full barrier between its stores and its
+// load of the waiter count, so an endpoint operation never misses a waiter
+// that armed at the same moment (see notify); stores through PeerBytes do
+// not notify, and are seen within max.
+//
+// # Ordering and counting
+//
+// Every endpoint operation ends with one atomic add on a word of the
+// endpoint's own: it counts the operation and is a full memory barrier. So
+// operations take effect in issue order (Info's OrderPutPut and
+// OrderAtomicAtomic, on every architecture), and Fence and Quiet have
+// nothing left to do. The count moves into the endpoint's core.Counter when
+// Endpoint.Counter or Close is called (see endpoint).
+package loopback

@@ -1,0 +1,424 @@
+package loopback
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/bits"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// domain is one PE's membership in a loopback job.
+type domain struct {
+	rank, npes int
+	boot       core.Bootstrap
+	dir        string // the job directory, where the files are made
+	id         uint64 // the domain's id, PE 0's random number
+	prefix     string // id in hex, part of every file name
+	spin       int    // GOSHMEM_LOOPBACK_SPIN
+
+	// ctl[pe] is pe's control file as mapped here; self is ours. Set in
+	// Open, read-only after.
+	ctl  []peerCtl
+	self *peerCtl
+
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+
+	mu        sync.Mutex // guards the fields below
+	usedSlots uint32     // bit i set: watch slot i of our control file is in use
+	regions   []*region
+	nregions  int // regions created so far, successful or not: names them
+	endpoints map[*endpoint]struct{}
+}
+
+// peerCtl is one PE's control file as mapped in this process, with
+// pointers to its shared words (see ctl.go). Those words are touched only
+// with sync/atomic: other processes write them.
+type peerCtl struct {
+	mem        []byte
+	waiters    *uint32
+	anyWaiters *uint32
+	seq        *uint32
+	sleepers   *uint32
+	watches    []uint64 // watchSlots pairs {lo, hi}
+}
+
+func newPeerCtl(m []byte) peerCtl {
+	return peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
+		seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
+		watches: mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16])}
+}
+
+// watched reports whether a waiter of this PE watches any byte of the
+// encoded range [lo, hi). A slot being armed or disarmed as we read may
+// look wider than it is: a spurious wake, never a missed one, since the
+// owner publishes a slot before it counts the waiter.
+func (c *peerCtl) watched(lo, hi uint64) bool {
+	if atomic.LoadUint32(c.anyWaiters) != 0 {
+		return true
+	}
+	for i := 0; i < len(c.watches); i += 2 {
+		wh := atomic.LoadUint64(&c.watches[i+1])
+		if wh != 0 && lo < wh && atomic.LoadUint64(&c.watches[i]) < hi {
+			return true
+		}
+	}
+	return false
+}
+
+// yieldPolls is how many times a waiter yields the CPU, after spinning and
+// before it sleeps. A yield costs ~0.2µs while the shortest kernel sleep
+// costs ~50-80µs, so a few microseconds of yielding catch the waits that
+// end soon on a busy host without paying for a sleep.
+const yieldPolls = 16
+
+var (
+	_ core.Domain       = (*domain)(nil)
+	_ core.DirectAccess = (*domain)(nil)
+	_ core.LocalWaiter  = (*domain)(nil)
+)
+
+func (d *domain) Rank() int { return d.rank }
+func (d *domain) Size() int { return d.npes }
+
+func (d *domain) opErr(op string, err error) error {
+	return &core.OpError{Op: op, PE: -1, Provider: Name, Err: err}
+}
+
+// path names a file of pe in the job directory: "pe<rank>-<domain id>.<what>".
+func (d *domain) path(pe int, what string) string {
+	return filepath.Join(d.dir, fmt.Sprintf("pe%d-%s.%s", pe, d.prefix, what))
+}
+
+// share makes one file of size bytes per PE visible to every PE, in three
+// collective steps, each ended by core.Agree: every PE creates and fills
+// its own file; every PE maps everybody else's and checks it; every PE
+// removes its own name. The last step runs on failure too (every PE takes
+// the same branch, since Agree told them all the same), so that once any
+// PE returns, no PE's file is left in the directory. On error nothing of
+// it stays mapped either.
+func (d *domain) share(what, suffix string, size int, fill func([]byte), check func(pe int, m []byte) error) ([][]byte, error) {
+	maps := make([][]byte, d.npes)
+	own := d.path(d.rank, suffix)
+	m, err := sys.CreateShared(own, size)
+	created := err == nil
+	if created {
+		maps[d.rank] = m
+		if fill != nil {
+			fill(m)
+		}
+	} else {
+		err = fmt.Errorf("create %s: %w", what, d.noMemory(err))
+	}
+	err = core.Agree(d.boot, err)
+
+	if err == nil {
+		for pe := range maps {
+			if pe == d.rank {
+				continue
+			}
+			m, err = sys.OpenShared(d.path(pe, suffix), size)
+			if err == nil {
+				maps[pe] = m
+				if check != nil {
+					err = check(pe, m)
+				}
+			}
+			if err != nil {
+				err = fmt.Errorf("map %s of PE %d: %w", what, pe, d.noMemory(err))
+				break
+			}
+		}
+		err = core.Agree(d.boot, err)
+	}
+
+	// After that barrier nobody opens our file any more, whatever happened.
+	var rmErr error
+	if created {
+		rmErr = os.Remove(own)
+	}
+	if err = errors.Join(err, core.Agree(d.boot, rmErr)); err != nil {
+		return nil, errors.Join(err, unmapAll(maps))
+	}
+	return maps, nil
+}
+
+// noMemory marks running out of shared memory as core.ErrNoMemory, and
+// says where the space ran out: a full /dev/shm is the usual cause.
+func (d *domain) noMemory(err error) error {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w (the file system of %s is full; %s chooses another): %w",
+			err, filepath.Dir(d.dir), core.EnvShmDir, core.ErrNoMemory)
+	case errors.Is(err, syscall.ENOMEM):
+		return fmt.Errorf("%w: %w", err, core.ErrNoMemory)
+	}
+	return err
+}
+
+func unmapAll(maps [][]byte) error {
+	var errs []error
+	for i, m := range maps {
+		errs = append(errs, sys.Unmap(m))
+		maps[i] = nil
+	}
+	return errors.Join(errs...)
+}
+
+// region is a symmetric region: every PE's part, as mapped here.
+type region struct {
+	dom   *domain
+	idx   int // order of creation, the same on every PE
+	size  int
+	peers [][]byte // peers[pe]; nil for a region of size 0 and after Close
+}
+
+func (r *region) Local() []byte {
+	if r.dom.closed.Load() {
+		return nil
+	}
+	return r.peers[r.dom.rank]
+}
+
+// NewRegion implements core.Domain. A region of size 0 has no files.
+func (d *domain) NewRegion(size int) (core.Region, error) {
+	if d.closed.Load() {
+		return nil, d.opErr("new region", core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+
+	// Every PE learns every PE's size, so a disagreement is the same error
+	// everywhere without another round.
+	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
+	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
+	all, err := d.boot.Allgather(msg)
+	if err != nil {
+		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
+	}
+	if size, err = sizesAgree(all); err != nil {
+		return nil, d.opErr("new region", err)
+	}
+	if idx > watchRegionMax || size >= 1<<watchOffBits {
+		return nil, d.opErr("new region", fmt.Errorf("region %d of %d bytes: at most %d regions of under %d bytes: %w",
+			idx, size, watchRegionMax+1, 1<<watchOffBits, core.ErrInvalid))
+	}
+	r := &region{dom: d, idx: idx, size: size, peers: make([][]byte, d.npes)}
+	if size > 0 {
+		maps, err := d.share(fmt.Sprintf("region %d", idx), fmt.Sprintf("r%d", idx), size, nil, nil)
+		if err != nil {
+			return nil, d.opErr("new region", err)
+		}
+		r.peers = maps
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		// Closed while we were busy: a misuse, but leave nothing mapped.
+		return nil, d.opErr("new region", errors.Join(core.ErrClosed, unmapAll(r.peers)))
+	}
+	d.regions = append(d.regions, r)
+	return r, nil
+}
+
+// NewEndpoint implements core.Domain.
+func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		return nil, d.opErr("new endpoint", core.ErrClosed)
+	}
+	// The options are hints this provider has no use for: a shared
+	// endpoint costs nothing more than a private one.
+	e := &endpoint{dom: d, npes: d.npes}
+	d.endpoints[e] = struct{}{}
+	return e, nil
+}
+
+// PeerBytes implements core.DirectAccess: pe's part of r as mapped in this
+// process. Loads and stores through it are RMA without the endpoint.
+func (d *domain) PeerBytes(pe int, r core.Region) []byte {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != d || d.closed.Load() || core.CheckPE(pe, d.npes) != nil {
+		return nil
+	}
+	return reg.peers[pe]
+}
+
+// WaitArm implements core.LocalWaiter. It publishes the watched range in
+// a free slot of this PE's control file, or counts an any-change waiter
+// when there is no range or no free slot, and only then counts the waiter:
+// a writer that sees the count sees the slot. The count's increment is an
+// atomic read-modify-write, so it is ordered before the caller's next check
+// of its condition: a PE that changes that memory afterwards is sure to
+// see the waiter (see notify).
+func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
+	if d.closed.Load() {
+		return 0, -1
+	}
+	slot := -1
+	if reg, ok := r.(*region); ok && reg.dom == d && n > 0 && off >= 0 && off <= reg.size-n {
+		d.mu.Lock()
+		if free := ^d.usedSlots & (1<<watchSlots - 1); free != 0 {
+			slot = bits.TrailingZeros32(free)
+			d.usedSlots |= 1 << slot
+		}
+		d.mu.Unlock()
+		if slot >= 0 {
+			atomic.StoreUint64(&d.self.watches[2*slot], watchKey(reg.idx, off))
+			atomic.StoreUint64(&d.self.watches[2*slot+1], watchKey(reg.idx, off+n))
+		}
+	}
+	if slot < 0 {
+		atomic.AddUint32(d.self.anyWaiters, 1)
+	}
+	atomic.AddUint32(d.self.waiters, 1)
+	return atomic.LoadUint32(d.self.seq), slot
+}
+
+// WaitDisarm implements core.LocalWaiter.
+func (d *domain) WaitDisarm(slot int) {
+	if d.closed.Load() {
+		return
+	}
+	atomic.AddUint32(d.self.waiters, ^uint32(0))
+	if slot < 0 {
+		atomic.AddUint32(d.self.anyWaiters, ^uint32(0))
+		return
+	}
+	atomic.StoreUint64(&d.self.watches[2*slot+1], 0)
+	atomic.StoreUint64(&d.self.watches[2*slot], 0)
+	d.mu.Lock()
+	d.usedSlots &^= 1 << slot
+	d.mu.Unlock()
+}
+
+// WaitChange implements core.LocalWaiter: it returns once this PE's seq
+// differs from seq, or after about max. It spins first (a put from a PE on
+// another core lands within a microsecond), then yields the CPU a few
+// times (cheap, and lets the PE we wait for run if it shares our core),
+// then sleeps on a futex until a waker or max. max <= 0 means do not sleep.
+func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
+	if d.closed.Load() {
+		return seq
+	}
+	p := d.self.seq
+	for range d.spin {
+		if v := atomic.LoadUint32(p); v != seq {
+			return v
+		}
+	}
+	for range yieldPolls {
+		// Gosched lets a PE that is a goroutine of this process run;
+		// sched_yield lets a PE that is another process run.
+		runtime.Gosched()
+		sys.Yield()
+		if v := atomic.LoadUint32(p); v != seq {
+			return v
+		}
+	}
+	if max <= 0 {
+		return atomic.LoadUint32(p)
+	}
+	// Announce the sleep before the futex compares seq: a waker bumps seq
+	// and then loads sleepers, both atomically, so either it sees us and
+	// wakes us or the kernel sees its new seq and does not sleep.
+	atomic.AddUint32(d.self.sleepers, 1)
+	_ = sys.FutexWait(p, seq, max) // woken, timed out or stale: the caller re-checks all alike
+	atomic.AddUint32(d.self.sleepers, ^uint32(0))
+	return atomic.LoadUint32(p)
+}
+
+// notify is called after n bytes landed at off in pe's part of r. While pe
+// has no armed waiter it is one atomic load of a line that stays in every
+// cache; while it has, a scan of its watch slots, so that only writes to
+// watched bytes wake it: a PE waiting in a barrier is not woken by every
+// put of a bulk transfer into its heap.
+//
+// It is a Dekker handshake: the waiter publishes its watch, increments
+// waiters (an atomic read-modify-write) and then reads the data; the writer
+// stores the data and then reads waiters and the watches. Were the writer's
+// load allowed to pass its own earlier store (store-load reordering, which
+// x86's store buffer does and weaker machines too), both could read the old
+// values, and the waiter would sleep until the max it gave WaitChange. The
+// endpoint's per-operation atomic add sits between the store and this load
+// and forbids that, so no endpoint operation misses a waiter. Stores that
+// bypass endpoints (through PeerBytes, or by the target's own goroutines)
+// do not notify at all; their waiters notice them within max, as
+// LocalWaiter's contract allows.
+func (d *domain) notify(pe int, r *region, off, n int) {
+	c := &d.ctl[pe]
+	if atomic.LoadUint32(c.waiters) != 0 && c.watched(watchKey(r.idx, off), watchKey(r.idx, off+n)) {
+		d.wake(pe)
+	}
+}
+
+// wake bumps pe's seq, ending its waiters' spins, and enters the kernel
+// only if one of them sleeps there.
+func (d *domain) wake(pe int) {
+	c := &d.ctl[pe]
+	atomic.AddUint32(c.seq, 1)
+	if atomic.LoadUint32(c.sleepers) != 0 {
+		_, _ = sys.FutexWake(c.seq, sys.WakeAll) // cannot fail on a word we have mapped
+	}
+}
+
+// Close implements core.Domain. It marks the domain and its endpoints
+// closed, so later calls fail with ErrClosed instead of touching unmapped
+// memory; waits at a barrier until every PE is done with the job's memory;
+// then unmaps everything. Unmapping here affects only this process's
+// views: a peer that is still running keeps its own mappings.
+func (d *domain) Close() error {
+	first := false
+	d.closeOnce.Do(func() {
+		first = true
+		d.closeErr = d.close()
+	})
+	if first {
+		return d.closeErr
+	}
+	return nil // idempotent: the first Close reported
+}
+
+func (d *domain) close() error {
+	d.mu.Lock()
+	d.closed.Store(true)
+	for e := range d.endpoints {
+		e.closed.Store(true)
+	}
+	d.endpoints = nil
+	regions := d.regions
+	d.regions = nil
+	d.mu.Unlock()
+
+	var errs []error
+	if err := d.boot.Barrier(); err != nil {
+		errs = append(errs, fmt.Errorf("barrier: %w", err))
+	}
+	for _, r := range regions {
+		errs = append(errs, unmapAll(r.peers))
+	}
+	// d.ctl keeps its now dangling slices, as regions' Local may: every
+	// path to them checks closed first.
+	for i := range d.ctl {
+		errs = append(errs, sys.Unmap(d.ctl[i].mem))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return d.opErr("close", err)
+	}
+	return nil
+}

@@ -1,0 +1,253 @@
+package loopback
+
+import (
+	"fmt"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// endpoint issues RMA as loads and stores into the mappings of its domain.
+// Every operation is complete when its call returns.
+//
+// Each operation ends with one atomic add on ops, a word on the endpoint's
+// own cache line. That single uncontended read-modify-write does three
+// jobs:
+//
+//   - It counts the operation. Endpoint.Counter and Close move the count
+//     into the core.Counter (Issue and Complete together, since nothing is
+//     ever pending), which keeps the Counter's two adds and its waiter check
+//     off the data path.
+//   - It is a full memory barrier between a put's stores and its load of
+//     the target's waiter count (see domain.notify). Without it the load
+//     could be satisfied before the stores are visible, and a target that
+//     armed at that moment would sleep until its timeout: rare in theory,
+//     but a ping-pong hits it often.
+//   - It orders each operation's memory effects before the next one's, on
+//     every architecture, which is what Info's OrderPutPut promises and
+//     what leaves Fence and Quiet nothing to do.
+type endpoint struct {
+	dom    *domain
+	npes   int
+	closed atomic.Bool
+
+	// The fields above are read by every operation; ops is written by
+	// every operation. Padding keeps them on different cache lines, so
+	// goroutines sharing an endpoint do not also share misses on the
+	// read-only part.
+	_ [64]byte
+
+	ops atomic.Uint64 // operations not yet moved into counter
+
+	counter core.Counter
+}
+
+var _ core.Endpoint = (*endpoint)(nil)
+
+func (e *endpoint) err(op string, pe int, err error) error {
+	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
+}
+
+// fail explains why a target was refused before its bounds were checked.
+func (e *endpoint) fail(op string, pe int, r core.Region) error {
+	switch {
+	case e.closed.Load():
+		return e.err(op, pe, core.ErrClosed)
+	case r == nil:
+		return e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
+	}
+	return e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+}
+
+// rma validates an access of n bytes at off in pe's part of r and returns
+// those bytes as mapped here.
+func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || e.closed.Load() {
+		return nil, nil, e.fail(op, pe, r)
+	}
+	if err := core.CheckRMA(pe, e.npes, off, n, reg.size); err != nil {
+		return nil, nil, e.err(op, pe, err)
+	}
+	return reg.peers[pe][off : off+n], reg, nil
+}
+
+// amo validates an atomic and returns the region; mem.Atomic indexes
+// pe's whole part of it by off.
+func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || e.closed.Load() {
+		return nil, e.fail(opName, pe, r)
+	}
+	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &fullAtomics); err != nil {
+		return nil, e.err(opName, pe, err)
+	}
+	return reg, nil
+}
+
+// value validates a PutValue or GetValue and returns the region; mem
+// indexes pe's whole part of it by off.
+func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || e.closed.Load() {
+		return nil, e.fail(op, pe, r)
+	}
+	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
+		return nil, e.err(op, pe, err)
+	}
+	return reg, nil
+}
+
+// done counts an operation and fences memory; see endpoint.
+func (e *endpoint) done() { e.ops.Add(1) }
+
+// publish moves the operations counted since the last publish into the
+// Counter.
+func (e *endpoint) publish() {
+	if n := e.ops.Swap(0); n != 0 {
+		e.counter.Issue(n)
+		e.counter.Complete(n)
+	}
+}
+
+func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) error {
+	dst, reg, err := e.rma(op, pe, r, off, len(src))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	copy(dst, src)
+	e.done()
+	e.dom.notify(pe, reg, off, len(src))
+	return nil
+}
+
+func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) error {
+	src, _, err := e.rma(op, pe, r, off, len(dst))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	copy(dst, src)
+	e.done()
+	return nil
+}
+
+// Put implements core.Endpoint: a copy into pe's memory.
+func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put", pe, r, off, src)
+}
+
+// PutValue implements core.Endpoint: one store into pe's memory, so an
+// aligned value is never seen half written.
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	reg, err := e.value("put-value", pe, r, off, size)
+	if err != nil {
+		return err
+	}
+	mem.StoreValue(reg.peers[pe], off, v, size)
+	e.done()
+	e.dom.notify(pe, reg, off, size)
+	return nil
+}
+
+// GetValue implements core.Endpoint: one load from pe's memory.
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg, err := e.value("get-value", pe, r, off, size)
+	if err != nil {
+		return 0, err
+	}
+	v := mem.LoadValue(reg.peers[pe], off, size)
+	e.done()
+	return v, nil
+}
+
+// PutNBI implements core.Endpoint; it completes before it returns, like Put.
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put-nbi", pe, r, off, src)
+}
+
+// Get implements core.Endpoint: a copy out of pe's memory.
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	return e.get("get", pe, r, off, dst)
+}
+
+// GetNBI implements core.Endpoint; it completes before it returns, like Get.
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	return e.get("get-nbi", pe, r, off, dst)
+}
+
+// Atomic implements core.Endpoint with sync/atomic on pe's memory as mapped
+// here, so it is atomic with pe's own sync/atomic on the same word.
+//
+// AtomicCSwap is refused: without a compare operand it has no meaning, and
+// compare-and-swap against an implied zero would be a surprise.
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	reg, err := e.amo("atomic", pe, r, off, op, t)
+	if err != nil {
+		return err
+	}
+	if op == core.AtomicCSwap {
+		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
+			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	}
+	mem.Atomic(reg.peers[pe], off, op, t, operand, 0)
+	e.done()
+	if op != core.AtomicRead {
+		e.dom.notify(pe, reg, off, t.Size())
+	}
+	return nil
+}
+
+// FetchAtomic implements core.Endpoint like Atomic, returning the old value.
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	reg, err := e.amo("fetch-atomic", pe, r, off, op, t)
+	if err != nil {
+		return 0, err
+	}
+	old := mem.Atomic(reg.peers[pe], off, op, t, operand, compare)
+	e.done()
+	if op != core.AtomicRead {
+		e.dom.notify(pe, reg, off, t.Size())
+	}
+	return old, nil
+}
+
+// Fence implements core.Endpoint. Every operation already ended with a
+// full memory barrier (see endpoint), so the order is kept without one.
+func (e *endpoint) Fence() error {
+	if e.closed.Load() {
+		return e.err("fence", -1, core.ErrClosed)
+	}
+	return nil
+}
+
+// Quiet implements core.Endpoint. Every operation is complete, and its
+// memory effects ordered, when its call returns: there is nothing to wait
+// for.
+func (e *endpoint) Quiet() error {
+	if e.closed.Load() {
+		return e.err("quiet", -1, core.ErrClosed)
+	}
+	return nil
+}
+
+// Counter implements core.Endpoint; it brings the counter up to date
+// first, so its numbers include every operation issued before the call.
+func (e *endpoint) Counter() *core.Counter {
+	e.publish()
+	return &e.counter
+}
+
+// Close implements core.Endpoint. It is idempotent; later operations fail
+// with ErrClosed.
+func (e *endpoint) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	e.publish()
+	d := e.dom
+	d.mu.Lock()
+	delete(d.endpoints, e) // a no-op on a nil map, after the domain closed
+	d.mu.Unlock()
+	return nil
+}
