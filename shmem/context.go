@@ -1,0 +1,82 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// Ctx is what RMA, atomic and ordering operations are issued on: a *World
+// (its default context) or a *Context.
+type Ctx interface {
+	context() *Context
+}
+
+// Context is an independent stream of operations (shmem_ctx_t): its own
+// endpoint and completion counter, so its Quiet completes only its own
+// operations (see seed 004, "Contexts").
+type Context struct {
+	w  *World
+	ep core.Endpoint
+}
+
+func (c *Context) context() *Context { return c }
+func (w *World) context() *Context   { return &w.def }
+
+// ContextOptions are the spec's context options.
+type ContextOptions struct {
+	Serialized bool // SHMEM_CTX_SERIALIZED: never used by two goroutines at once
+	Private    bool // SHMEM_CTX_PRIVATE: used only by the creating goroutine
+	NoStore    bool // SHMEM_CTX_NOSTORE: no puts or non-fetching AMOs through it
+}
+
+// NewContext creates a context (shmem_ctx_create). It is local, not
+// collective. Destroy it when done; Finalize destroys those left.
+func (w *World) NewContext(opts ContextOptions) (*Context, error) {
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	ep, err := w.dom.NewEndpoint(core.EndpointOptions{Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore})
+	if err != nil {
+		return nil, fmt.Errorf("shmem: new context: %w", err)
+	}
+	c := &Context{w: w, ep: ep}
+	w.ctxMu.Lock()
+	w.contexts[c] = struct{}{}
+	w.ctxMu.Unlock()
+	return c, nil
+}
+
+// Destroy quiets the context and releases it (shmem_ctx_destroy).
+// Destroying the World's default context is not allowed.
+func (c *Context) Destroy() error {
+	if c == &c.w.def {
+		return fmt.Errorf("shmem: destroy of the default context: %w", core.ErrInvalid)
+	}
+	c.w.ctxMu.Lock()
+	_, live := c.w.contexts[c]
+	delete(c.w.contexts, c)
+	c.w.ctxMu.Unlock()
+	if !live {
+		return nil
+	}
+	return c.ep.Close()
+}
+
+// World is the World the context belongs to.
+func (c *Context) World() *World { return c.w }
+
+// Quiet returns when every put, get and atomic issued on this context is
+// complete (shmem_ctx_quiet).
+func (c *Context) Quiet() error { return c.ep.Quiet() }
+
+// Fence orders this context's puts and atomics to each PE: those issued
+// before it complete at their target before those issued after it
+// (shmem_ctx_fence).
+func (c *Context) Fence() error { return c.ep.Fence() }
+
+// Quiet is Quiet on the default context (shmem_quiet).
+func (w *World) Quiet() error { return w.def.ep.Quiet() }
+
+// Fence is Fence on the default context (shmem_fence).
+func (w *World) Fence() error { return w.def.ep.Fence() }

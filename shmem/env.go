@@ -1,0 +1,59 @@
+package shmem
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The spec's environment variables.
+const (
+	EnvSymmetricSize = "SHMEM_SYMMETRIC_SIZE"
+	EnvInfo          = "SHMEM_INFO"
+	EnvDebug         = "SHMEM_DEBUG"
+	EnvVersion       = "SHMEM_VERSION"
+)
+
+// DefaultHeapSize is the symmetric heap size when SHMEM_SYMMETRIC_SIZE is
+// unset. Heaps are mapped lazily, so untouched pages cost nothing.
+const DefaultHeapSize = 256 << 20
+
+// MinHeapSize and MaxHeapSize bound SHMEM_SYMMETRIC_SIZE.
+const (
+	MinHeapSize = 4 << 10
+	MaxHeapSize = 1 << 40
+)
+
+// EnvVars lists the variables shmem itself reads, for provinfo -e and the
+// README.
+func EnvVars() []core.Param {
+	return []core.Param{
+		{Name: "SYMMETRIC_SIZE", Env: EnvSymmetricSize, Default: core.FormatSize(DefaultHeapSize),
+			Help: "size of each PE's symmetric heap: bytes, or a number with K, M, G or T (512M, 2G)"},
+		{Name: "INFO", Env: EnvInfo, Default: "0", Help: "if true, PE 0 prints version, provider, parameters and heap size at init"},
+		{Name: "DEBUG", Env: EnvDebug, Default: "0", Help: "if true, debug messages go to standard error"},
+		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version at init"},
+		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
+			Help: "provider name, preference list (loopback,tcp) or exclusion (^tcp); unset picks by locality"},
+	}
+}
+
+// envBool reads a boolean variable the way the spec's implementations do:
+// unset, empty, 0, false, no and off are false; 1, true, yes, on and y are true.
+func envBool(lookup func(string) (string, bool), name string) (bool, error) {
+	v, ok := lookup(name)
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "0", "false", "no", "off", "n":
+		return false, nil
+	case "1", "true", "yes", "on", "y":
+		return true, nil
+	}
+	if n, err := strconv.Atoi(v); err == nil {
+		return n != 0, nil
+	}
+	return false, &core.EnvError{Var: name, Value: v, Allowed: "1, true, yes, on, or 0, false, no, off"}
+}

@@ -1,0 +1,138 @@
+package shmem
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Malloc allocates n elements of T on the symmetric heap of every PE and
+// returns this PE's part (shmem_malloc). It is collective: every PE asks
+// for the same n, in the same order, and gets the same offset; a PE that
+// asks for something else gets an error, as do all the others. Unlike C,
+// the memory is zeroed, as Go memory always is. Malloc of zero elements
+// returns nil.
+func Malloc[T Elem](w *World, n int) ([]T, error) {
+	return allocate[T](w, "malloc", n, minAlign)
+}
+
+// Calloc is Malloc; it exists because the spec has it (shmem_calloc).
+func Calloc[T Elem](w *World, n int) ([]T, error) {
+	return allocate[T](w, "calloc", n, minAlign)
+}
+
+// Align is Malloc with the start aligned to align bytes, a power of two
+// (shmem_align).
+func Align[T Elem](w *World, align, n int) ([]T, error) {
+	if align <= 0 || align&(align-1) != 0 {
+		return nil, fmt.Errorf("shmem: align: alignment %d is not a power of two: %w", align, core.ErrInvalid)
+	}
+	return allocate[T](w, "align", n, align)
+}
+
+// Free releases a symmetric allocation on every PE (shmem_free). It is
+// collective and starts with a barrier, so no PE still accesses the memory.
+// Free of nil only synchronises.
+func Free[T Elem](w *World, s []T) error {
+	if err := w.Err(); err != nil {
+		return err
+	}
+	off := -1
+	if s != nil {
+		o, err := w.offset("free", mem.Addr(s), 0)
+		if err != nil {
+			return err
+		}
+		off = o
+	}
+	if err := w.agreeOn("free", "offset", uint64(off)); err != nil {
+		return err
+	}
+	if off < 0 {
+		return nil
+	}
+	w.allocMu.Lock()
+	ok := w.alloc.release(off)
+	w.allocMu.Unlock()
+	if !ok {
+		return fmt.Errorf("shmem: free: %#x was not returned by Malloc or was freed already: %w", mem.Addr(s), core.ErrInvalid)
+	}
+	return nil
+}
+
+func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	esize := mem.SizeOf[T]()
+	if n < 0 || n > math.MaxInt/esize {
+		return nil, fmt.Errorf("shmem: %s of %d elements: the count must be from 0 to %d: %w", op, n, math.MaxInt/esize, core.ErrInvalid)
+	}
+	size := n * esize
+	// Allocate and zero before agreeing: once the agreement returns, other
+	// PEs may put into the block, and zeroing must not overwrite that.
+	const failed = math.MaxUint64
+	off := uint64(failed)
+	if size > 0 {
+		w.allocMu.Lock()
+		if o, ok := w.alloc.alloc(size, align); ok {
+			off = uint64(o)
+			if end := o + size; o < w.alloc.touched {
+				clear(w.local[o:min(end, w.alloc.touched)])
+				w.alloc.touched = max(w.alloc.touched, end)
+			} else {
+				w.alloc.touched = end
+			}
+		}
+		w.allocMu.Unlock()
+	} else {
+		off = 0
+	}
+	undo := func() {
+		if size > 0 && off != failed {
+			w.allocMu.Lock()
+			w.alloc.release(int(off))
+			w.allocMu.Unlock()
+		}
+	}
+	if err := w.agreeOn(op, "size", uint64(size), uint64(align), off); err != nil {
+		undo()
+		return nil, err
+	}
+	if off == failed {
+		w.allocMu.Lock()
+		free, largest := w.alloc.stats()
+		w.allocMu.Unlock()
+		return nil, &AllocError{Op: op, Size: size, HeapSize: w.heapSize, Free: free, LargestFree: largest}
+	}
+	if size == 0 {
+		return nil, nil
+	}
+	return mem.Slice[T](w.local[off : int(off)+size]), nil
+}
+
+// agreeOn runs the agreement collective on vals and fails, on every PE
+// alike, if any value differs between PEs. names[0] names vals[0] in the
+// message; the others are checked silently (they differ only if vals[0]
+// does, or the heaps went out of step).
+func (w *World) agreeOn(op, name string, vals ...uint64) error {
+	var v [agreeWords]uint64
+	copy(v[:], vals)
+	lo, hi, err := w.coll.agree(v)
+	if err != nil {
+		return fmt.Errorf("shmem: %s: %w", op, err)
+	}
+	for i := range vals {
+		if lo[i] != hi[i] {
+			if i == 0 {
+				return fmt.Errorf("shmem: %s is collective, but PEs passed different %ss: from %d to %d (this PE: %d): %w",
+					op, name, int64(lo[i]), int64(hi[i]), int64(vals[i]), core.ErrInvalid)
+			}
+			return fmt.Errorf("shmem: %s is collective, but the PEs' symmetric heaps are out of step (value %d ranges from %d to %d): %w",
+				op, i, lo[i], hi[i], core.ErrInvalid)
+		}
+	}
+	return nil
+}

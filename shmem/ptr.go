@@ -1,0 +1,43 @@
+package shmem
+
+import (
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Ptr returns the symmetric s as PE pe's copy, mapped into this process,
+// for direct loads and stores (shmem_ptr); nil if the provider does not map
+// pe's heap here or s is not symmetric. For this PE it returns s.
+func Ptr[T Elem](c Ctx, s []T, pe int) []T {
+	w := c.context().w
+	n := len(s) * mem.SizeOf[T]()
+	off, err := w.offset("ptr", mem.Addr(s), n)
+	if err != nil || core.CheckPE(pe, w.npes) != nil {
+		return nil
+	}
+	if pe == w.me {
+		return s
+	}
+	if w.direct == nil {
+		return nil
+	}
+	peer := w.direct.PeerBytes(pe, w.heap)
+	if len(peer) < off+n {
+		return nil
+	}
+	return mem.Slice[T](peer[off : off+n])[:len(s):len(s)]
+}
+
+// AddrAccessible reports whether s is symmetric, so that PE pe can reach
+// it (shmem_addr_accessible).
+func AddrAccessible[T Elem](c Ctx, s []T, pe int) bool {
+	w := c.context().w
+	_, err := w.offset("addr_accessible", mem.Addr(s), len(s)*mem.SizeOf[T]())
+	return err == nil && core.CheckPE(pe, w.npes) == nil
+}
+
+// PEAccessible reports whether PE pe is part of the job and reachable
+// (shmem_pe_accessible).
+func (w *World) PEAccessible(pe int) bool {
+	return core.CheckPE(pe, w.npes) == nil && w.boot.Err() == nil
+}

@@ -1,0 +1,164 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Symmetric objects are ordinary Go slices that alias the symmetric heap,
+// as Malloc returns them. An operation translates the slice's address into
+// an offset in the heap, which is the same on every PE.
+
+// Put copies src into dst on PE pe (shmem_put). dst is symmetric and must
+// hold at least len(src) elements; src may be any slice and may be reused
+// when Put returns. The data is complete at pe after Quiet.
+func Put[T Elem](c Ctx, dst, src []T, pe int) error {
+	if len(src) == 0 {
+		return nil
+	}
+	x := c.context()
+	if len(dst) < len(src) {
+		return shortError("put", len(dst), len(src))
+	}
+	off, err := x.w.offset("put", mem.Addr(dst), len(src)*mem.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	return x.ep.Put(pe, x.w.heap, off, mem.Bytes(src))
+}
+
+// Get copies len(dst) elements from the symmetric src on PE pe into dst
+// (shmem_get) and returns when dst holds them.
+func Get[T Elem](c Ctx, dst, src []T, pe int) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	x := c.context()
+	if len(src) < len(dst) {
+		return shortError("get", len(src), len(dst))
+	}
+	off, err := x.w.offset("get", mem.Addr(src), len(dst)*mem.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	return x.ep.Get(pe, x.w.heap, off, mem.Bytes(dst))
+}
+
+// PutNBI is Put that may return before src has been read: src must not
+// change until the next Quiet on c (shmem_put_nbi).
+func PutNBI[T Elem](c Ctx, dst, src []T, pe int) error {
+	if len(src) == 0 {
+		return nil
+	}
+	x := c.context()
+	if len(dst) < len(src) {
+		return shortError("put", len(dst), len(src))
+	}
+	off, err := x.w.offset("put", mem.Addr(dst), len(src)*mem.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	return x.ep.PutNBI(pe, x.w.heap, off, mem.Bytes(src))
+}
+
+// GetNBI is Get that may return before dst is filled: dst holds the data
+// after the next Quiet on c (shmem_get_nbi).
+func GetNBI[T Elem](c Ctx, dst, src []T, pe int) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	x := c.context()
+	if len(src) < len(dst) {
+		return shortError("get", len(src), len(dst))
+	}
+	off, err := x.w.offset("get", mem.Addr(src), len(dst)*mem.SizeOf[T]())
+	if err != nil {
+		return err
+	}
+	return x.ep.GetNBI(pe, x.w.heap, off, mem.Bytes(dst))
+}
+
+// PutMem is Put on bytes (shmem_putmem).
+func PutMem(c Ctx, dst, src []byte, pe int) error { return Put(c, dst, src, pe) }
+
+// GetMem is Get on bytes (shmem_getmem).
+func GetMem(c Ctx, dst, src []byte, pe int) error { return Get(c, dst, src, pe) }
+
+// P writes v to the symmetric *dst on PE pe (shmem_p).
+func P[T Elem](c Ctx, dst *T, v T, pe int) error {
+	x := c.context()
+	size := mem.SizeOf[T]()
+	off, err := x.w.offset("put", mem.PtrAddr(dst), size)
+	if err != nil {
+		return err
+	}
+	if size <= 8 {
+		return x.ep.PutValue(pe, x.w.heap, off, mem.ToBits(v), size)
+	}
+	return putWide(x, off, v, pe)
+}
+
+// putWide puts a value too wide for PutValue (complex128). It is a
+// function of its own because its v escapes to the heap: in P, that would
+// cost every small put an allocation.
+func putWide[T Elem](x *Context, off int, v T, pe int) error {
+	return x.ep.Put(pe, x.w.heap, off, mem.ValueBytes(&v))
+}
+
+// G reads the symmetric *src on PE pe (shmem_g).
+func G[T Elem](c Ctx, src *T, pe int) (T, error) {
+	x := c.context()
+	size := mem.SizeOf[T]()
+	off, err := x.w.offset("get", mem.PtrAddr(src), size)
+	if err != nil {
+		return 0, err
+	}
+	if size <= 8 {
+		u, err := x.ep.GetValue(pe, x.w.heap, off, size)
+		return mem.FromBits[T](u), err
+	}
+	return getWide[T](x, off, pe)
+}
+
+// getWide is putWide's counterpart for G.
+func getWide[T Elem](x *Context, off int, pe int) (T, error) {
+	var v T
+	err := x.ep.Get(pe, x.w.heap, off, mem.ValueBytes(&v))
+	return v, err
+}
+
+// offset translates the n bytes at addr into an offset in the heap region,
+// or fails if they do not lie inside the user part of the symmetric heap.
+func (w *World) offset(op string, addr uintptr, n int) (int, error) {
+	off := addr - w.base
+	if addr < w.base || off < internalSize || off > uintptr(len(w.local)) || uintptr(n) > uintptr(len(w.local))-off {
+		return 0, w.addrError(op, addr, n)
+	}
+	return int(off), nil
+}
+
+// AddrError reports a buffer that should be symmetric but does not lie
+// inside the symmetric heap.
+type AddrError struct {
+	Op         string
+	Addr       uintptr
+	Len        int
+	Start, End uintptr // the user part of the heap
+}
+
+func (e *AddrError) Error() string {
+	return fmt.Sprintf("shmem: %s: %d bytes at %#x are not inside the symmetric heap [%#x, %#x); symmetric buffers come from Malloc",
+		e.Op, e.Len, e.Addr, e.Start, e.End)
+}
+
+func (e *AddrError) Unwrap() error { return core.ErrOutOfBounds }
+
+func (w *World) addrError(op string, addr uintptr, n int) error {
+	return &AddrError{Op: op, Addr: addr, Len: n, Start: w.base + internalSize, End: w.base + uintptr(len(w.local))}
+}
+
+func shortError(op string, symLen, n int) error {
+	return fmt.Errorf("shmem: %s of %d elements: the symmetric buffer holds only %d: %w", op, n, symLen, core.ErrInvalid)
+}

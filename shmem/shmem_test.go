@@ -1,0 +1,176 @@
+package shmem_test
+
+import (
+	"crypto/rand"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/shmem"
+
+	_ "github.com/goshmem/goshmem/providers/loopback"
+)
+
+func jobID() string { return "shmemtest-" + rand.Text()[:12] }
+
+// world runs n PEs as goroutines; each gets env (merged over a private
+// shared-memory directory) and its own options, and calls f.
+func world(t testing.TB, n int, env map[string]string, perPE func(pe int) []shmem.Option, f func(pe int, w *shmem.World, err error)) {
+	t.Helper()
+	dir := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return dir, true
+		}
+		v, ok := env[k]
+		return v, ok
+	}
+	id := jobID()
+	var wg sync.WaitGroup
+	for pe, b := range bootstrap.NewLocal(n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			opts := []shmem.Option{shmem.WithBootstrap(b, id), shmem.WithEnv(lookup), shmem.WithHeapSize(1 << 20)}
+			if perPE != nil {
+				opts = append(opts, perPE(pe)...)
+			}
+			w, err := shmem.Init(opts...)
+			f(pe, w, err)
+			if w != nil {
+				require.NoError(t, w.Finalize())
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestInitAndFinalize(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	world(t, 3, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		require.Equal(t, pe, w.MyPE())
+		require.Equal(t, 3, w.NPEs())
+		require.Equal(t, "loopback", w.Provider())
+		require.Equal(t, 1<<20, w.HeapSize())
+		require.NoError(t, w.Finalize())
+		require.NoError(t, w.Finalize(), "Finalize is idempotent")
+		require.ErrorIs(t, w.BarrierAll(), shmem.ErrClosed)
+		_, err = shmem.Malloc[int](w, 1)
+		require.ErrorIs(t, err, shmem.ErrClosed)
+	})
+}
+
+func TestInitSingletonWithoutLauncher(t *testing.T) {
+	t.Setenv(core.EnvShmDir, t.TempDir())
+	for _, k := range []string{"GOSHMEM_RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK"} {
+		t.Setenv(k, "")
+	}
+	w, err := shmem.Init(shmem.WithHeapSize(64 << 10))
+	require.NoError(t, err)
+	require.Equal(t, 0, w.MyPE())
+	require.Equal(t, 1, w.NPEs())
+	x, err := shmem.Malloc[int64](w, 4)
+	require.NoError(t, err)
+	require.NoError(t, shmem.P(w, &x[0], 42, 0))
+	require.Equal(t, int64(42), x[0])
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, w.Finalize())
+}
+
+func TestInitBadEnvironment(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{shmem.EnvSymmetricSize: "12Q"}, []string{"SHMEM_SYMMETRIC_SIZE", "512M", "2G"}},
+		{map[string]string{shmem.EnvSymmetricSize: "1"}, []string{"SHMEM_SYMMETRIC_SIZE", "from 4K"}},
+		{map[string]string{core.EnvProvider: "bogus"}, []string{`"bogus"`, "loopback"}},
+		{map[string]string{shmem.EnvDebug: "maybe"}, []string{"SHMEM_DEBUG"}},
+	} {
+		t.Run(fmt.Sprint(tc.env), func(t *testing.T) {
+			defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+			world(t, 2, tc.env, func(int) []shmem.Option { return []shmem.Option{shmem.WithHeapSize(0)} },
+				func(pe int, w *shmem.World, err error) {
+					require.Nil(t, w)
+					require.ErrorIs(t, err, shmem.ErrInvalid)
+					for _, s := range tc.want {
+						require.ErrorContains(t, err, s)
+					}
+				})
+		})
+	}
+}
+
+// A PE with another heap size than the others is an error on every PE,
+// never silent corruption.
+func TestInitHeapSizeMismatch(t *testing.T) {
+	world(t, 3, nil, func(pe int) []shmem.Option {
+		if pe == 2 {
+			return []shmem.Option{shmem.WithHeapSize(2 << 20)}
+		}
+		return nil
+	}, func(pe int, w *shmem.World, err error) {
+		require.Nil(t, w)
+		require.ErrorIs(t, err, shmem.ErrInvalid)
+		require.ErrorContains(t, err, "SHMEM_SYMMETRIC_SIZE differs between PEs")
+	})
+}
+
+// Several hosts rule out loopback: by default there is no provider left,
+// and naming loopback says why.
+func TestInitLocality(t *testing.T) {
+	world(t, 2, nil, func(pe int) []shmem.Option {
+		return []shmem.Option{shmem.WithHostID(fmt.Sprint("host", pe))}
+	}, func(pe int, w *shmem.World, err error) {
+		require.Nil(t, w)
+		require.ErrorIs(t, err, shmem.ErrNotSupported)
+	})
+	world(t, 2, map[string]string{core.EnvProvider: "loopback"}, func(pe int) []shmem.Option {
+		return []shmem.Option{shmem.WithHostID(fmt.Sprint("host", pe))}
+	}, func(pe int, w *shmem.World, err error) {
+		require.Nil(t, w)
+		require.ErrorContains(t, err, "serves PEs on one host, but the job spans 2 hosts")
+	})
+}
+
+// A lost PE turns a wait into an error instead of a hang.
+func TestLostPeerEndsWait(t *testing.T) {
+	dir := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return dir, true
+		}
+		return "", false
+	}
+	boots := bootstrap.NewLocal(2)
+	id := jobID()
+	var wg sync.WaitGroup
+	for pe, b := range boots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := shmem.Init(shmem.WithBootstrap(b, id), shmem.WithEnv(lookup), shmem.WithHeapSize(1<<20))
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			flag, err := shmem.Malloc[int64](w, 1)
+			require.NoError(t, err)
+			if pe == 1 {
+				b.Kill() // dies without finalizing
+				return
+			}
+			err = shmem.WaitUntil(w, &flag[0], shmem.CmpEQ, 1)
+			require.ErrorIs(t, err, shmem.ErrPeerLost)
+			require.ErrorContains(t, err, "PE 1 lost")
+			w.Finalize()
+		}()
+	}
+	wg.Wait()
+}

@@ -1,0 +1,307 @@
+package shmem
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// Version is the OpenSHMEM specification version this package implements.
+const (
+	MajorVersion = 1
+	MinorVersion = 5
+	VendorString = "goshmem"
+)
+
+// World is one PE's handle on an OpenSHMEM job: what shmem_init sets up in
+// C. Several Worlds may live in one process (tests run PEs as goroutines),
+// so nothing in this package is global. A World is also the default
+// context: pass it wherever a Ctx is asked for.
+//
+// Methods of World are safe for concurrent use, except that collective
+// operations (Malloc, Free, BarrierAll, SyncAll, Finalize) must be called by
+// one goroutine at a time, in the same order on every PE, as the spec says.
+type World struct {
+	me, npes int
+	boot     core.Bootstrap
+	provider core.Provider
+	info     core.Info
+	dom      core.Domain
+	heap     core.Region
+	local    []byte // heap.Local(): this PE's heap, internal area first
+	base     uintptr
+	waiter   core.LocalWaiter  // nil if the provider cannot block a waiter
+	direct   core.DirectAccess // nil if peers' heaps are not mapped here
+	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
+	log      *slog.Logger
+
+	def Context // the default context
+
+	allocMu sync.Mutex
+	alloc   allocator
+
+	coll collectives
+
+	ctxMu    sync.Mutex
+	contexts map[*Context]struct{}
+
+	finOnce sync.Once
+	finErr  error
+	closed  chan struct{}
+}
+
+// Option configures Init.
+type Option func(*options)
+
+type options struct {
+	boot     core.Bootstrap
+	jobID    string
+	secret   []byte
+	provider *string
+	heapSize int64
+	env      func(string) (string, bool)
+	log      *slog.Logger
+	hostID   string
+}
+
+// WithBootstrap runs the PE in an existing job instead of one taken from
+// the environment; tests use it with bootstrap.NewLocal to run PEs as
+// goroutines. jobID must be the same on every PE and unique among running
+// jobs. Finalize closes b.
+func WithBootstrap(b core.Bootstrap, jobID string) Option {
+	return func(o *options) { o.boot, o.jobID = b, jobID }
+}
+
+// WithProvider overrides GOSHMEM_PROVIDER (same syntax).
+func WithProvider(spec string) Option { return func(o *options) { o.provider = &spec } }
+
+// WithHeapSize overrides SHMEM_SYMMETRIC_SIZE.
+func WithHeapSize(bytes int64) Option { return func(o *options) { o.heapSize = bytes } }
+
+// WithEnv makes the PE read its environment through lookup instead of the
+// process environment.
+func WithEnv(lookup func(string) (string, bool)) Option { return func(o *options) { o.env = lookup } }
+
+// WithLogger sends debug and warning messages to l.
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithHostID poses as running on the named host, for tests of locality.
+func WithHostID(id string) Option { return func(o *options) { o.hostID = id } }
+
+// bootstrapTimeout bounds how long a PE waits for the job's store to answer
+// while connecting; under srun, rank 0 may start late.
+const bootstrapTimeout = 60 * time.Second
+
+// Init joins the job this process was launched into (oshrun, srun, mpirun)
+// or, when it was not launched, runs it as a job of one PE. It is
+// collective.
+func Init(opts ...Option) (*World, error) {
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
+	lookup := o.env
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	heapSize := o.heapSize
+	if heapSize == 0 {
+		heapSize = DefaultHeapSize
+		if v, ok := lookup(EnvSymmetricSize); ok {
+			n, err := core.ParseSizeVar(EnvSymmetricSize, v, MinHeapSize, MaxHeapSize)
+			if err != nil {
+				return nil, fmt.Errorf("shmem: init: %w", err)
+			}
+			heapSize = n
+		}
+	}
+	var flags [3]bool
+	for i, name := range []string{EnvDebug, EnvInfo, EnvVersion} {
+		b, err := envBool(lookup, name)
+		if err != nil {
+			return nil, fmt.Errorf("shmem: init: %w", err)
+		}
+		flags[i] = b
+	}
+	debug, info, version := flags[0], flags[1], flags[2]
+	log := o.log
+	if log == nil {
+		level := slog.LevelWarn
+		if debug {
+			level = slog.LevelDebug
+		}
+		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	}
+	spec, _ := lookup(core.EnvProvider)
+	if o.provider != nil {
+		spec = *o.provider
+	}
+
+	boot, jobID, secret := o.boot, o.jobID, o.secret
+	if boot == nil {
+		job, launched, err := bootstrap.JobFromEnv(lookup)
+		if err != nil {
+			return nil, fmt.Errorf("shmem: init: %w", err)
+		}
+		if launched {
+			b, err := bootstrap.Connect(job, bootstrapTimeout)
+			if err != nil {
+				return nil, fmt.Errorf("shmem: init: joining job %s: %w", job.JobID, err)
+			}
+			boot, jobID, secret = b, job.JobID, job.Secret
+		} else {
+			boot, jobID = bootstrap.NewLocal(1)[0], singletonJobID()
+		}
+	}
+	log = log.With("pe", boot.Rank())
+
+	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID)
+	if err != nil {
+		boot.Close()
+		return nil, fmt.Errorf("shmem: init: %w", err)
+	}
+	if w.me == 0 && (info || version) {
+		w.printInfo(os.Stderr, info, lookup)
+	}
+	log.Debug("initialized", "provider", w.provider.Name(), "npes", w.npes, "heap", core.FormatSize(int64(w.heapSize)))
+	return w, nil
+}
+
+func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSize int,
+	lookup func(string) (string, bool), log *slog.Logger, hostID string) (*World, error) {
+	// Every PE must ask for the same heap: a PE with another size would
+	// silently address other PEs' memory at the wrong offsets.
+	all, err := boot.Allgather([]byte(fmt.Sprint(heapSize)))
+	if err != nil {
+		return nil, err
+	}
+	for pe, v := range all {
+		if string(v) != fmt.Sprint(heapSize) {
+			return nil, fmt.Errorf("%s differs between PEs: %s bytes on PE %d, %s bytes on PE %d; every PE must use the same heap size: %w",
+				EnvSymmetricSize, fmt.Sprint(heapSize), boot.Rank(), v, pe, core.ErrInvalid)
+		}
+	}
+	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
+	prov, dom, err := core.Open(cfg, spec)
+	if err != nil {
+		return nil, err
+	}
+	w := &World{
+		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
+		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
+	}
+	fail := func(err error) (*World, error) {
+		return nil, errors.Join(err, dom.Close())
+	}
+	w.heap, err = dom.NewRegion(internalSize + heapSize)
+	if err != nil {
+		return fail(err)
+	}
+	w.local = w.heap.Local()
+	if len(w.local) != internalSize+heapSize {
+		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize))
+	}
+	w.base = mem.Addr(w.local)
+	w.waiter, _ = dom.(core.LocalWaiter)
+	w.direct, _ = dom.(core.DirectAccess)
+	ep, err := dom.NewEndpoint(core.EndpointOptions{})
+	if err != nil {
+		return fail(err)
+	}
+	w.def = Context{w: w, ep: ep}
+	w.alloc.init(internalSize, internalSize+heapSize)
+	w.coll.init(w)
+	if err := w.syncAll(); err != nil {
+		return fail(err)
+	}
+	return w, nil
+}
+
+func singletonJobID() string {
+	var b [6]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("single-%d-%s", os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// MyPE is this PE's number, from 0 to NPEs()-1.
+func (w *World) MyPE() int { return w.me }
+
+// NPEs is the number of PEs in the job.
+func (w *World) NPEs() int { return w.npes }
+
+// Provider is the name of the provider carrying this job.
+func (w *World) Provider() string { return w.provider.Name() }
+
+// ProviderInfo describes the provider carrying this job.
+func (w *World) ProviderInfo() core.Info { return w.info }
+
+// HeapSize is the size of the symmetric heap available to Malloc.
+func (w *World) HeapSize() int { return w.heapSize }
+
+// InfoGetVersion returns the spec version implemented (shmem_info_get_version).
+func InfoGetVersion() (major, minor int) { return MajorVersion, MinorVersion }
+
+// InfoGetName returns the vendor string (shmem_info_get_name).
+func InfoGetName() string { return VendorString }
+
+func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string, bool)) {
+	fmt.Fprintf(out, "goshmem: OpenSHMEM %d.%d (%s)\n", MajorVersion, MinorVersion, VendorString)
+	if !full {
+		return
+	}
+	fmt.Fprintf(out, "goshmem: provider %s (%s), %d PEs, symmetric heap %s per PE\n",
+		w.provider.Name(), w.info.Description, w.npes, core.FormatSize(int64(w.heapSize)))
+	for _, p := range append(EnvVars(), w.info.Params...) {
+		v, ok := lookup(p.Env)
+		if !ok {
+			v = p.Default + " (default)"
+		}
+		fmt.Fprintf(out, "goshmem:   %s=%s\n", p.Env, v)
+	}
+}
+
+// Finalize leaves the job: it completes this PE's operations, waits for
+// every PE to arrive, closes every context and releases the provider and
+// the bootstrap. It is collective and idempotent; no goroutine the World
+// started outlives it. The heap must not be touched afterwards.
+func (w *World) Finalize() error {
+	w.finOnce.Do(func() {
+		var errs []error
+		w.ctxMu.Lock()
+		ctxs := make([]*Context, 0, len(w.contexts))
+		for c := range w.contexts {
+			ctxs = append(ctxs, c)
+		}
+		w.ctxMu.Unlock()
+		for _, c := range ctxs {
+			errs = append(errs, c.Destroy())
+		}
+		errs = append(errs, w.def.ep.Quiet(), w.syncAll())
+		close(w.closed)
+		errs = append(errs, w.def.ep.Close(), w.dom.Close(), w.boot.Close())
+		if err := errors.Join(errs...); err != nil {
+			w.finErr = fmt.Errorf("shmem: finalize: %w", err)
+		}
+	})
+	return w.finErr
+}
+
+// Err reports a lost peer or a finalized World; nil while the job is healthy.
+func (w *World) Err() error {
+	select {
+	case <-w.closed:
+		return fmt.Errorf("shmem: use after Finalize: %w", core.ErrClosed)
+	default:
+	}
+	return w.boot.Err()
+}
