@@ -1,0 +1,366 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/launcher"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// Harness says which provider to test and how.
+type Harness struct {
+	// Provider is the provider's registered name; it must be linked into
+	// the test binary.
+	Provider string
+	// NPEs are the job sizes every case runs with; nil means 2, 3 and 4.
+	NPEs []int
+	// HeapSize is each PE's symmetric heap; 0 means 8 MiB.
+	HeapSize int64
+	// Env adds environment variables (provider parameters) for the PEs.
+	Env map[string]string
+	// Timeout is the watchdog of one case at one job size; 0 means 2 min.
+	Timeout time.Duration
+}
+
+func (h *Harness) npes() []int {
+	if len(h.NPEs) == 0 {
+		return []int{2, 3, 4}
+	}
+	return h.NPEs
+}
+
+func (h *Harness) heapSize() int64 {
+	if h.HeapSize == 0 {
+		return 8 << 20
+	}
+	return h.HeapSize
+}
+
+func (h *Harness) timeout() time.Duration {
+	if h.Timeout == 0 {
+		return 2 * time.Minute
+	}
+	return h.Timeout
+}
+
+// Case is one behaviour of the contract, checked on every PE of a job.
+// Exactly one of Shmem and Core is set: Shmem cases run through the shmem
+// API, Core cases talk to the provider's domain directly, to check what
+// shmem would otherwise hide (such as the provider's own bounds checks).
+type Case struct {
+	Name string
+	// Needs lists the capabilities the case exercises; it is skipped, by
+	// name, on providers that lack them.
+	Needs core.Caps
+	// MinPEs skips job sizes below it.
+	MinPEs int
+	Shmem  func(t *T, w *shmem.World)
+	Core   func(t *T, j CoreJob)
+}
+
+// CoreJob is what a Core case works with.
+type CoreJob struct {
+	Domain core.Domain
+	Boot   core.Bootstrap
+	Info   core.Info
+}
+
+// Run runs every case in this process, PEs as goroutines.
+func Run(t *testing.T, h Harness) {
+	info := providerInfo(t, h.Provider)
+	for _, c := range Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			if skip := skipReason(c, info); skip != "" {
+				t.Skip(skip)
+			}
+			for _, n := range h.npes() {
+				if n < c.MinPEs {
+					continue
+				}
+				t.Run("np="+strconv.Itoa(n), func(t *testing.T) { runInProcess(t, h, c, n, info) })
+			}
+		})
+	}
+}
+
+func providerInfo(t *testing.T, name string) core.Info {
+	t.Helper()
+	p, err := core.Lookup(name)
+	if err != nil {
+		t.Fatalf("conformance: %v (is the provider's package imported by the test?)", err)
+	}
+	return p.Info()
+}
+
+func skipReason(c Case, info core.Info) string {
+	if missing := c.Needs &^ info.Caps; missing != 0 {
+		return fmt.Sprintf("provider %s lacks %s", info.Name, missing)
+	}
+	return ""
+}
+
+func (h *Harness) envLookup(shmDir string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return shmDir, true
+		}
+		if v, ok := h.Env[k]; ok {
+			return v, true
+		}
+		return os.LookupEnv(k)
+	}
+}
+
+func runInProcess(t *testing.T, h Harness, c Case, n int, info core.Info) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	boots := bootstrap.NewLocal(n)
+	jobID := "conf-" + randomHex(6)
+	env := h.envLookup(t.TempDir())
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pes := make([]*T, n)
+	var wg sync.WaitGroup
+	for rank := range n {
+		pes[rank] = &T{pe: rank}
+		wg.Add(1)
+		go func(pt *T, b *bootstrap.Local) {
+			defer wg.Done()
+			runPE(pt, c, info, peSetup{
+				shmemOpts: []shmem.Option{shmem.WithBootstrap(b, jobID), shmem.WithProvider(h.Provider),
+					shmem.WithHeapSize(h.heapSize()), shmem.WithEnv(env), shmem.WithLogger(log)},
+				coreConfig: func() (*core.Config, error) {
+					return &core.Config{Bootstrap: b, JobID: jobID, Env: env, Log: log}, nil
+				},
+				kill: b.Kill,
+			})
+		}(pes[rank], boots[rank])
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	watchdog := time.NewTimer(h.timeout())
+	defer watchdog.Stop()
+	select {
+	case <-done:
+	case <-watchdog.C:
+		// The PEs are goroutines that cannot be stopped from outside: say
+		// where each one is and end the test binary.
+		buf := make([]byte, 1<<22)
+		buf = buf[:runtime.Stack(buf, true)]
+		fmt.Fprintf(os.Stderr, "conformance: case %s with %d PEs on %s hung for %v; goroutines:\n%s\n",
+			c.Name, n, h.Provider, h.timeout(), buf)
+		panic("conformance: watchdog expired in " + t.Name())
+	}
+	reportPEs(t, pes)
+}
+
+// peSetup is how a PE joins its job: through shmem for Shmem cases,
+// through a bare core.Config for Core cases.
+type peSetup struct {
+	shmemOpts  []shmem.Option
+	coreConfig func() (*core.Config, error)
+	// kill marks the PE lost after a fatal failure, so the others stop
+	// waiting for it.
+	kill func()
+}
+
+// runPE runs one PE of a case: it joins the job, runs the case and leaves.
+func runPE(pt *T, c Case, info core.Info, s peSetup) {
+	finished := false
+	var cleanup func()
+	defer func() {
+		if r := recover(); r != nil {
+			pt.Errorf("panic: %v\n%s", r, debug.Stack())
+		}
+		if !finished {
+			s.kill()
+		}
+		if cleanup != nil {
+			cleanup()
+		}
+	}()
+	if c.Shmem != nil {
+		w, err := shmem.Init(s.shmemOpts...)
+		if err != nil {
+			pt.Fatalf("init: %v", err)
+		}
+		cleanup = func() {
+			if err := w.Finalize(); err != nil && finished {
+				pt.Errorf("finalize: %v", err)
+			}
+		}
+		c.Shmem(pt, w)
+	} else {
+		cfg, err := s.coreConfig()
+		if err != nil {
+			pt.Fatalf("bootstrap: %v", err)
+		}
+		_, d, err := core.Open(cfg, info.Name)
+		if err != nil {
+			cfg.Bootstrap.Close()
+			pt.Fatalf("open: %v", err)
+		}
+		cleanup = func() {
+			err := errors.Join(d.Close(), cfg.Bootstrap.Close())
+			if err != nil && finished {
+				pt.Errorf("close: %v", err)
+			}
+		}
+		c.Core(pt, CoreJob{Domain: d, Boot: cfg.Bootstrap, Info: info})
+	}
+	finished = true
+}
+
+func reportPEs(t *testing.T, pes []*T) {
+	t.Helper()
+	var b strings.Builder
+	for _, p := range pes {
+		if p.Failed() {
+			b.WriteString(p.report())
+		}
+	}
+	if b.Len() > 0 {
+		t.Error("\n" + b.String())
+	}
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// envCase names the case a child process runs as one PE.
+const envCase = "GOSHMEM_CONFORMANCE_CASE"
+
+// Main is the TestMain of a provider's conformance test: in a process the
+// launcher started for RunProcesses, it runs one case as one PE and exits;
+// otherwise it runs the tests.
+func Main(m *testing.M) {
+	name, ok := os.LookupEnv(envCase)
+	if !ok {
+		os.Exit(m.Run())
+	}
+	os.Exit(childMain(name))
+}
+
+func childMain(name string) int {
+	i := slices.IndexFunc(Cases(), func(c Case) bool { return c.Name == name })
+	if i < 0 {
+		fmt.Fprintf(os.Stderr, "conformance: no case %q\n", name)
+		return 2
+	}
+	c := Cases()[i]
+	job, launched, err := bootstrap.JobFromEnv(os.LookupEnv)
+	if err != nil || !launched {
+		fmt.Fprintf(os.Stderr, "conformance: case %s: not started by the launcher (%v)\n", name, err)
+		return 2
+	}
+	spec, _ := os.LookupEnv(core.EnvProvider)
+	p, err := core.Lookup(spec)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "conformance: %v\n", err)
+		return 2
+	}
+	pt := &T{pe: job.Rank}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runPE(pt, c, p.Info(), peSetup{
+			coreConfig: func() (*core.Config, error) {
+				b, err := bootstrap.Connect(job, time.Minute)
+				if err != nil {
+					return nil, err
+				}
+				return &core.Config{Bootstrap: b, JobID: job.JobID, Secret: job.Secret}, nil
+			},
+			// A process that fails fatally exits: the launcher then ends
+			// the job, as it would for any PE that dies.
+			kill: func() {
+				fmt.Fprint(os.Stderr, pt.report())
+				os.Exit(1)
+			},
+		})
+	}()
+	<-done
+	if pt.Failed() {
+		fmt.Fprint(os.Stderr, pt.report())
+		return 1
+	}
+	fmt.Printf("%s %d %s\n", ranMarker, job.Rank, name)
+	return 0
+}
+
+// ranMarker starts the line a child prints after running its case, so the
+// parent can tell a passing case from a child that never ran it.
+const ranMarker = "conformance: ran PE"
+
+// RunProcesses runs every case with each PE a separate OS process: the
+// test binary itself, started through the launcher, with Main picking the
+// case. The test binary's TestMain must call Main.
+func RunProcesses(t *testing.T, h Harness) {
+	if testing.Short() {
+		t.Skip("process runs are skipped in -short mode")
+	}
+	info := providerInfo(t, h.Provider)
+	for _, c := range Cases() {
+		t.Run(c.Name, func(t *testing.T) {
+			if skip := skipReason(c, info); skip != "" {
+				t.Skip(skip)
+			}
+			for _, n := range h.npes() {
+				if n < c.MinPEs {
+					continue
+				}
+				t.Run("np="+strconv.Itoa(n), func(t *testing.T) { runProcesses(t, h, c, n) })
+			}
+		})
+	}
+}
+
+func runProcesses(t *testing.T, h Harness, c Case, n int) {
+	env := []string{
+		envCase + "=" + c.Name,
+		core.EnvShmDir + "=" + t.TempDir(),
+		shmem.EnvSymmetricSize + "=" + strconv.FormatInt(h.heapSize(), 10),
+		// Race-built children would otherwise linger a second at exit.
+		"GORACE=atexit_sleep_ms=0",
+	}
+	for k, v := range h.Env {
+		env = append(env, k+"="+v)
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), h.timeout())
+	defer cancel()
+	code, err := launcher.Run(ctx, launcher.Options{
+		NP: n, Program: os.Args[0], Provider: h.Provider, Env: env, Tag: true,
+		Stdout: &out, Stderr: &out,
+	})
+	if err != nil || code != 0 {
+		t.Errorf("case %s with %d PE processes: exit %d, %v\n%s", c.Name, n, code, err, out.String())
+		return
+	}
+	for pe := range n {
+		if !strings.Contains(out.String(), fmt.Sprintf("%s %d %s\n", ranMarker, pe, c.Name)) {
+			t.Errorf("case %s: PE %d of %d exited 0 without running the case\n%s", c.Name, pe, n, out.String())
+		}
+	}
+}
