@@ -1,0 +1,237 @@
+// Command provinfo lists goshmem's providers and what they can do, as
+// fi_info does for libfabric and ucx_info -d for UCX.
+//
+//	provinfo                 one line per provider
+//	provinfo -p tcp -v       every attribute of one provider
+//	provinfo -e              every environment variable, with default and help
+//	provinfo -json           the same, for machines
+//
+// Exit status: 0 on success, 1 when a named provider is unknown, 2 on a
+// usage error.
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/shmem"
+
+	_ "github.com/goshmem/goshmem/providers/all"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("provinfo", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	name := fs.String("p", "", "show only the named provider")
+	verbose := fs.Bool("v", false, "show every attribute")
+	env := fs.Bool("e", false, "list every environment variable with its default and help")
+	asJSON := fs.Bool("json", false, "print JSON")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e] [-json]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "provinfo: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	providers := core.Providers()
+	if *name != "" {
+		p, err := core.Lookup(*name)
+		if err != nil {
+			fmt.Fprintln(stderr, "provinfo:", err)
+			return 1
+		}
+		providers = []core.Provider{p}
+	}
+	infos := make([]core.Info, len(providers))
+	for i, p := range providers {
+		infos[i] = p.Info()
+	}
+	var err error
+	switch {
+	case *env && *asJSON:
+		err = writeJSON(stdout, envList(infos, *name == ""))
+	case *env:
+		err = printEnv(stdout, envList(infos, *name == ""))
+	case *asJSON:
+		views := make([]infoView, len(infos))
+		for i, in := range infos {
+			views[i] = view(in)
+		}
+		err = writeJSON(stdout, views)
+	case *verbose:
+		err = printVerbose(stdout, infos)
+	default:
+		err = printTable(stdout, infos)
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "provinfo:", err)
+		return 1
+	}
+	return 0
+}
+
+// infoView is the JSON form of core.Info: names instead of bit sets.
+type infoView struct {
+	Name        string              `json:"name"`
+	Description string              `json:"description"`
+	Version     string              `json:"version,omitempty"`
+	Origin      string              `json:"origin"`
+	Caps        []string            `json:"caps"`
+	Atomics     map[string][]string `json:"atomics"`
+	Locality    string              `json:"locality"`
+	Progress    string              `json:"progress"`
+	Order       string              `json:"order"`
+	ThreadSafe  bool                `json:"thread_safe"`
+	MaxMsgSize  int                 `json:"max_msg_size"`
+	InjectSize  int                 `json:"inject_size"`
+	Preference  int                 `json:"preference"`
+	Params      []paramView         `json:"params"`
+}
+
+type paramView struct {
+	Env      string `json:"env"`
+	Default  string `json:"default"`
+	Help     string `json:"help"`
+	Provider string `json:"provider,omitempty"`
+}
+
+func view(in core.Info) infoView {
+	v := infoView{
+		Name: in.Name, Description: in.Description, Version: in.Version, Origin: in.Origin,
+		Caps: in.Caps.Names(), Atomics: map[string][]string{}, Locality: in.Locality.String(),
+		Progress: in.Progress.String(), Order: in.Order.String(), ThreadSafe: in.ThreadSafe,
+		MaxMsgSize: in.MaxMsgSize, InjectSize: in.InjectSize, Preference: in.Preference,
+		Params: []paramView{},
+	}
+	if v.Caps == nil {
+		v.Caps = []string{}
+	}
+	for _, t := range in.Atomics.Types() {
+		v.Atomics[t.String()] = strings.Split(in.Atomics[t].String(), ",")
+	}
+	for _, p := range in.Params {
+		v.Params = append(v.Params, paramView{Env: p.Env, Default: p.Default, Help: p.Help})
+	}
+	return v
+}
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func printTable(w io.Writer, infos []core.Info) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tLOCALITY\tCAPABILITIES\tDESCRIPTION")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.Name, in.Locality, in.Caps, in.Description)
+	}
+	return tw.Flush()
+}
+
+func sizeOrUnbounded(n int) string {
+	if n == core.Unbounded {
+		return "unbounded"
+	}
+	return core.FormatSize(int64(n))
+}
+
+func printVerbose(w io.Writer, infos []core.Info) error {
+	for i, in := range infos {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		row := func(k, v string) { fmt.Fprintf(tw, "  %s:\t%s\n", k, v) }
+		fmt.Fprintf(tw, "provider: %s\n", in.Name)
+		row("description", in.Description)
+		if in.Version != "" {
+			row("version", in.Version)
+		}
+		row("origin", in.Origin)
+		row("capabilities", in.Caps.String())
+		row("locality", in.Locality.String())
+		row("progress", in.Progress.String())
+		row("ordering", in.Order.String())
+		row("thread safe", fmt.Sprint(in.ThreadSafe))
+		row("max message", sizeOrUnbounded(in.MaxMsgSize))
+		row("inject size", sizeOrUnbounded(in.InjectSize))
+		pref := fmt.Sprint(in.Preference)
+		if in.Preference == 0 {
+			pref = "0 (used only when named)"
+		}
+		row("preference", pref)
+		for _, t := range in.Atomics.Types() {
+			row("atomics "+t.String(), in.Atomics[t].String())
+		}
+		for _, p := range in.Params {
+			row("param "+p.Env, fmt.Sprintf("%s (default %s)", p.Help, p.Default))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// envList gathers every variable: the library's own (when listing all
+// providers) and each provider's parameters.
+func envList(infos []core.Info, withCommon bool) []paramView {
+	var out []paramView
+	if withCommon {
+		for _, p := range shmem.EnvVars() {
+			out = append(out, paramView{Env: p.Env, Default: p.Default, Help: p.Help})
+		}
+		out = append(out,
+			paramView{Env: core.EnvShmDir, Default: "/dev/shm", Help: "directory for the job's shared-memory files (removed when the job ends)"},
+			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},
+			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
+			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},
+			paramView{Env: bootstrap.EnvJobID, Help: "the job's id (oshrun sets it; derived from the launcher otherwise)"},
+			paramView{Env: bootstrap.EnvRank + ", " + bootstrap.EnvSize, Help: "this PE's rank and the job size (oshrun sets them; srun and mpirun variables are read too)"})
+	}
+	for _, in := range infos {
+		for _, p := range in.Params {
+			out = append(out, paramView{Env: p.Env, Default: p.Default, Help: p.Help, Provider: in.Name})
+		}
+	}
+	return out
+}
+
+func printEnv(w io.Writer, vars []paramView) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tPROVIDER\tHELP")
+	for _, v := range vars {
+		def := v.Default
+		if def == "" {
+			def = "(unset)"
+		}
+		prov := v.Provider
+		if prov == "" {
+			prov = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Env, def, prov, v.Help)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func runArgs(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(args, &o, &e)
+	return code, o.String(), e.String()
+}
+
+func TestListsLoopback(t *testing.T) {
+	code, out, _ := runArgs()
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "PROVIDER")
+	require.Regexp(t, `(?m)^loopback\s+one-host\s+rma,atomic`, out)
+}
+
+func TestVerboseOneProvider(t *testing.T) {
+	code, out, _ := runArgs("-p", "loopback", "-v")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"provider: loopback", "locality:", "thread safe:", "atomics int64:", "GOSHMEM_LOOPBACK_SPIN", "inject size:"} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestEnvListsEveryVariable(t *testing.T) {
+	code, out, _ := runArgs("-e")
+	require.Equal(t, 0, code)
+	for _, want := range []string{"SHMEM_SYMMETRIC_SIZE", "SHMEM_INFO", "SHMEM_DEBUG", "GOSHMEM_PROVIDER", "GOSHMEM_BOOTSTRAP", "GOSHMEM_LOOPBACK_SPIN"} {
+		require.Contains(t, out, want)
+	}
+}
+
+func TestJSON(t *testing.T) {
+	code, out, _ := runArgs("-json")
+	require.Equal(t, 0, code)
+	var views []infoView
+	require.NoError(t, json.Unmarshal([]byte(out), &views))
+	var lb *infoView
+	for i := range views {
+		if views[i].Name == "loopback" {
+			lb = &views[i]
+		}
+	}
+	require.NotNil(t, lb)
+	require.Contains(t, lb.Caps, "direct-access")
+	require.Equal(t, "one-host", lb.Locality)
+	require.Contains(t, lb.Atomics["int64"], "cswap")
+
+	code, out, _ = runArgs("-e", "-json")
+	require.Equal(t, 0, code)
+	var vars []paramView
+	require.NoError(t, json.Unmarshal([]byte(out), &vars))
+	require.NotEmpty(t, vars)
+}
+
+func TestExitCodes(t *testing.T) {
+	code, _, errOut := runArgs("-p", "bogus")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `unknown provider "bogus"`)
+	require.Contains(t, errOut, "loopback")
+	code, _, _ = runArgs("-nosuchflag")
+	require.Equal(t, 2, code)
+	code, _, _ = runArgs("extra")
+	require.Equal(t, 2, code)
+}

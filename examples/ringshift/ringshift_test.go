@@ -1,0 +1,93 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// build compiles oshrun and ringshift into a temporary directory.
+func build(t *testing.T) (oshrun, ringshift string) {
+	t.Helper()
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", dir+"/",
+		"github.com/goshmem/goshmem/cmd/oshrun", "github.com/goshmem/goshmem/examples/ringshift").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	return filepath.Join(dir, "oshrun"), filepath.Join(dir, "ringshift")
+}
+
+func TestRingshiftFourPEs(t *testing.T) {
+	oshrun, ringshift := build(t)
+	cmd := exec.Command(oshrun, "-np", "4", ringshift, "-rounds", "1000")
+	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Regexp(t, `ringshift: 4 PEs, 1000 rounds of 8192 bytes over loopback: verified`, string(out))
+}
+
+// A PE killed with SIGKILL in the middle of the job makes oshrun end the
+// whole job, non-zero, naming the PE, well within 10 seconds.
+func TestRingshiftKilledPEEndsJob(t *testing.T) {
+	oshrun, ringshift := build(t)
+	cmd := exec.Command(oshrun, "-v", "-np", "4", ringshift, "-rounds", "100000000")
+	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir())
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+
+	// Wait until every PE has joined the job, so the kill lands mid-run.
+	pids := map[int]int{}
+	var log bytes.Buffer
+	pidLine := regexp.MustCompile(`PE (\d+): pid (\d+)`)
+	sc := bufio.NewScanner(stderr)
+	joined := 0
+	for joined < 4 && sc.Scan() {
+		log.WriteString(sc.Text() + "\n")
+		if m := pidLine.FindStringSubmatch(sc.Text()); m != nil {
+			pe, _ := strconv.Atoi(m[1])
+			pids[pe], _ = strconv.Atoi(m[2])
+		}
+		if regexp.MustCompile(`PE \d+ joined`).MatchString(sc.Text()) {
+			joined++
+		}
+	}
+	require.Equal(t, 4, joined, "PEs never joined:\n%s", log.String())
+	victim := pids[2]
+	require.NotZero(t, victim)
+
+	killed := time.Now()
+	require.NoError(t, syscall.Kill(victim, syscall.SIGKILL))
+	// Wait reads the rest of stderr after the process exits; the reader
+	// ends when oshrun closes it.
+	rest := make(chan struct{})
+	go func() {
+		defer close(rest)
+		for sc.Scan() {
+			log.WriteString(sc.Text() + "\n")
+		}
+	}()
+	done := make(chan error, 1)
+	go func() { <-rest; done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "oshrun must exit non-zero")
+		require.Less(t, time.Since(killed), 10*time.Second)
+	case <-time.After(10 * time.Second):
+		t.Fatalf("oshrun still running 10s after PE 2 was killed")
+	}
+	require.Contains(t, log.String(), "PE 2")
+	require.Contains(t, log.String(), "killed")
+	for pe, pid := range pids {
+		require.Error(t, syscall.Kill(pid, 0), "PE %d (pid %d) outlived the job", pe, pid)
+	}
+}

@@ -1,0 +1,9 @@
+// Package all links every built-in provider into a program: import it for
+// its side effect.
+//
+//	import _ "github.com/goshmem/goshmem/providers/all"
+package all
+
+import (
+	_ "github.com/goshmem/goshmem/providers/loopback"
+)
