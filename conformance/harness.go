@@ -88,16 +88,21 @@ type CoreJob struct {
 // Run runs every case in this process, PEs as goroutines.
 func Run(t *testing.T, h Harness) {
 	info := providerInfo(t, h.Provider)
+	eachCase(t, h, info, func(t *testing.T, c Case, n int) { runInProcess(t, h, c, n, info) })
+}
+
+// eachCase runs one subtest per case and job size, skipping what the
+// provider's Info says it cannot do.
+func eachCase(t *testing.T, h Harness, info core.Info, run func(t *testing.T, c Case, n int)) {
 	for _, c := range Cases() {
 		t.Run(c.Name, func(t *testing.T) {
 			if skip := skipReason(c, info); skip != "" {
 				t.Skip(skip)
 			}
 			for _, n := range h.npes() {
-				if n < c.MinPEs {
-					continue
+				if n >= c.MinPEs {
+					t.Run("np="+strconv.Itoa(n), func(t *testing.T) { run(t, c, n) })
 				}
-				t.Run("np="+strconv.Itoa(n), func(t *testing.T) { runInProcess(t, h, c, n, info) })
 			}
 		})
 	}
@@ -321,19 +326,7 @@ func RunProcesses(t *testing.T, h Harness) {
 		t.Skip("process runs are skipped in -short mode")
 	}
 	info := providerInfo(t, h.Provider)
-	for _, c := range Cases() {
-		t.Run(c.Name, func(t *testing.T) {
-			if skip := skipReason(c, info); skip != "" {
-				t.Skip(skip)
-			}
-			for _, n := range h.npes() {
-				if n < c.MinPEs {
-					continue
-				}
-				t.Run("np="+strconv.Itoa(n), func(t *testing.T) { runProcesses(t, h, c, n) })
-			}
-		})
-	}
+	eachCase(t, h, info, func(t *testing.T, c Case, n int) { runProcesses(t, h, c, n) })
 }
 
 func runProcesses(t *testing.T, h Harness, c Case, n int) {

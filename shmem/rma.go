@@ -19,14 +19,11 @@ func Put[T Elem](c Ctx, dst, src []T, pe int) error {
 		return nil
 	}
 	x := c.context()
-	if len(dst) < len(src) {
-		return shortError("put", len(dst), len(src))
-	}
-	off, err := x.w.offset("put", mem.Addr(dst), len(src)*mem.SizeOf[T]())
+	off, b, err := transfer(x, "put", dst, src)
 	if err != nil {
 		return err
 	}
-	return x.ep.Put(pe, x.w.heap, off, mem.Bytes(src))
+	return x.ep.Put(pe, x.w.heap, off, b)
 }
 
 // Get copies len(dst) elements from the symmetric src on PE pe into dst
@@ -36,14 +33,11 @@ func Get[T Elem](c Ctx, dst, src []T, pe int) error {
 		return nil
 	}
 	x := c.context()
-	if len(src) < len(dst) {
-		return shortError("get", len(src), len(dst))
-	}
-	off, err := x.w.offset("get", mem.Addr(src), len(dst)*mem.SizeOf[T]())
+	off, b, err := transfer(x, "get", src, dst)
 	if err != nil {
 		return err
 	}
-	return x.ep.Get(pe, x.w.heap, off, mem.Bytes(dst))
+	return x.ep.Get(pe, x.w.heap, off, b)
 }
 
 // PutNBI is Put that may return before src has been read: src must not
@@ -53,14 +47,11 @@ func PutNBI[T Elem](c Ctx, dst, src []T, pe int) error {
 		return nil
 	}
 	x := c.context()
-	if len(dst) < len(src) {
-		return shortError("put", len(dst), len(src))
-	}
-	off, err := x.w.offset("put", mem.Addr(dst), len(src)*mem.SizeOf[T]())
+	off, b, err := transfer(x, "put", dst, src)
 	if err != nil {
 		return err
 	}
-	return x.ep.PutNBI(pe, x.w.heap, off, mem.Bytes(src))
+	return x.ep.PutNBI(pe, x.w.heap, off, b)
 }
 
 // GetNBI is Get that may return before dst is filled: dst holds the data
@@ -70,14 +61,21 @@ func GetNBI[T Elem](c Ctx, dst, src []T, pe int) error {
 		return nil
 	}
 	x := c.context()
-	if len(src) < len(dst) {
-		return shortError("get", len(src), len(dst))
-	}
-	off, err := x.w.offset("get", mem.Addr(src), len(dst)*mem.SizeOf[T]())
+	off, b, err := transfer(x, "get", src, dst)
 	if err != nil {
 		return err
 	}
-	return x.ep.GetNBI(pe, x.w.heap, off, mem.Bytes(dst))
+	return x.ep.GetNBI(pe, x.w.heap, off, b)
+}
+
+// transfer validates a move of len(local) elements between local and the
+// symmetric sym, and returns sym's heap offset and local's bytes.
+func transfer[T Elem](x *Context, op string, sym, local []T) (int, []byte, error) {
+	if len(sym) < len(local) {
+		return 0, nil, shortError(op, len(sym), len(local))
+	}
+	off, err := x.w.offset(op, mem.Addr(sym), len(local)*mem.SizeOf[T]())
+	return off, mem.Bytes(local), err
 }
 
 // PutMem is Put on bytes (shmem_putmem).

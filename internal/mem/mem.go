@@ -137,36 +137,13 @@ func atomic64(p *uint64, op core.AtomicOp, v, cmp uint64) uint64 {
 // float's memory is its IEEE bits, so one reinterpretation serves every
 // type of those sizes.
 func ToBits[T any](v T) uint64 {
-	p := unsafe.Pointer(&v)
-	switch unsafe.Sizeof(v) {
-	case 1:
-		return uint64(*(*uint8)(p))
-	case 2:
-		return uint64(*(*uint16)(p))
-	case 4:
-		return uint64(*(*uint32)(p))
-	case 8:
-		return *(*uint64)(p)
-	}
-	panic("mem: ToBits of a type that is not 1, 2, 4 or 8 bytes")
+	return LoadValue(ValueBytes(&v), 0, int(unsafe.Sizeof(v)))
 }
 
 // FromBits is the inverse of ToBits.
 func FromBits[T any](u uint64) T {
 	var v T
-	p := unsafe.Pointer(&v)
-	switch unsafe.Sizeof(v) {
-	case 1:
-		*(*uint8)(p) = uint8(u)
-	case 2:
-		*(*uint16)(p) = uint16(u)
-	case 4:
-		*(*uint32)(p) = uint32(u)
-	case 8:
-		*(*uint64)(p) = u
-	default:
-		panic("mem: FromBits of a type that is not 1, 2, 4 or 8 bytes")
-	}
+	StoreValue(ValueBytes(&v), 0, u, int(unsafe.Sizeof(v)))
 	return v
 }
 

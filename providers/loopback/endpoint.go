@@ -60,12 +60,22 @@ func (e *endpoint) fail(op string, pe int, r core.Region) error {
 	return e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
 }
 
+// region returns r as this domain's region, or the error saying why it is
+// not one an operation may use.
+func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || e.closed.Load() {
+		return nil, e.fail(op, pe, r)
+	}
+	return reg, nil
+}
+
 // rma validates an access of n bytes at off in pe's part of r and returns
 // those bytes as mapped here.
 func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *region, error) {
-	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || e.closed.Load() {
-		return nil, nil, e.fail(op, pe, r)
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := core.CheckRMA(pe, e.npes, off, n, reg.size); err != nil {
 		return nil, nil, e.err(op, pe, err)
@@ -76,9 +86,9 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *r
 // amo validates an atomic and returns the region; mem.Atomic indexes
 // pe's whole part of it by off.
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, error) {
-	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || e.closed.Load() {
-		return nil, e.fail(opName, pe, r)
+	reg, err := e.region(opName, pe, r)
+	if err != nil {
+		return nil, err
 	}
 	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &fullAtomics); err != nil {
 		return nil, e.err(opName, pe, err)
@@ -89,9 +99,9 @@ func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.At
 // value validates a PutValue or GetValue and returns the region; mem
 // indexes pe's whole part of it by off.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
-	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || e.closed.Load() {
-		return nil, e.fail(op, pe, r)
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, err
 	}
 	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
 		return nil, e.err(op, pe, err)
