@@ -15,12 +15,8 @@ import (
 // hold at least len(src) elements; src may be any slice and may be reused
 // when Put returns. The data is complete at pe after Quiet.
 func Put[T Elem](c Ctx, dst, src []T, pe int) error {
-	if len(src) == 0 {
-		return nil
-	}
-	x := c.context()
-	off, b, err := transfer(x, "put", dst, src)
-	if err != nil {
+	x, off, b, err := transfer(c, "put", dst, src)
+	if len(b) == 0 {
 		return err
 	}
 	return x.ep.Put(pe, x.w.heap, off, b)
@@ -29,12 +25,8 @@ func Put[T Elem](c Ctx, dst, src []T, pe int) error {
 // Get copies len(dst) elements from the symmetric src on PE pe into dst
 // (shmem_get) and returns when dst holds them.
 func Get[T Elem](c Ctx, dst, src []T, pe int) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	x := c.context()
-	off, b, err := transfer(x, "get", src, dst)
-	if err != nil {
+	x, off, b, err := transfer(c, "get", src, dst)
+	if len(b) == 0 {
 		return err
 	}
 	return x.ep.Get(pe, x.w.heap, off, b)
@@ -43,12 +35,8 @@ func Get[T Elem](c Ctx, dst, src []T, pe int) error {
 // PutNBI is Put that may return before src has been read: src must not
 // change until the next Quiet on c (shmem_put_nbi).
 func PutNBI[T Elem](c Ctx, dst, src []T, pe int) error {
-	if len(src) == 0 {
-		return nil
-	}
-	x := c.context()
-	off, b, err := transfer(x, "put", dst, src)
-	if err != nil {
+	x, off, b, err := transfer(c, "put", dst, src)
+	if len(b) == 0 {
 		return err
 	}
 	return x.ep.PutNBI(pe, x.w.heap, off, b)
@@ -57,25 +45,30 @@ func PutNBI[T Elem](c Ctx, dst, src []T, pe int) error {
 // GetNBI is Get that may return before dst is filled: dst holds the data
 // after the next Quiet on c (shmem_get_nbi).
 func GetNBI[T Elem](c Ctx, dst, src []T, pe int) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	x := c.context()
-	off, b, err := transfer(x, "get", src, dst)
-	if err != nil {
+	x, off, b, err := transfer(c, "get", src, dst)
+	if len(b) == 0 {
 		return err
 	}
 	return x.ep.GetNBI(pe, x.w.heap, off, b)
 }
 
 // transfer validates a move of len(local) elements between local and the
-// symmetric sym, and returns sym's heap offset and local's bytes.
-func transfer[T Elem](x *Context, op string, sym, local []T) (int, []byte, error) {
+// symmetric sym, and returns the context, sym's heap offset and local's
+// bytes. It returns no bytes, and no error, for a zero-length move: the
+// spec makes that a no-op.
+func transfer[T Elem](c Ctx, op string, sym, local []T) (*Context, int, []byte, error) {
+	if len(local) == 0 {
+		return nil, 0, nil, nil
+	}
+	x := c.context()
 	if len(sym) < len(local) {
-		return 0, nil, shortError(op, len(sym), len(local))
+		return nil, 0, nil, shortError(op, len(sym), len(local))
 	}
 	off, err := x.w.offset(op, mem.Addr(sym), len(local)*mem.SizeOf[T]())
-	return off, mem.Bytes(local), err
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return x, off, mem.Bytes(local), nil
 }
 
 // PutMem is Put on bytes (shmem_putmem).
