@@ -83,12 +83,12 @@ func casePutGetSizes(t *T, w *shmem.World) {
 
 // putGetTyped moves n elements of T made by mk(sender, index) with Put,
 // P, Get and G, and checks each arrives whole.
-func putGetTyped[T shmem.Elem](t *T2, w *shmem.World, n int, mk func(pe, i int) T) {
+func putGetTyped[E shmem.Elem](t *T, w *shmem.World, n int, mk func(pe, i int) E) {
 	left, right := neighbours(w)
 	me := w.MyPE()
-	buf, err := shmem.Malloc[T](w, n+1)
+	buf, err := shmem.Malloc[E](w, n+1)
 	require.NoError(t, err)
-	mine := make([]T, n)
+	mine := make([]E, n)
 	for i := range mine {
 		mine[i] = mk(me, i)
 	}
@@ -102,15 +102,12 @@ func putGetTyped[T shmem.Elem](t *T2, w *shmem.World, n int, mk func(pe, i int) 
 	got, err := shmem.G(w, &buf[n], right)
 	require.NoError(t, err)
 	require.Equal(t, mk(me, n), got, "G of %T from PE %d", got, right)
-	back := make([]T, n)
+	back := make([]E, n)
 	require.NoError(t, shmem.Get(w, back, buf[:n], right))
 	require.Equal(t, mine, back)
 	require.NoError(t, w.BarrierAll())
 	require.NoError(t, shmem.Free(w, buf))
 }
-
-// T2 is T; the alias keeps generic helpers' signatures readable.
-type T2 = T
 
 // Put, Get, P and G for every element type, the 16-byte ones included.
 func casePutGetTyped(t *T, w *shmem.World) {

@@ -70,9 +70,6 @@ func (t AtomicType) Size() int {
 	return 0
 }
 
-// IsFloat reports whether t is a floating-point type.
-func (t AtomicType) IsFloat() bool { return t == Float32 || t == Float64 }
-
 // OpSet is a set of atomic operations.
 type OpSet uint16
 

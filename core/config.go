@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"os"
@@ -34,12 +33,6 @@ type Config struct {
 	HostID string
 }
 
-// Rank is this PE's number.
-func (c *Config) Rank() int { return c.Bootstrap.Rank() }
-
-// Size is the number of PEs in the job.
-func (c *Config) Size() int { return c.Bootstrap.Size() }
-
 // Lookup returns an environment variable as the job sees it.
 func (c *Config) Lookup(key string) (string, bool) {
 	if c.Env != nil {
@@ -47,16 +40,6 @@ func (c *Config) Lookup(key string) (string, bool) {
 	}
 	return os.LookupEnv(key)
 }
-
-// Logger returns the configured logger or one that discards.
-func (c *Config) Logger() *slog.Logger {
-	if c.Log != nil {
-		return c.Log
-	}
-	return discardLogger
-}
-
-var discardLogger = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // Value returns p's value: the variable if set and non-empty, else its default.
 func (c *Config) Value(p Param) string {
@@ -74,11 +57,6 @@ func (c *Config) Int(p Param, lo, hi int) (int, error) {
 		return 0, &EnvError{Var: p.Env, Value: v, Allowed: fmt.Sprintf("an integer from %d to %d", lo, hi)}
 	}
 	return n, nil
-}
-
-// SizeParam reads p as a byte size (see ParseSize) in [lo, hi].
-func (c *Config) SizeParam(p Param, lo, hi int64) (int64, error) {
-	return ParseSizeVar(p.Env, c.Value(p), lo, hi)
 }
 
 // Duration reads p as a positive Go duration ("5s", "250ms").

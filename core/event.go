@@ -101,7 +101,7 @@ const abortPoll = 20 * time.Millisecond
 
 // Backoff paces a loop that polls a condition nobody signals: it spins,
 // then yields to other goroutines, then sleeps in growing steps up to max.
-// The zero value is ready; Reset starts over.
+// The zero value is ready.
 type Backoff struct {
 	n     int
 	sleep time.Duration
@@ -132,6 +132,3 @@ func (b *Backoff) Pause() {
 	}
 	time.Sleep(b.sleep)
 }
-
-// Reset makes the next Pause spin again.
-func (b *Backoff) Reset() { b.n, b.sleep = 0, 0 }
