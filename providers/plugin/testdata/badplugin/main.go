@@ -1,0 +1,106 @@
+// Command badplugin is a plugin that misbehaves as GOSHMEM_BADPLUGIN_MODE
+// says, for the host's tests: "cookie" fails the handshake, "stdout"
+// writes garbage where the handshake goes, "info" answers garbage to
+// Info, "crash" dies in the middle of a put, "hang" never answers a get.
+// Any other mode serves loopback faithfully.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	goplugin "github.com/hashicorp/go-plugin"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/loopback"
+	"github.com/goshmem/goshmem/providers/plugin"
+	pb "github.com/goshmem/goshmem/providers/plugin/proto"
+)
+
+func main() {
+	lb, err := core.Lookup(loopback.Name)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	mode := os.Getenv("GOSHMEM_BADPLUGIN_MODE")
+	switch mode {
+	case "cookie":
+		goplugin.Serve(&goplugin.ServeConfig{
+			HandshakeConfig: goplugin.HandshakeConfig{ProtocolVersion: plugin.ProtocolVersion,
+				MagicCookieKey: "GOSHMEM_PROVIDER_PLUGIN", MagicCookieValue: "somebody else's cookie"},
+			Plugins:    goplugin.PluginSet{},
+			GRPCServer: goplugin.DefaultGRPCServer,
+		})
+	case "stdout":
+		fmt.Println("1|1|tcp|this is not an address|grpc|")
+		time.Sleep(time.Minute)
+	case "info":
+		plugin.ServeServer(garbageInfo{plugin.NewServer(lb)})
+	case "crash", "hang":
+		plugin.Serve(provider{lb, mode})
+	default:
+		plugin.Serve(lb)
+	}
+}
+
+// garbageInfo answers Info with a locality core does not define.
+type garbageInfo struct{ pb.ProviderServer }
+
+func (g garbageInfo) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoReply, error) {
+	in, err := g.ProviderServer.Info(ctx, r)
+	if err == nil {
+		in.Locality = 42
+	}
+	return in, err
+}
+
+// provider wraps loopback; its endpoints die in Put (mode "crash") or
+// never return from Get (mode "hang").
+type provider struct {
+	core.Provider
+	mode string
+}
+
+func (p provider) Open(cfg *core.Config) (core.Domain, error) {
+	d, err := p.Provider.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return domain{d, p.mode}, nil
+}
+
+type domain struct {
+	core.Domain
+	mode string
+}
+
+func (d domain) NewEndpoint(o core.EndpointOptions) (core.Endpoint, error) {
+	e, err := d.Domain.NewEndpoint(o)
+	if err != nil {
+		return nil, err
+	}
+	return endpoint{e, d.mode}, nil
+}
+
+type endpoint struct {
+	core.Endpoint
+	mode string
+}
+
+func (e endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	if e.mode == "crash" {
+		fmt.Fprintln(os.Stderr, "badplugin: crashing in put as asked")
+		os.Exit(7)
+	}
+	return e.Endpoint.Put(pe, r, off, src)
+}
+
+func (e endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	if e.mode == "hang" {
+		select {}
+	}
+	return e.Endpoint.Get(pe, r, off, dst)
+}
