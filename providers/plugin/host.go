@@ -42,7 +42,7 @@ func (p *provider) load() (core.Info, error) {
 	in, err := p.ask()
 	if err != nil {
 		return core.Info{Name: p.name, Description: "unavailable: " + err.Error(),
-			Origin: fmt.Sprintf("plugin %s, protocol %d", p.path, ProtocolVersion),
+			Origin:   fmt.Sprintf("plugin %s, protocol %d", p.path, ProtocolVersion),
 			Locality: core.OneHost, Progress: core.ProgressManual, Params: pluginParams(p.name)}, err
 	}
 	return hostInfo(in, p.name, p.path), nil
