@@ -38,6 +38,10 @@ type domain struct {
 	sessErr  error         // why; read after sessDone
 	opened   chan error
 
+	// broken is the first error that made the plugin unusable (it died or
+	// hung); Close then ends the process without asking it anything.
+	broken atomic.Pointer[error]
+
 	closed    atomic.Bool
 	closeOnce sync.Once
 	closeErr  error
@@ -305,13 +309,11 @@ func (d *domain) close() error {
 	for e := range eps {
 		errs = append(errs, e.Close())
 	}
-	r, err := d.proc.rpc.Close(context.Background(), &pb.CloseRequest{})
-	if err != nil {
-		errs = append(errs, d.proc.fail("close", err))
-	} else if rerr, derr := decodeErr(r.Err); derr != nil {
-		errs = append(errs, d.proc.fail("close", garbage("close result: %v", derr)))
-	} else if rerr != nil {
-		errs = append(errs, d.opErr("close", rerr))
+	broken := d.broken.Load()
+	if broken != nil {
+		errs = append(errs, *broken) // no use asking a dead or hung plugin
+	} else {
+		errs = append(errs, d.closeRemote())
 	}
 	for _, reg := range regions {
 		errs = append(errs, sys.Unmap(reg.local))
@@ -319,11 +321,27 @@ func (d *domain) close() error {
 	_ = d.session.CloseSend()
 	d.endSess()
 	<-d.sessDone
-	if d.sessErr != nil && !errors.Is(d.sessErr, io.EOF) && !isCanceled(d.sessErr) {
+	if broken == nil && d.sessErr != nil && !errors.Is(d.sessErr, io.EOF) && !isCanceled(d.sessErr) {
 		errs = append(errs, d.proc.fail("close", d.sessErr))
 	}
 	d.proc.kill()
 	return errors.Join(errs...)
+}
+
+// closeRemote closes the wrapped domain in the plugin.
+func (d *domain) closeRemote() error {
+	r, err := d.proc.rpc.Close(context.Background(), &pb.CloseRequest{})
+	if err != nil {
+		return d.proc.fail("close", err)
+	}
+	rerr, derr := decodeErr(r.Err)
+	if derr != nil {
+		return d.proc.fail("close", garbage("close result: %v", derr))
+	}
+	if rerr != nil {
+		return d.opErr("close", rerr)
+	}
+	return nil
 }
 
 func isCanceled(err error) bool { return status.Code(err) == codes.Canceled }

@@ -141,6 +141,9 @@ func (e *endpoint) fail(op string, err error) error {
 		err = fmt.Errorf("no answer within %v: %w", e.dom.set.timeout, core.ErrTimeout)
 	}
 	e.broken = e.dom.proc.fail(op, err)
+	if !errors.Is(e.broken, core.ErrInvalid) {
+		e.dom.broken.CompareAndSwap(nil, &e.broken)
+	}
 	e.cancel()
 	return e.broken
 }

@@ -30,6 +30,9 @@ const (
 func TestMain(m *testing.M) {
 	if dir, ok := os.LookupEnv(envPluginDir); ok {
 		register(dir)
+		if _, ok := os.LookupEnv(envOrphan); ok {
+			orphanMain()
+		}
 		conformance.Main(m)
 		return
 	}

@@ -80,16 +80,15 @@ func (p *proc) call(op string, f func(ctx context.Context) error) error {
 // fail turns what went wrong while talking to the plugin into an *Error
 // naming it: a process that is gone is core.ErrPeerLost (with what it
 // last wrote to stderr), an answer that did not come in time is
-// core.ErrTimeout. Errors already classified pass through.
+// core.ErrTimeout. Errors the caller classified already (garbage,
+// timeouts) keep their kind; an *Error passes through.
 func (p *proc) fail(op string, err error) error {
 	var pe *Error
-	if errors.As(err, &pe) || errors.Is(err, core.ErrInvalid) {
-		if pe != nil {
-			return err
-		}
-		return &Error{Name: p.name, Path: p.path, Op: op, Err: err}
+	if errors.As(err, &pe) {
+		return err
 	}
 	switch {
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrTimeout):
 	case p.exited():
 		err = fmt.Errorf("the plugin process died (%v)%s: %w", err, p.stderr.words(), core.ErrPeerLost)
 	case status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
@@ -112,14 +111,14 @@ func (p *proc) exited() bool {
 	return false
 }
 
-// tail keeps the last lines a plugin wrote to stderr, for the error that
-// reports its death.
+// tail keeps the last of what a plugin wrote to its stderr, where a Go
+// program's panic goes, for the error that reports its death.
 type tail struct {
 	mu  sync.Mutex
 	buf []byte
 }
 
-const tailMax = 2048
+const tailMax = 16 << 10
 
 var _ io.Writer = (*tail)(nil)
 
@@ -133,13 +132,24 @@ func (t *tail) Write(b []byte) (int, error) {
 	return len(b), nil
 }
 
-// words formats the tail for an error message, or "" if it is empty.
+// words is the gist of the tail for an error message, or "": the last
+// panic or fatal error line if there is one (the stack after it is long
+// and says less), else the last few lines.
 func (t *tail) words() string {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := strings.TrimSpace(string(t.buf))
-	if s == "" {
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	t.mu.Unlock()
+	if len(lines) == 1 && lines[0] == "" {
 		return ""
 	}
-	return "; its stderr ended: " + strings.ReplaceAll(s, "\n", " | ")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
+			lines = lines[i : i+1]
+			break
+		}
+	}
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return "; its stderr ended: " + strings.Join(lines, " | ")
 }
