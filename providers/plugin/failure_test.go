@@ -34,7 +34,7 @@ func openOne(t *testing.T, p core.Provider) (core.Domain, error) {
 	t.Helper()
 	shm := t.TempDir()
 	env := map[string]string{
-		core.EnvShmDir: shm,
+		core.EnvShmDir:                     shm,
 		core.ParamEnv(p.Name(), "TIMEOUT"): testTimeout.String(),
 	}
 	b := bootstrap.NewLocal(1)[0]
