@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sync"
@@ -69,15 +70,8 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	if err := os.MkdirAll(d.dir, 0o700); err != nil {
 		return nil, d.opErr("new endpoint", err)
 	}
-	f, err := os.CreateTemp(d.dir, stagePrefix+"*")
-	if err != nil {
-		return nil, d.opErr("new endpoint", err)
-	}
-	path := f.Name()
-	// CreateShared insists on making the file itself.
-	if err := errors.Join(f.Close(), os.Remove(path)); err != nil {
-		return nil, d.opErr("new endpoint", err)
-	}
+	path := filepath.Join(d.dir, fmt.Sprintf("%s%d-%016x", stagePrefix, d.rank, rand.Uint64()))
+	var err error
 	if e.stage, err = sys.CreateShared(path, d.set.staging); err != nil {
 		return nil, d.opErr("new endpoint", fmt.Errorf("staging area: %w", err))
 	}
@@ -87,7 +81,7 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	e.watch = time.AfterFunc(time.Hour, func() { e.late.Store(true); cancel() })
 	e.watch.Stop()
 	if e.stream, err = d.proc.rpc.Endpoint(ctx); err == nil {
-		e.req = pb.Op{Kind: pb.Op_OPEN, StagePath: filepath.Clean(path), StageSize: int64(d.set.staging),
+		e.req = pb.Op{Kind: pb.Op_OPEN, StagePath: path, StageSize: int64(d.set.staging),
 			Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore}
 		e.pending = append(e.pending, pending{kind: pb.Op_OPEN, pe: -1, end: -1})
 		_, err = e.send(true)

@@ -34,8 +34,10 @@ type proc struct {
 func start(name, path string, timeout time.Duration) (*proc, error) {
 	p := &proc{name: name, path: path, timeout: timeout, stderr: &tail{}}
 	cmd := exec.Command(path)
-	// Race-built plugins would otherwise linger a second at exit.
-	cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		// A race-built plugin would otherwise linger a second at exit.
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: versionedPlugins(nil),
