@@ -78,7 +78,8 @@ func TestWrongCookie(t *testing.T) {
 	})
 	bounded(t, "open", func() {
 		_, err := openOne(t, p)
-		wantPluginError(t, err, core.ErrInvalid, "handshake failed")
+		// What the refusing plugin wrote to stderr is quoted.
+		wantPluginError(t, err, core.ErrInvalid, "its stderr ended: This binary is a plugin")
 	})
 }
 
@@ -96,6 +97,33 @@ func TestGarbageInfo(t *testing.T) {
 		_, err := openOne(t, p)
 		wantPluginError(t, err, core.ErrInvalid, "answered garbage: locality 42")
 	})
+}
+
+func TestGarbageResult(t *testing.T) {
+	d, r, e := endpointOn(t, badProvider(t, "result"))
+	defer d.Close()
+	bounded(t, "put and quiet", func() {
+		err := e.Put(0, r, 0, []byte("data"))
+		if err == nil {
+			err = e.Quiet()
+		}
+		wantPluginError(t, err, core.ErrInvalid, "answered garbage: error kind 99")
+	})
+}
+
+// TestUnsharedRegion serves a provider whose region is not in a file the
+// PE can map: NewRegion must say so, not hand out other memory.
+func TestUnsharedRegion(t *testing.T) {
+	d, err := openOne(t, badProvider(t, "anon"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	_, err = d.NewRegion(4096)
+	if !errors.Is(err, core.ErrNotSupported) || !strings.Contains(err.Error(), "not a file of the job directory") {
+		t.Fatalf("got %v, want ErrNotSupported saying the memory is not a file of the job directory", err)
+	}
+	t.Logf("error: %v", err)
 }
 
 // endpointOn opens a one-PE domain with a region and an endpoint.

@@ -61,7 +61,10 @@ func start(name, path string, timeout time.Duration) (*proc, error) {
 	}
 	if err != nil {
 		p.client.Kill()
-		return nil, p.fail("start", fmt.Errorf("handshake failed: %v%s: %w", err, p.stderr.words(), core.ErrInvalid))
+		p.exited() // let its stderr drain: a plugin that refuses says why there
+		// go-plugin's own explanation runs over many lines; its first says what.
+		why, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, p.fail("start", fmt.Errorf("handshake failed: %s%s: %w", strings.TrimSpace(why), p.stderr.words(), core.ErrInvalid))
 	}
 	return p, nil
 }

@@ -118,15 +118,18 @@ func (s *server) Session(st pb.Provider_SessionServer) error {
 	s.mu.Unlock()
 
 	d, err := s.p.Open(cfg)
+	if d != nil {
+		// Before the host hears of it: its next call may come at once.
+		s.mu.Lock()
+		s.dom = d
+		s.mu.Unlock()
+	}
 	if err := boot.send(&pb.PluginMsg{Msg: &pb.PluginMsg_Opened{Opened: &pb.Opened{Err: encodeErr(err)}}}); err != nil || d == nil {
 		if d != nil {
 			d.Close()
 		}
 		return err
 	}
-	s.mu.Lock()
-	s.dom = d
-	s.mu.Unlock()
 	select {
 	case <-s.done:
 	case <-st.Context().Done():

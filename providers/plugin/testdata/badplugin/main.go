@@ -1,8 +1,9 @@
 // Command badplugin is a plugin that misbehaves as GOSHMEM_BADPLUGIN_MODE
 // says, for the host's tests: "cookie" fails the handshake, "stdout"
 // writes garbage where the handshake goes, "info" answers garbage to
-// Info, "crash" dies in the middle of a put, "hang" never answers a get.
-// Any other mode serves loopback faithfully.
+// Info, "result" answers operations with garbage, "anon" keeps regions in
+// memory the PE cannot map, "crash" dies in the middle of a put, "hang"
+// never answers a get. Any other mode serves loopback faithfully.
 package main
 
 import (
@@ -39,7 +40,9 @@ func main() {
 		time.Sleep(time.Minute)
 	case "info":
 		plugin.ServeServer(garbageInfo{plugin.NewServer(lb)})
-	case "crash", "hang":
+	case "result":
+		plugin.ServeServer(garbageResults{plugin.NewServer(lb)})
+	case "crash", "hang", "anon":
 		plugin.Serve(provider{lb, mode})
 	default:
 		plugin.Serve(lb)
@@ -57,8 +60,29 @@ func (g garbageInfo) Info(ctx context.Context, r *pb.InfoRequest) (*pb.InfoReply
 	return in, err
 }
 
+// garbageResults answers every operation after the stream's opening with
+// an error of a kind the protocol does not define.
+type garbageResults struct{ pb.ProviderServer }
+
+func (g garbageResults) Endpoint(st pb.Provider_EndpointServer) error {
+	return g.ProviderServer.Endpoint(&garbageStream{Provider_EndpointServer: st})
+}
+
+type garbageStream struct {
+	pb.Provider_EndpointServer
+	sent int
+}
+
+func (s *garbageStream) Send(r *pb.Result) error {
+	if s.sent++; s.sent > 1 {
+		r.Err = &pb.Error{Kind: 99, Msg: "?"}
+	}
+	return s.Provider_EndpointServer.Send(r)
+}
+
 // provider wraps loopback; its endpoints die in Put (mode "crash") or
-// never return from Get (mode "hang").
+// never return from Get (mode "hang"), its regions are not shared memory
+// (mode "anon").
 type provider struct {
 	core.Provider
 	mode string
@@ -84,6 +108,20 @@ func (d domain) NewEndpoint(o core.EndpointOptions) (core.Endpoint, error) {
 	}
 	return endpoint{e, d.mode}, nil
 }
+
+// NewRegion hands out, in mode "anon", regions whose local part is
+// ordinary process memory.
+func (d domain) NewRegion(size int) (core.Region, error) {
+	r, err := d.Domain.NewRegion(size)
+	if err != nil || d.mode != "anon" {
+		return r, err
+	}
+	return anonRegion{make([]byte, size)}, nil
+}
+
+type anonRegion struct{ b []byte }
+
+func (r anonRegion) Local() []byte { return r.b }
 
 type endpoint struct {
 	core.Endpoint
