@@ -171,6 +171,16 @@ func TestHang(t *testing.T) {
 	})
 }
 
+// TestHangInOpen: a collective is bounded by the time the plugin spends
+// outside the job's bootstrap.
+func TestHangInOpen(t *testing.T) {
+	p := badProvider(t, "hang-open")
+	bounded(t, "open", func() {
+		_, err := openOne(t, p)
+		wantPluginError(t, err, core.ErrTimeout, "outside the job's bootstrap")
+	})
+}
+
 // envOrphan makes the test binary a PE that opens a domain on the example
 // plugin, says so, and waits to be killed.
 const envOrphan = "GOSHMEM_PLUGIN_TEST_ORPHAN"

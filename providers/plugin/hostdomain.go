@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -37,6 +38,12 @@ type domain struct {
 	sessDone chan struct{} // closed when the session stream ends
 	sessErr  error         // why; read after sessDone
 	opened   chan error
+
+	// inBoot is set while the plugin waits for the job's bootstrap on its
+	// behalf; active is when it last did (Unix nanoseconds). Collectives
+	// time the plugin by them (see collective).
+	inBoot atomic.Bool
+	active atomic.Int64
 
 	// broken is the first error that made the plugin unusable (it died or
 	// hung); Close then ends the process without asking it anything.
@@ -100,17 +107,62 @@ func (d *domain) open(ctx context.Context, cfg *core.Config) error {
 		return d.proc.fail("open", err)
 	}
 	go d.serveSession()
-	select {
-	case err := <-d.opened:
-		return err
-	case <-d.sessDone:
+	return d.collective("open", func(wctx context.Context) error {
 		select {
-		case err := <-d.opened: // the result came just before the end
+		case err := <-d.opened:
 			return err
-		default:
-			return d.proc.fail("open", d.sessErr)
+		case <-d.sessDone:
+			select {
+			case err := <-d.opened: // the result came just before the end
+				return err
+			default:
+				return d.proc.fail("open", d.sessErr)
+			}
+		case <-wctx.Done():
+			return wctx.Err()
 		}
+	})
+}
+
+// collective runs one collective call of the plugin: open, new region or
+// close. How long it takes depends on the other PEs, so the plugin's
+// timeout bounds only the time the plugin spends on it outside the job's
+// bootstrap: a plugin that goes longer than that without a bootstrap
+// call, and without answering, is reported hung. f's context is
+// cancelled then.
+func (d *domain) collective(op string, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	d.active.Store(time.Now().UnixNano())
+	var late atomic.Bool
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		t := time.NewTicker(d.set.timeout / 8)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				idle := time.Duration(time.Now().UnixNano() - d.active.Load())
+				if !d.inBoot.Load() && idle > d.set.timeout {
+					late.Store(true)
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := f(ctx)
+	close(stop)
+	<-watched
+	if err != nil && late.Load() {
+		err = d.proc.fail(op, fmt.Errorf("no answer within %v outside the job's bootstrap: %w", d.set.timeout, core.ErrTimeout))
+		d.broken.CompareAndSwap(nil, &err)
 	}
+	return err
 }
 
 func paramEnvs(in core.Info) []string {
@@ -135,6 +187,7 @@ func (d *domain) serveSession() {
 		case *pb.PluginMsg_Boot:
 			reply := &pb.BootReply{}
 			var err error
+			d.inBoot.Store(true)
 			switch m.Boot.GetKind() {
 			case pb.BootCall_ALLGATHER:
 				reply.Data, err = d.boot.Allgather(m.Boot.Data)
@@ -144,6 +197,8 @@ func (d *domain) serveSession() {
 				d.sessErr = garbage("bootstrap call of kind %v", m.Boot.GetKind())
 				return
 			}
+			d.active.Store(time.Now().UnixNano())
+			d.inBoot.Store(false)
 			reply.Err = encodeErr(err)
 			if err := d.session.Send(&pb.HostMsg{Msg: &pb.HostMsg_Boot{Boot: reply}}); err != nil {
 				d.sessErr = err
@@ -205,7 +260,11 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	r, err := d.proc.rpc.NewRegion(context.Background(), &pb.NewRegionRequest{Size: int64(size)})
+	var r *pb.NewRegionReply
+	err := d.collective("new region", func(ctx context.Context) (err error) {
+		r, err = d.proc.rpc.NewRegion(ctx, &pb.NewRegionRequest{Size: int64(size)})
+		return err
+	})
 	if err != nil {
 		return nil, d.proc.fail("new region", err)
 	}
@@ -330,7 +389,11 @@ func (d *domain) close() error {
 
 // closeRemote closes the wrapped domain in the plugin.
 func (d *domain) closeRemote() error {
-	r, err := d.proc.rpc.Close(context.Background(), &pb.CloseRequest{})
+	var r *pb.CloseReply
+	err := d.collective("close", func(ctx context.Context) (err error) {
+		r, err = d.proc.rpc.Close(ctx, &pb.CloseRequest{})
+		return err
+	})
 	if err != nil {
 		return d.proc.fail("close", err)
 	}

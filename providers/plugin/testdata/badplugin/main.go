@@ -3,7 +3,7 @@
 // writes garbage where the handshake goes, "info" answers garbage to
 // Info, "result" answers operations with garbage, "anon" keeps regions in
 // memory the PE cannot map, "crash" dies in the middle of a put, "hang"
-// never answers a get. Any other mode serves loopback faithfully.
+// never answers a get, "hang-open" never finishes opening. Any other mode serves loopback faithfully.
 package main
 
 import (
@@ -42,7 +42,7 @@ func main() {
 		plugin.ServeServer(garbageInfo{plugin.NewServer(lb)})
 	case "result":
 		plugin.ServeServer(garbageResults{plugin.NewServer(lb)})
-	case "crash", "hang", "anon":
+	case "crash", "hang", "anon", "hang-open":
 		plugin.Serve(provider{lb, mode})
 	default:
 		plugin.Serve(lb)
@@ -89,6 +89,9 @@ type provider struct {
 }
 
 func (p provider) Open(cfg *core.Config) (core.Domain, error) {
+	if p.mode == "hang-open" {
+		select {}
+	}
 	d, err := p.Provider.Open(cfg)
 	if err != nil {
 		return nil, err
