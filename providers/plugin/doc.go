@@ -70,8 +70,10 @@
 // the last panic line it wrote to stderr is quoted) or core.ErrTimeout (it
 // hung). After such an error the endpoint and domain fail every call with
 // it; Close then ends the process without asking it anything. Collective
-// calls (Open, NewRegion, Close) are bounded by the job's bootstrap, not
-// by the timeout: a slow peer is no hang. Errors of the wrapped provider
+// calls (Open, NewRegion, Close) wait for the other PEs, so the timeout
+// bounds only the time the plugin spends on them outside the job's
+// bootstrap: a slow peer is no hang, a plugin stuck in Open is. Errors of
+// the wrapped provider
 // cross the boundary as *RemoteError values that unwrap to the same core
 // sentinel.
 //
