@@ -12,7 +12,8 @@ import (
 // pair is a two-PE job in this process: PE 0 issues, PE 1 is the target.
 type pair struct {
 	doms [2]core.Domain
-	reg  core.Region // PE 0's handle of the region
+	regs [2]core.Region // each PE's handle of the region
+	reg  core.Region    // PE 0's
 	ep   core.Endpoint
 }
 
@@ -20,7 +21,7 @@ const benchRegion = 2 << 20
 
 // openPair opens a two-PE job on the named provider, with one region and
 // an endpoint on PE 0.
-func openPair(b *testing.B, name string) *pair {
+func openPair(b testing.TB, name string) *pair {
 	b.Helper()
 	p, err := core.Lookup(name)
 	if err != nil {
@@ -35,7 +36,6 @@ func openPair(b *testing.B, name string) *pair {
 	}
 	boots := bootstrap.NewLocal(2)
 	pr := &pair{}
-	var regs [2]core.Region
 	var errs [2]error
 	var wg sync.WaitGroup
 	for rank := range 2 {
@@ -43,7 +43,7 @@ func openPair(b *testing.B, name string) *pair {
 			d, err := p.Open(&core.Config{Bootstrap: boots[rank], JobID: "bench", Env: env})
 			if err == nil {
 				pr.doms[rank] = d
-				regs[rank], err = d.NewRegion(benchRegion)
+				pr.regs[rank], err = d.NewRegion(benchRegion)
 			}
 			errs[rank] = err
 		})
@@ -54,7 +54,7 @@ func openPair(b *testing.B, name string) *pair {
 			b.Fatal(err)
 		}
 	}
-	pr.reg = regs[0]
+	pr.reg = pr.regs[0]
 	if pr.ep, err = pr.doms[0].NewEndpoint(core.EndpointOptions{}); err != nil {
 		b.Fatal(err)
 	}

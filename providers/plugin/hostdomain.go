@@ -38,6 +38,7 @@ type domain struct {
 	sessDone chan struct{} // closed when the session stream ends
 	sessErr  error         // why; read after sessDone
 	opened   chan error
+	waiter   bool // the wrapped domain is a core.LocalWaiter; set before opened is sent
 
 	// inBoot is set while the plugin waits for the job's bootstrap on its
 	// behalf; active is when it last did (Unix nanoseconds). Collectives
@@ -81,6 +82,9 @@ func openDomain(p *provider, info core.Info, cfg *core.Config, set settings) (co
 		cancel()
 		pr.kill()
 		return nil, err
+	}
+	if d.waiter {
+		return waitingDomain{d}, nil
 	}
 	return d, nil
 }
@@ -213,6 +217,7 @@ func (d *domain) serveSession() {
 			if err != nil {
 				err = &core.OpError{Op: "open", PE: -1, Provider: d.p.name, Err: err}
 			}
+			d.waiter = m.Opened.Waiter
 			select {
 			case d.opened <- err:
 			default:

@@ -124,7 +124,9 @@ func (s *server) Session(st pb.Provider_SessionServer) error {
 		s.dom = d
 		s.mu.Unlock()
 	}
-	if err := boot.send(&pb.PluginMsg{Msg: &pb.PluginMsg_Opened{Opened: &pb.Opened{Err: encodeErr(err)}}}); err != nil || d == nil {
+	_, waiter := d.(core.LocalWaiter)
+	opened := &pb.Opened{Err: encodeErr(err), Waiter: waiter}
+	if err := boot.send(&pb.PluginMsg{Msg: &pb.PluginMsg_Opened{Opened: opened}}); err != nil || d == nil {
 		if d != nil {
 			d.Close()
 		}

@@ -720,7 +720,8 @@ func (x *BootCall) GetData() []byte {
 
 type Opened struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Err           *Error                 `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"` // unset: the domain is open
+	Err           *Error                 `protobuf:"bytes,1,opt,name=err,proto3" json:"err,omitempty"`        // unset: the domain is open
+	Waiter        bool                   `protobuf:"varint,2,opt,name=waiter,proto3" json:"waiter,omitempty"` // the domain implements core.LocalWaiter
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -760,6 +761,13 @@ func (x *Opened) GetErr() *Error {
 		return x.Err
 	}
 	return nil
+}
+
+func (x *Opened) GetWaiter() bool {
+	if x != nil {
+		return x.Waiter
+	}
+	return false
 }
 
 type PluginMsg struct {
@@ -1247,6 +1255,302 @@ func (x *Result) GetValue() uint64 {
 	return 0
 }
 
+type WaitArmRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Any           bool                   `protobuf:"varint,1,opt,name=any,proto3" json:"any,omitempty"` // wait for a change to any of this PE's memory
+	Region        uint32                 `protobuf:"varint,2,opt,name=region,proto3" json:"region,omitempty"`
+	Off           int64                  `protobuf:"varint,3,opt,name=off,proto3" json:"off,omitempty"`
+	Len           int64                  `protobuf:"varint,4,opt,name=len,proto3" json:"len,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitArmRequest) Reset() {
+	*x = WaitArmRequest{}
+	mi := &file_provider_proto_msgTypes[16]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitArmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitArmRequest) ProtoMessage() {}
+
+func (x *WaitArmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[16]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitArmRequest.ProtoReflect.Descriptor instead.
+func (*WaitArmRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{16}
+}
+
+func (x *WaitArmRequest) GetAny() bool {
+	if x != nil {
+		return x.Any
+	}
+	return false
+}
+
+func (x *WaitArmRequest) GetRegion() uint32 {
+	if x != nil {
+		return x.Region
+	}
+	return 0
+}
+
+func (x *WaitArmRequest) GetOff() int64 {
+	if x != nil {
+		return x.Off
+	}
+	return 0
+}
+
+func (x *WaitArmRequest) GetLen() int64 {
+	if x != nil {
+		return x.Len
+	}
+	return 0
+}
+
+type WaitArmReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	Watch         int32                  `protobuf:"varint,2,opt,name=watch,proto3" json:"watch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitArmReply) Reset() {
+	*x = WaitArmReply{}
+	mi := &file_provider_proto_msgTypes[17]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitArmReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitArmReply) ProtoMessage() {}
+
+func (x *WaitArmReply) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[17]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitArmReply.ProtoReflect.Descriptor instead.
+func (*WaitArmReply) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{17}
+}
+
+func (x *WaitArmReply) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *WaitArmReply) GetWatch() int32 {
+	if x != nil {
+		return x.Watch
+	}
+	return 0
+}
+
+type WaitChangeRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	MaxNs         int64                  `protobuf:"varint,2,opt,name=max_ns,json=maxNs,proto3" json:"max_ns,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitChangeRequest) Reset() {
+	*x = WaitChangeRequest{}
+	mi := &file_provider_proto_msgTypes[18]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitChangeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitChangeRequest) ProtoMessage() {}
+
+func (x *WaitChangeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[18]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitChangeRequest.ProtoReflect.Descriptor instead.
+func (*WaitChangeRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{18}
+}
+
+func (x *WaitChangeRequest) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+func (x *WaitChangeRequest) GetMaxNs() int64 {
+	if x != nil {
+		return x.MaxNs
+	}
+	return 0
+}
+
+type WaitChangeReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Seq           uint32                 `protobuf:"varint,1,opt,name=seq,proto3" json:"seq,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitChangeReply) Reset() {
+	*x = WaitChangeReply{}
+	mi := &file_provider_proto_msgTypes[19]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitChangeReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitChangeReply) ProtoMessage() {}
+
+func (x *WaitChangeReply) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[19]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitChangeReply.ProtoReflect.Descriptor instead.
+func (*WaitChangeReply) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *WaitChangeReply) GetSeq() uint32 {
+	if x != nil {
+		return x.Seq
+	}
+	return 0
+}
+
+type WaitDisarmRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Watch         int32                  `protobuf:"varint,1,opt,name=watch,proto3" json:"watch,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitDisarmRequest) Reset() {
+	*x = WaitDisarmRequest{}
+	mi := &file_provider_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitDisarmRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitDisarmRequest) ProtoMessage() {}
+
+func (x *WaitDisarmRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitDisarmRequest.ProtoReflect.Descriptor instead.
+func (*WaitDisarmRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *WaitDisarmRequest) GetWatch() int32 {
+	if x != nil {
+		return x.Watch
+	}
+	return 0
+}
+
+type WaitDisarmReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *WaitDisarmReply) Reset() {
+	*x = WaitDisarmReply{}
+	mi := &file_provider_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *WaitDisarmReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*WaitDisarmReply) ProtoMessage() {}
+
+func (x *WaitDisarmReply) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use WaitDisarmReply.ProtoReflect.Descriptor instead.
+func (*WaitDisarmReply) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{21}
+}
+
 var File_provider_proto protoreflect.FileDescriptor
 
 const file_provider_proto_rawDesc = "" +
@@ -1304,9 +1608,10 @@ const file_provider_proto_rawDesc = "" +
 	"\x04Kind\x12\x14\n" +
 	"\x10KIND_UNSPECIFIED\x10\x00\x12\r\n" +
 	"\tALLGATHER\x10\x01\x12\v\n" +
-	"\aBARRIER\x10\x02\"4\n" +
+	"\aBARRIER\x10\x02\"L\n" +
 	"\x06Opened\x12*\n" +
-	"\x03err\x18\x01 \x01(\v2\x18.goshmem.plugin.v1.ErrorR\x03err\"z\n" +
+	"\x03err\x18\x01 \x01(\v2\x18.goshmem.plugin.v1.ErrorR\x03err\x12\x16\n" +
+	"\x06waiter\x18\x02 \x01(\bR\x06waiter\"z\n" +
 	"\tPluginMsg\x121\n" +
 	"\x04boot\x18\x01 \x01(\v2\x1b.goshmem.plugin.v1.BootCallH\x00R\x04boot\x123\n" +
 	"\x06opened\x18\x02 \x01(\v2\x19.goshmem.plugin.v1.OpenedH\x00R\x06openedB\x05\n" +
@@ -1358,13 +1663,34 @@ const file_provider_proto_rawDesc = "" +
 	"\x05QUIET\x10\t\"J\n" +
 	"\x06Result\x12*\n" +
 	"\x03err\x18\x01 \x01(\v2\x18.goshmem.plugin.v1.ErrorR\x03err\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\x04R\x05value2\xf9\x02\n" +
+	"\x05value\x18\x02 \x01(\x04R\x05value\"^\n" +
+	"\x0eWaitArmRequest\x12\x10\n" +
+	"\x03any\x18\x01 \x01(\bR\x03any\x12\x16\n" +
+	"\x06region\x18\x02 \x01(\rR\x06region\x12\x10\n" +
+	"\x03off\x18\x03 \x01(\x03R\x03off\x12\x10\n" +
+	"\x03len\x18\x04 \x01(\x03R\x03len\"6\n" +
+	"\fWaitArmReply\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x14\n" +
+	"\x05watch\x18\x02 \x01(\x05R\x05watch\"<\n" +
+	"\x11WaitChangeRequest\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\x12\x15\n" +
+	"\x06max_ns\x18\x02 \x01(\x03R\x05maxNs\"#\n" +
+	"\x0fWaitChangeReply\x12\x10\n" +
+	"\x03seq\x18\x01 \x01(\rR\x03seq\")\n" +
+	"\x11WaitDisarmRequest\x12\x14\n" +
+	"\x05watch\x18\x01 \x01(\x05R\x05watch\"\x11\n" +
+	"\x0fWaitDisarmReply2\xf8\x04\n" +
 	"\bProvider\x12D\n" +
 	"\x04Info\x12\x1e.goshmem.plugin.v1.InfoRequest\x1a\x1c.goshmem.plugin.v1.InfoReply\x12G\n" +
 	"\aSession\x12\x1a.goshmem.plugin.v1.HostMsg\x1a\x1c.goshmem.plugin.v1.PluginMsg(\x010\x01\x12S\n" +
 	"\tNewRegion\x12#.goshmem.plugin.v1.NewRegionRequest\x1a!.goshmem.plugin.v1.NewRegionReply\x12@\n" +
 	"\bEndpoint\x12\x15.goshmem.plugin.v1.Op\x1a\x19.goshmem.plugin.v1.Result(\x010\x01\x12G\n" +
-	"\x05Close\x12\x1f.goshmem.plugin.v1.CloseRequest\x1a\x1d.goshmem.plugin.v1.CloseReplyB3Z1github.com/goshmem/goshmem/providers/plugin/protob\x06proto3"
+	"\x05Close\x12\x1f.goshmem.plugin.v1.CloseRequest\x1a\x1d.goshmem.plugin.v1.CloseReply\x12M\n" +
+	"\aWaitArm\x12!.goshmem.plugin.v1.WaitArmRequest\x1a\x1f.goshmem.plugin.v1.WaitArmReply\x12V\n" +
+	"\n" +
+	"WaitChange\x12$.goshmem.plugin.v1.WaitChangeRequest\x1a\".goshmem.plugin.v1.WaitChangeReply\x12V\n" +
+	"\n" +
+	"WaitDisarm\x12$.goshmem.plugin.v1.WaitDisarmRequest\x1a\".goshmem.plugin.v1.WaitDisarmReplyB3Z1github.com/goshmem/goshmem/providers/plugin/protob\x06proto3"
 
 var (
 	file_provider_proto_rawDescOnce sync.Once
@@ -1379,31 +1705,37 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 17)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
 var file_provider_proto_goTypes = []any{
-	(BootCall_Kind)(0),       // 0: goshmem.plugin.v1.BootCall.Kind
-	(Op_Kind)(0),             // 1: goshmem.plugin.v1.Op.Kind
-	(*InfoRequest)(nil),      // 2: goshmem.plugin.v1.InfoRequest
-	(*Param)(nil),            // 3: goshmem.plugin.v1.Param
-	(*InfoReply)(nil),        // 4: goshmem.plugin.v1.InfoReply
-	(*Error)(nil),            // 5: goshmem.plugin.v1.Error
-	(*OpenRequest)(nil),      // 6: goshmem.plugin.v1.OpenRequest
-	(*BootReply)(nil),        // 7: goshmem.plugin.v1.BootReply
-	(*HostMsg)(nil),          // 8: goshmem.plugin.v1.HostMsg
-	(*BootCall)(nil),         // 9: goshmem.plugin.v1.BootCall
-	(*Opened)(nil),           // 10: goshmem.plugin.v1.Opened
-	(*PluginMsg)(nil),        // 11: goshmem.plugin.v1.PluginMsg
-	(*NewRegionRequest)(nil), // 12: goshmem.plugin.v1.NewRegionRequest
-	(*NewRegionReply)(nil),   // 13: goshmem.plugin.v1.NewRegionReply
-	(*CloseRequest)(nil),     // 14: goshmem.plugin.v1.CloseRequest
-	(*CloseReply)(nil),       // 15: goshmem.plugin.v1.CloseReply
-	(*Op)(nil),               // 16: goshmem.plugin.v1.Op
-	(*Result)(nil),           // 17: goshmem.plugin.v1.Result
-	nil,                      // 18: goshmem.plugin.v1.OpenRequest.EnvEntry
+	(BootCall_Kind)(0),        // 0: goshmem.plugin.v1.BootCall.Kind
+	(Op_Kind)(0),              // 1: goshmem.plugin.v1.Op.Kind
+	(*InfoRequest)(nil),       // 2: goshmem.plugin.v1.InfoRequest
+	(*Param)(nil),             // 3: goshmem.plugin.v1.Param
+	(*InfoReply)(nil),         // 4: goshmem.plugin.v1.InfoReply
+	(*Error)(nil),             // 5: goshmem.plugin.v1.Error
+	(*OpenRequest)(nil),       // 6: goshmem.plugin.v1.OpenRequest
+	(*BootReply)(nil),         // 7: goshmem.plugin.v1.BootReply
+	(*HostMsg)(nil),           // 8: goshmem.plugin.v1.HostMsg
+	(*BootCall)(nil),          // 9: goshmem.plugin.v1.BootCall
+	(*Opened)(nil),            // 10: goshmem.plugin.v1.Opened
+	(*PluginMsg)(nil),         // 11: goshmem.plugin.v1.PluginMsg
+	(*NewRegionRequest)(nil),  // 12: goshmem.plugin.v1.NewRegionRequest
+	(*NewRegionReply)(nil),    // 13: goshmem.plugin.v1.NewRegionReply
+	(*CloseRequest)(nil),      // 14: goshmem.plugin.v1.CloseRequest
+	(*CloseReply)(nil),        // 15: goshmem.plugin.v1.CloseReply
+	(*Op)(nil),                // 16: goshmem.plugin.v1.Op
+	(*Result)(nil),            // 17: goshmem.plugin.v1.Result
+	(*WaitArmRequest)(nil),    // 18: goshmem.plugin.v1.WaitArmRequest
+	(*WaitArmReply)(nil),      // 19: goshmem.plugin.v1.WaitArmReply
+	(*WaitChangeRequest)(nil), // 20: goshmem.plugin.v1.WaitChangeRequest
+	(*WaitChangeReply)(nil),   // 21: goshmem.plugin.v1.WaitChangeReply
+	(*WaitDisarmRequest)(nil), // 22: goshmem.plugin.v1.WaitDisarmRequest
+	(*WaitDisarmReply)(nil),   // 23: goshmem.plugin.v1.WaitDisarmReply
+	nil,                       // 24: goshmem.plugin.v1.OpenRequest.EnvEntry
 }
 var file_provider_proto_depIdxs = []int32{
 	3,  // 0: goshmem.plugin.v1.InfoReply.params:type_name -> goshmem.plugin.v1.Param
-	18, // 1: goshmem.plugin.v1.OpenRequest.env:type_name -> goshmem.plugin.v1.OpenRequest.EnvEntry
+	24, // 1: goshmem.plugin.v1.OpenRequest.env:type_name -> goshmem.plugin.v1.OpenRequest.EnvEntry
 	5,  // 2: goshmem.plugin.v1.BootReply.err:type_name -> goshmem.plugin.v1.Error
 	6,  // 3: goshmem.plugin.v1.HostMsg.open:type_name -> goshmem.plugin.v1.OpenRequest
 	7,  // 4: goshmem.plugin.v1.HostMsg.boot:type_name -> goshmem.plugin.v1.BootReply
@@ -1420,13 +1752,19 @@ var file_provider_proto_depIdxs = []int32{
 	12, // 15: goshmem.plugin.v1.Provider.NewRegion:input_type -> goshmem.plugin.v1.NewRegionRequest
 	16, // 16: goshmem.plugin.v1.Provider.Endpoint:input_type -> goshmem.plugin.v1.Op
 	14, // 17: goshmem.plugin.v1.Provider.Close:input_type -> goshmem.plugin.v1.CloseRequest
-	4,  // 18: goshmem.plugin.v1.Provider.Info:output_type -> goshmem.plugin.v1.InfoReply
-	11, // 19: goshmem.plugin.v1.Provider.Session:output_type -> goshmem.plugin.v1.PluginMsg
-	13, // 20: goshmem.plugin.v1.Provider.NewRegion:output_type -> goshmem.plugin.v1.NewRegionReply
-	17, // 21: goshmem.plugin.v1.Provider.Endpoint:output_type -> goshmem.plugin.v1.Result
-	15, // 22: goshmem.plugin.v1.Provider.Close:output_type -> goshmem.plugin.v1.CloseReply
-	18, // [18:23] is the sub-list for method output_type
-	13, // [13:18] is the sub-list for method input_type
+	18, // 18: goshmem.plugin.v1.Provider.WaitArm:input_type -> goshmem.plugin.v1.WaitArmRequest
+	20, // 19: goshmem.plugin.v1.Provider.WaitChange:input_type -> goshmem.plugin.v1.WaitChangeRequest
+	22, // 20: goshmem.plugin.v1.Provider.WaitDisarm:input_type -> goshmem.plugin.v1.WaitDisarmRequest
+	4,  // 21: goshmem.plugin.v1.Provider.Info:output_type -> goshmem.plugin.v1.InfoReply
+	11, // 22: goshmem.plugin.v1.Provider.Session:output_type -> goshmem.plugin.v1.PluginMsg
+	13, // 23: goshmem.plugin.v1.Provider.NewRegion:output_type -> goshmem.plugin.v1.NewRegionReply
+	17, // 24: goshmem.plugin.v1.Provider.Endpoint:output_type -> goshmem.plugin.v1.Result
+	15, // 25: goshmem.plugin.v1.Provider.Close:output_type -> goshmem.plugin.v1.CloseReply
+	19, // 26: goshmem.plugin.v1.Provider.WaitArm:output_type -> goshmem.plugin.v1.WaitArmReply
+	21, // 27: goshmem.plugin.v1.Provider.WaitChange:output_type -> goshmem.plugin.v1.WaitChangeReply
+	23, // 28: goshmem.plugin.v1.Provider.WaitDisarm:output_type -> goshmem.plugin.v1.WaitDisarmReply
+	21, // [21:29] is the sub-list for method output_type
+	13, // [13:21] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -1451,7 +1789,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   17,
+			NumMessages:   23,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -26,11 +26,14 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Provider_Info_FullMethodName      = "/goshmem.plugin.v1.Provider/Info"
-	Provider_Session_FullMethodName   = "/goshmem.plugin.v1.Provider/Session"
-	Provider_NewRegion_FullMethodName = "/goshmem.plugin.v1.Provider/NewRegion"
-	Provider_Endpoint_FullMethodName  = "/goshmem.plugin.v1.Provider/Endpoint"
-	Provider_Close_FullMethodName     = "/goshmem.plugin.v1.Provider/Close"
+	Provider_Info_FullMethodName       = "/goshmem.plugin.v1.Provider/Info"
+	Provider_Session_FullMethodName    = "/goshmem.plugin.v1.Provider/Session"
+	Provider_NewRegion_FullMethodName  = "/goshmem.plugin.v1.Provider/NewRegion"
+	Provider_Endpoint_FullMethodName   = "/goshmem.plugin.v1.Provider/Endpoint"
+	Provider_Close_FullMethodName      = "/goshmem.plugin.v1.Provider/Close"
+	Provider_WaitArm_FullMethodName    = "/goshmem.plugin.v1.Provider/WaitArm"
+	Provider_WaitChange_FullMethodName = "/goshmem.plugin.v1.Provider/WaitChange"
+	Provider_WaitDisarm_FullMethodName = "/goshmem.plugin.v1.Provider/WaitDisarm"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -54,6 +57,12 @@ type ProviderClient interface {
 	Endpoint(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Op, Result], error)
 	// Close closes the domain (collective, as core.Domain).
 	Close(ctx context.Context, in *CloseRequest, opts ...grpc.CallOption) (*CloseReply, error)
+	// WaitArm, WaitChange and WaitDisarm are core.LocalWaiter, served when
+	// the wrapped domain implements it (Opened.waiter): the wait itself
+	// happens in the plugin process, where the wake-ups arrive.
+	WaitArm(ctx context.Context, in *WaitArmRequest, opts ...grpc.CallOption) (*WaitArmReply, error)
+	WaitChange(ctx context.Context, in *WaitChangeRequest, opts ...grpc.CallOption) (*WaitChangeReply, error)
+	WaitDisarm(ctx context.Context, in *WaitDisarmRequest, opts ...grpc.CallOption) (*WaitDisarmReply, error)
 }
 
 type providerClient struct {
@@ -120,6 +129,36 @@ func (c *providerClient) Close(ctx context.Context, in *CloseRequest, opts ...gr
 	return out, nil
 }
 
+func (c *providerClient) WaitArm(ctx context.Context, in *WaitArmRequest, opts ...grpc.CallOption) (*WaitArmReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitArmReply)
+	err := c.cc.Invoke(ctx, Provider_WaitArm_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) WaitChange(ctx context.Context, in *WaitChangeRequest, opts ...grpc.CallOption) (*WaitChangeReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitChangeReply)
+	err := c.cc.Invoke(ctx, Provider_WaitChange_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) WaitDisarm(ctx context.Context, in *WaitDisarmRequest, opts ...grpc.CallOption) (*WaitDisarmReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(WaitDisarmReply)
+	err := c.cc.Invoke(ctx, Provider_WaitDisarm_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // ProviderServer is the server API for Provider service.
 // All implementations must embed UnimplementedProviderServer
 // for forward compatibility.
@@ -141,6 +180,12 @@ type ProviderServer interface {
 	Endpoint(grpc.BidiStreamingServer[Op, Result]) error
 	// Close closes the domain (collective, as core.Domain).
 	Close(context.Context, *CloseRequest) (*CloseReply, error)
+	// WaitArm, WaitChange and WaitDisarm are core.LocalWaiter, served when
+	// the wrapped domain implements it (Opened.waiter): the wait itself
+	// happens in the plugin process, where the wake-ups arrive.
+	WaitArm(context.Context, *WaitArmRequest) (*WaitArmReply, error)
+	WaitChange(context.Context, *WaitChangeRequest) (*WaitChangeReply, error)
+	WaitDisarm(context.Context, *WaitDisarmRequest) (*WaitDisarmReply, error)
 	mustEmbedUnimplementedProviderServer()
 }
 
@@ -165,6 +210,15 @@ func (UnimplementedProviderServer) Endpoint(grpc.BidiStreamingServer[Op, Result]
 }
 func (UnimplementedProviderServer) Close(context.Context, *CloseRequest) (*CloseReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method Close not implemented")
+}
+func (UnimplementedProviderServer) WaitArm(context.Context, *WaitArmRequest) (*WaitArmReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method WaitArm not implemented")
+}
+func (UnimplementedProviderServer) WaitChange(context.Context, *WaitChangeRequest) (*WaitChangeReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method WaitChange not implemented")
+}
+func (UnimplementedProviderServer) WaitDisarm(context.Context, *WaitDisarmRequest) (*WaitDisarmReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method WaitDisarm not implemented")
 }
 func (UnimplementedProviderServer) mustEmbedUnimplementedProviderServer() {}
 func (UnimplementedProviderServer) testEmbeddedByValue()                  {}
@@ -255,6 +309,60 @@ func _Provider_Close_Handler(srv interface{}, ctx context.Context, dec func(inte
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Provider_WaitArm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitArmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).WaitArm(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_WaitArm_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).WaitArm(ctx, req.(*WaitArmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_WaitChange_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitChangeRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).WaitChange(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_WaitChange_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).WaitChange(ctx, req.(*WaitChangeRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_WaitDisarm_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(WaitDisarmRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).WaitDisarm(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_WaitDisarm_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).WaitDisarm(ctx, req.(*WaitDisarmRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Provider_ServiceDesc is the grpc.ServiceDesc for Provider service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -273,6 +381,18 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Close",
 			Handler:    _Provider_Close_Handler,
+		},
+		{
+			MethodName: "WaitArm",
+			Handler:    _Provider_WaitArm_Handler,
+		},
+		{
+			MethodName: "WaitChange",
+			Handler:    _Provider_WaitChange_Handler,
+		},
+		{
+			MethodName: "WaitDisarm",
+			Handler:    _Provider_WaitDisarm_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
