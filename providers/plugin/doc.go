@@ -86,7 +86,9 @@
 // Serving a provider needs its regions' local parts to be whole files of
 // the job directory (shared-memory providers); a provider that keeps them
 // in anonymous memory gets core.ErrNotSupported from NewRegion. The host
-// implements neither core.DirectAccess nor core.LocalWaiter, so shmem
-// polls with back-off while it waits. Capture reads /proc, so the serve
-// side works on Linux only.
+// does not implement core.DirectAccess. It implements core.LocalWaiter
+// when the wrapped domain does, by asking the plugin, where the wake-ups
+// arrive: each wait costs round trips, but a PE is woken when a peer
+// writes, instead of polling with back-off. Capture reads /proc, so the
+// serve side works on Linux only.
 package plugin
