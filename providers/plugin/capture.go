@@ -81,6 +81,19 @@ func (c *capture) scan() {
 	}
 }
 
+// abort ends the capture of a NewRegion that failed.
+func (c *capture) abort() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.active = false
+	c.dropLocked()
+}
+
+// holdPath returns a path in the hold directory, creating the directory.
+func (c *capture) holdPath(name string) (string, error) {
+	return filepath.Join(c.hold, name), os.MkdirAll(c.hold, 0o700)
+}
+
 // claim ends the capture of one NewRegion: it returns the file holding
 // local, renamed to a name of its own, and removes every other link. The
 // caller (the PE) removes the returned name once it has mapped it.
@@ -103,7 +116,7 @@ func (c *capture) claim(local []byte, id uint32) (string, error) {
 			break
 		}
 		delete(c.links, m.inode)
-		path := filepath.Join(c.hold, fmt.Sprintf("r%d", id))
+		path := filepath.Join(c.hold, regionFile(id))
 		if err := os.Rename(link, path); err != nil {
 			return "", errors.Join(err, os.Remove(link))
 		}

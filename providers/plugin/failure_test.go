@@ -2,6 +2,7 @@ package plugin_test
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -273,4 +274,28 @@ func stat(pid int) (procStat, bool) {
 func alive(pid int) bool {
 	st, ok := stat(pid)
 	return ok && st.state != 'Z' && st.state != 'X'
+}
+
+// TestPlacedRegion serves a provider that places its regions in memory it
+// is given (core.RegionPlacer): the PE's Local is the very memory the
+// provider in the plugin process reads and writes, both ways.
+func TestPlacedRegion(t *testing.T) {
+	d, r, e := endpointOn(t, badProvider(t, "placed"))
+	defer d.Close()
+	if err := e.Put(0, r, 8, []byte("from the plugin")); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Quiet(); err != nil {
+		t.Fatal(err)
+	}
+	if got := string(r.Local()[8:23]); got != "from the plugin" {
+		t.Fatalf("the PE's memory holds %q after the put", got)
+	}
+	binary.NativeEndian.PutUint64(r.Local()[96:], 41)
+	if v, err := e.FetchAtomic(0, r, 96, core.AtomicAdd, core.Uint64, 1, 0); err != nil || v != 41 {
+		t.Fatalf("fetch-add over a word the PE stored: %d, %v; want 41", v, err)
+	}
+	if v := binary.NativeEndian.Uint64(r.Local()[96:]); v != 42 {
+		t.Fatalf("the PE sees %d after the plugin's fetch-add, want 42", v)
+	}
 }

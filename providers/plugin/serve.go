@@ -74,6 +74,7 @@ type server struct {
 	dom     core.Domain
 	capture *capture
 	regions []core.Region
+	placed  [][]byte      // mappings of placed regions, unmapped after Close
 	done    chan struct{} // closed by Close
 }
 
@@ -149,36 +150,6 @@ func (s *server) domain() (core.Domain, error) {
 	return s.dom, nil
 }
 
-// NewRegion implements the protocol's NewRegion: the wrapped provider
-// makes the region, and the capture finds the file of this PE's part.
-func (s *server) NewRegion(_ context.Context, req *pb.NewRegionRequest) (*pb.NewRegionReply, error) {
-	d, err := s.domain()
-	if err != nil {
-		return nil, err
-	}
-	s.capture.begin()
-	r, err := d.NewRegion(int(req.Size))
-	if err != nil {
-		s.capture.claim(nil, 0)
-		return &pb.NewRegionReply{Err: encodeErr(err)}, nil
-	}
-	s.mu.Lock()
-	id := uint32(len(s.regions))
-	s.regions = append(s.regions, r)
-	s.mu.Unlock()
-	reply := &pb.NewRegionReply{Id: id, Size: req.Size}
-	local := r.Local()
-	if len(local) == 0 {
-		s.capture.claim(nil, 0)
-		return reply, nil
-	}
-	if reply.Path, err = s.capture.claim(local, id); err != nil {
-		// The region exists on every PE; this one cannot use it.
-		return &pb.NewRegionReply{Err: encodeErr(err)}, nil
-	}
-	return reply, nil
-}
-
 // region returns the region with the given id.
 func (s *server) region(id uint32) (core.Region, error) {
 	s.mu.Lock()
@@ -197,6 +168,12 @@ func (s *server) Close(context.Context, *pb.CloseRequest) (*pb.CloseReply, error
 		return nil, err
 	}
 	err = d.Close()
+	s.mu.Lock()
+	for _, m := range s.placed {
+		err = errors.Join(err, sys.Unmap(m))
+	}
+	s.placed = nil
+	s.mu.Unlock()
 	s.capture.drop()
 	s.mu.Lock()
 	select {

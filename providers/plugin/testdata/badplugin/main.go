@@ -3,7 +3,8 @@
 // writes garbage where the handshake goes, "info" answers garbage to
 // Info, "result" answers operations with garbage, "anon" keeps regions in
 // memory the PE cannot map, "crash" dies in the middle of a put, "hang"
-// never answers a get, "hang-open" never finishes opening. Any other mode serves loopback faithfully.
+// never answers a get, "hang-open" never finishes opening, "placed"
+// serves a provider that places its regions in memory it is given. Any other mode serves loopback faithfully.
 package main
 
 import (
@@ -42,6 +43,8 @@ func main() {
 		plugin.ServeServer(garbageInfo{plugin.NewServer(lb)})
 	case "result":
 		plugin.ServeServer(garbageResults{plugin.NewServer(lb)})
+	case "placed":
+		plugin.Serve(self{})
 	case "crash", "hang", "anon", "hang-open":
 		plugin.Serve(provider{lb, mode})
 	default:
