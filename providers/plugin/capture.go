@@ -27,8 +27,9 @@ import (
 // its link is handed to the PE, the others are removed.
 //
 // A provider whose local part is not a whole file of the job directory,
-// mapped from offset 0 (anonymous memory, say), cannot be served: its
-// NewRegion fails with core.ErrNotSupported.
+// mapped from offset 0 (anonymous memory, say), and which cannot place its
+// regions (core.RegionPlacer) either, cannot be served: its NewRegion
+// fails with core.ErrNotSupported.
 type capture struct {
 	dir  string // the job directory
 	hold string // the hold directory, inside dir

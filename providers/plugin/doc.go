@@ -36,13 +36,16 @@
 // # Data path
 //
 // Bulk data never travels in gRPC messages. The wrapped provider's part
-// of each region is a file the PE maps too: shared-memory providers such
-// as loopback create that file in the job directory and remove its name
-// before NewRegion returns, so the serve side keeps a hard link to each
-// file of the job directory it maps while NewRegion runs, finds the one
-// holding the region's local part by inode (/proc/self/maps), and hands
-// it to the PE (see capture). Region.Local on the PE is thus the very
-// memory the provider's peers write.
+// of each region is a file the PE maps too, so Region.Local on the PE is
+// the very memory the provider's peers write. A provider that implements
+// core.RegionPlacer gets that file from the plugin: the plugin creates and
+// maps it and the provider makes the region in the mapping. Any other
+// must keep its regions in files of the job directory, as shared-memory
+// providers such as loopback do; they remove the names before NewRegion
+// returns, so the serve side keeps a hard link to each file of the job
+// directory it maps while NewRegion runs, finds the one holding the
+// region's local part by inode (/proc/self/maps), and hands it to the PE
+// (see capture).
 //
 // Each endpoint has a staging area, a file the PE creates and the plugin
 // maps. A put copies its source there and sends a command naming the
@@ -83,9 +86,9 @@
 //
 // # Limits
 //
-// Serving a provider needs its regions' local parts to be whole files of
-// the job directory (shared-memory providers); a provider that keeps them
-// in anonymous memory gets core.ErrNotSupported from NewRegion. The host
+// A provider that neither implements core.RegionPlacer nor keeps its
+// regions' local parts in whole files of the job directory gets
+// core.ErrNotSupported from NewRegion. The host
 // does not implement core.DirectAccess. It implements core.LocalWaiter
 // when the wrapped domain does, by asking the plugin, where the wake-ups
 // arrive: each wait costs round trips, but a PE is woken when a peer
