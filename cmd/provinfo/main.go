@@ -5,9 +5,15 @@
 //	provinfo -p tcp -v       every attribute of one provider
 //	provinfo -e              every environment variable, with default and help
 //	provinfo -json           the same, for machines
+//	provinfo -check NAME     a quick self-test of one provider: two PEs
+//	                         put, get and fetch-add, with timings
 //
-// Exit status: 0 on success, 1 when a named provider is unknown, 2 on a
-// usage error.
+// Plugin providers (executables named goshmem-provider-NAME in the
+// directories of GOSHMEM_PROVIDER_PATH) are listed beside the built-in
+// ones; listing starts each plugin once to ask it.
+//
+// Exit status: 0 on success; 1 on failure (a named provider is unknown,
+// the self-test failed, output could not be written); 2 on a usage error.
 package main
 
 import (
@@ -38,9 +44,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "show every attribute")
 	env := fs.Bool("e", false, "list every environment variable with its default and help")
 	asJSON := fs.Bool("json", false, "print JSON")
+	check := fs.String("check", "", "run a quick self-test of the named provider (two PEs: open, put, get, fetch-add) and print pass or fail with timings")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e] [-json]")
+		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e] [-json] | provinfo -check NAME")
 		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "\nPlugins are found in the directories of %s.\n", core.EnvProviderPath)
+		fmt.Fprintln(stderr, "Exit status: 0 success; 1 failure (unknown provider, failed self-test, output error); 2 usage error.")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -52,6 +61,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "provinfo: unexpected argument %q\n", fs.Arg(0))
 		fs.Usage()
 		return 2
+	}
+	if *check != "" {
+		if *name != "" || *verbose || *env || *asJSON {
+			fmt.Fprintln(stderr, "provinfo: -check takes no other flag")
+			fs.Usage()
+			return 2
+		}
+		p, err := core.Lookup(*check)
+		if err == nil {
+			err = selfCheck(stdout, p)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "provinfo:", err)
+			return 1
+		}
+		return 0
 	}
 	providers := core.Providers()
 	if *name != "" {
@@ -143,11 +168,21 @@ func writeJSON(w io.Writer, v any) error {
 
 func printTable(w io.Writer, infos []core.Info) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROVIDER\tLOCALITY\tCAPABILITIES\tDESCRIPTION")
+	fmt.Fprintln(tw, "PROVIDER\tLOCALITY\tCAPABILITIES\tORIGIN\tDESCRIPTION")
 	for _, in := range infos {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", in.Name, in.Locality, in.Caps, in.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", in.Name, in.Locality, in.Caps, originKind(in.Origin), in.Description)
 	}
 	return tw.Flush()
+}
+
+// originKind is the first word of an origin: "built-in" or "plugin" (the
+// path and protocol follow in -v and -json).
+func originKind(origin string) string {
+	kind, _, _ := strings.Cut(origin, " ")
+	if kind == "" {
+		return "-"
+	}
+	return kind
 }
 
 func sizeOrUnbounded(n int) string {
@@ -205,6 +240,7 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 		}
 		out = append(out,
 			paramView{Env: core.EnvShmDir, Default: "/dev/shm", Help: "directory for the job's shared-memory files (removed when the job ends)"},
+			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
 			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},
 			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
 			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},

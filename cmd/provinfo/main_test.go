@@ -70,3 +70,23 @@ func TestExitCodes(t *testing.T) {
 	code, _, _ = runArgs("extra")
 	require.Equal(t, 2, code)
 }
+
+func TestCheckLoopback(t *testing.T) {
+	code, out, errOut := runArgs("-check", "loopback")
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"open", "put 8B + quiet", "get 8B", "fetch-add 8B", "close", "PASS"} {
+		require.Contains(t, out, want)
+	}
+	require.Regexp(t, `(?m)^get 8B\s+ok\s+[0-9.]+µs/op`, out)
+}
+
+func TestCheckUsage(t *testing.T) {
+	code, _, errOut := runArgs("-check", "bogus")
+	require.Equal(t, 1, code)
+	require.Contains(t, errOut, `unknown provider "bogus"`)
+	code, _, _ = runArgs("-check", "loopback", "-json")
+	require.Equal(t, 2, code)
+	code, _, errOut = runArgs("-h")
+	require.Equal(t, 0, code)
+	require.Contains(t, errOut, "Exit status: 0 success; 1 failure")
+}

@@ -1,0 +1,15 @@
+package plugin_test
+
+import (
+	"testing"
+
+	"github.com/goshmem/goshmem/conformance"
+)
+
+// The whole suite, through the plugin boundary: every PE's provider is the
+// example plugin, a separate process serving loopback.
+var harness = conformance.Harness{Provider: examplePlugin, NPEs: []int{2, 3}}
+
+func TestConformance(t *testing.T) { conformance.Run(t, harness) }
+
+func TestConformanceProcesses(t *testing.T) { conformance.RunProcesses(t, harness) }

@@ -1,0 +1,88 @@
+package plugin
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// Found is a plugin executable on the search path.
+type Found struct {
+	Name string // the provider it serves: the file name without Prefix
+	Path string
+}
+
+// Find lists the plugin executables in the directories of pathList
+// (GOSHMEM_PROVIDER_PATH syntax: directories separated by the system's
+// list separator, ':' on Unix). Files named goshmem-provider-NAME that are
+// regular and executable and whose NAME is a valid provider name count;
+// when two directories hold the same NAME, the first wins, as with PATH.
+// Nothing is started.
+func Find(pathList string) []Found {
+	var out []Found
+	seen := map[string]bool{}
+	for _, dir := range filepath.SplitList(pathList) {
+		if dir == "" {
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue // a missing directory on a search path is not an error, as with PATH
+		}
+		for _, e := range entries {
+			name, ok := strings.CutPrefix(e.Name(), Prefix)
+			if !ok || seen[name] || !validName(name) {
+				continue
+			}
+			path := filepath.Join(dir, e.Name())
+			if st, err := os.Stat(path); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+				continue
+			}
+			seen[name] = true
+			out = append(out, Found{Name: name, Path: path})
+		}
+	}
+	slices.SortFunc(out, func(a, b Found) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// validName is core's rule for provider names, checked here so that a
+// stray file on the path is skipped instead of making Register panic.
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// RegisterFound registers, with core.Register, every plugin that Find
+// lists on GOSHMEM_PROVIDER_PATH (read from lookup; nil means the process
+// environment) under a name no provider has yet: a built-in provider
+// always wins over a plugin of the same name. Plugins are registered
+// lazily: nothing starts until the provider's Info or Open is called. It
+// returns the plugins it registered.
+//
+// providers/all calls it after every built-in provider has registered.
+func RegisterFound(lookup func(string) (string, bool)) []Found {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	pathList, _ := lookup(core.EnvProviderPath)
+	var out []Found
+	for _, f := range Find(pathList) {
+		if _, err := core.Lookup(f.Name); err == nil {
+			continue
+		}
+		core.Register(New(f.Name, f.Path))
+		out = append(out, f)
+	}
+	return out
+}

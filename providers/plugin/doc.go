@@ -1,0 +1,97 @@
+// Package plugin runs goshmem providers that live outside the program, as
+// separate executables speaking a gRPC protocol through
+// github.com/hashicorp/go-plugin, and lets any core.Provider be served
+// that way. A vendor ships a provider as an executable named
+// goshmem-provider-NAME; users put its directory on GOSHMEM_PROVIDER_PATH,
+// and NAME is then listed, selected and tested like a built-in provider.
+//
+// # Two sides
+//
+// The serve side is Serve: the main of a plugin executable hands it a
+// core.Provider and it serves that provider's Info, Open, NewRegion,
+// endpoints and Close to one host. Re-exporting a provider is a few lines
+// (see cmd/goshmem-provider-loopback-plugin).
+//
+// The host side is the provider New returns for an executable, which
+// RegisterFound registers for every plugin on GOSHMEM_PROVIDER_PATH whose
+// name no built-in provider has (providers/all calls it after the
+// built-ins register). Nothing starts at registration: Info starts the
+// plugin once, asks, remembers the answer and ends it; Open starts one
+// plugin process per domain, which ends when the domain closes. The
+// advertised Info is the wrapped provider's, under the plugin's name,
+// with Origin "plugin PATH, protocol N", without direct access (peers'
+// memory is mapped in the plugin process, not in the PE) and with two
+// parameters of the host's own: GOSHMEM_<NAME>_TIMEOUT and
+// GOSHMEM_<NAME>_STAGING.
+//
+// # Handshake
+//
+// go-plugin's handshake guards the start: a magic cookie (so a plugin run
+// by hand, or a program that is not a goshmem plugin, is refused), the
+// protocol version (ProtocolVersion, offered through go-plugin's
+// versioned plugin sets so a later version can be negotiated beside this
+// one), the gRPC protocol only, and mutual TLS with certificates made for
+// this one connection (AutoMTLS).
+//
+// # Data path
+//
+// Bulk data never travels in gRPC messages. The wrapped provider's part
+// of each region is a file the PE maps too, so Region.Local on the PE is
+// the very memory the provider's peers write. A provider that implements
+// core.RegionPlacer gets that file from the plugin: the plugin creates and
+// maps it and the provider makes the region in the mapping. Any other
+// must keep its regions in files of the job directory, as shared-memory
+// providers such as loopback do; they remove the names before NewRegion
+// returns, so the serve side keeps a hard link to each file of the job
+// directory it maps while NewRegion runs, finds the one holding the
+// region's local part by inode (/proc/self/maps), and hands it to the PE
+// (see capture).
+//
+// Each endpoint has a staging area, a file the PE creates and the plugin
+// maps. A put copies its source there and sends a command naming the
+// extent; a get names an extent the plugin fills, then copies it out.
+// Commands travel on one gRPC stream per endpoint and are pipelined:
+// puts, value puts, non-fetching atomics and fences do not wait for their
+// results, which come back in order and are collected when a later call
+// waits, when the staging area is full, or at Quiet (where the first
+// error of an operation nobody waited for is reported). Small values and
+// atomic operands travel in the command itself.
+//
+// # Bootstrap
+//
+// The wrapped provider's Open, NewRegion and Close are collective and use
+// the job's bootstrap. Inside the plugin process the bootstrap is a proxy:
+// each Allgather or Barrier is a message on the session stream, which the
+// host answers with the PE's own bootstrap.
+//
+// # Failures
+//
+// A plugin that fails the handshake, answers something the protocol does
+// not allow, dies or does not answer within GOSHMEM_<NAME>_TIMEOUT yields
+// an *Error naming the plugin and its executable, wrapping core.ErrInvalid
+// (handshake, garbage), core.ErrPeerLost (it died or the connection broke;
+// the last panic line it wrote to stderr is quoted) or core.ErrTimeout (it
+// hung). After such an error the endpoint and domain fail every call with
+// it; Close then ends the process without asking it anything. Collective
+// calls (Open, NewRegion, Close) wait for the other PEs, so the timeout
+// bounds only the time the plugin spends on them outside the job's
+// bootstrap: a slow peer is no hang, a plugin stuck in Open is. Errors of
+// the wrapped provider
+// cross the boundary as *RemoteError values that unwrap to the same core
+// sentinel.
+//
+// A plugin never outlives its PE: the domain's Close ends it (go-plugin
+// asks it to exit, then kills it), and a plugin whose PE died without
+// closing notices that it was re-parented and exits.
+//
+// # Limits
+//
+// A provider that neither implements core.RegionPlacer nor keeps its
+// regions' local parts in whole files of the job directory gets
+// core.ErrNotSupported from NewRegion. The host
+// does not implement core.DirectAccess. It implements core.LocalWaiter
+// when the wrapped domain does, by asking the plugin, where the wake-ups
+// arrive: each wait costs round trips, but a PE is woken when a peer
+// writes, instead of polling with back-off. Capture reads /proc, so the
+// serve side works on Linux only.
+package plugin

@@ -1,0 +1,160 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/goshmem/goshmem/core"
+	pb "github.com/goshmem/goshmem/providers/plugin/proto"
+)
+
+// proc is one running plugin process, as the host sees it.
+type proc struct {
+	name, path string
+	timeout    time.Duration // longest wait for one answer
+	client     *goplugin.Client
+	rpc        pb.ProviderClient
+	stderr     *tail
+}
+
+// start runs the plugin at path and completes go-plugin's handshake
+// (cookie, protocol version, mutual TLS) within timeout.
+func start(name, path string, timeout time.Duration) (*proc, error) {
+	p := &proc{name: name, path: path, timeout: timeout, stderr: &tail{}}
+	cmd := exec.Command(path)
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		// A race-built plugin would otherwise linger a second at exit.
+		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
+	}
+	p.client = goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  handshake,
+		VersionedPlugins: versionedPlugins(nil),
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		AutoMTLS:         true,
+		StartTimeout:     timeout,
+		Stderr:           p.stderr,
+		Logger:           hclog.NewNullLogger(),
+	})
+	cp, err := p.client.Client()
+	if err == nil {
+		var raw any
+		raw, err = cp.Dispense(pluginName)
+		if err == nil {
+			var ok bool
+			if p.rpc, ok = raw.(pb.ProviderClient); !ok {
+				err = fmt.Errorf("dispensed %T", raw)
+			}
+		}
+	}
+	if err != nil {
+		p.client.Kill()
+		p.exited() // let its stderr drain: a plugin that refuses says why there
+		// go-plugin's own explanation runs over many lines; its first says what.
+		why, _, _ := strings.Cut(err.Error(), "\n")
+		return nil, p.fail("start", fmt.Errorf("handshake failed: %s%s: %w", strings.TrimSpace(why), p.stderr.words(), core.ErrInvalid))
+	}
+	return p, nil
+}
+
+// kill ends the process; go-plugin asks it to exit, then kills it.
+func (p *proc) kill() { p.client.Kill() }
+
+// call bounds one unary call by the plugin's timeout.
+func (p *proc) call(op string, f func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), p.timeout)
+	defer cancel()
+	if err := f(ctx); err != nil {
+		return p.fail(op, err)
+	}
+	return nil
+}
+
+// fail turns what went wrong while talking to the plugin into an *Error
+// naming it: a process that is gone is core.ErrPeerLost (with what it
+// last wrote to stderr), an answer that did not come in time is
+// core.ErrTimeout. Errors the caller classified already (garbage,
+// timeouts) keep their kind; an *Error passes through.
+func (p *proc) fail(op string, err error) error {
+	var pe *Error
+	if errors.As(err, &pe) {
+		return err
+	}
+	switch {
+	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrTimeout):
+	case p.exited():
+		err = fmt.Errorf("the plugin process died (%v)%s: %w", err, p.stderr.words(), core.ErrPeerLost)
+	case status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
+		err = fmt.Errorf("no answer within %v: %w", p.timeout, core.ErrTimeout)
+	default:
+		err = fmt.Errorf("connection to the plugin broke: %v: %w", err, core.ErrPeerLost)
+	}
+	return &Error{Name: p.name, Path: p.path, Op: op, Err: err}
+}
+
+// exited reports whether the process has ended, giving go-plugin a moment
+// to notice: a broken connection usually arrives just before the exit.
+func (p *proc) exited() bool {
+	for range 50 {
+		if p.client.Exited() {
+			return true
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return false
+}
+
+// tail keeps the last of what a plugin wrote to its stderr, where a Go
+// program's panic goes, for the error that reports its death.
+type tail struct {
+	mu  sync.Mutex
+	buf []byte
+}
+
+const tailMax = 16 << 10
+
+var _ io.Writer = (*tail)(nil)
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, b...)
+	if n := len(t.buf); n > tailMax {
+		t.buf = append(t.buf[:0], t.buf[n-tailMax:]...)
+	}
+	return len(b), nil
+}
+
+// words is the gist of the tail for an error message, or "": the last
+// panic or fatal error line if there is one (the stack after it is long
+// and says less), else the last few lines.
+func (t *tail) words() string {
+	t.mu.Lock()
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	t.mu.Unlock()
+	if len(lines) == 1 && lines[0] == "" {
+		return ""
+	}
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.HasPrefix(lines[i], "panic: ") || strings.HasPrefix(lines[i], "fatal error: ") {
+			lines = lines[i : i+1]
+			break
+		}
+	}
+	if len(lines) > 3 {
+		lines = lines[len(lines)-3:]
+	}
+	return "; its stderr ended: " + strings.Join(lines, " | ")
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package plugin_test
+
+// raceEnabled builds the test plugins with the race detector too.
+const raceEnabled = true
