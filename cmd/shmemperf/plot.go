@@ -1,0 +1,205 @@
+package main
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+)
+
+func plotExt(name string) string { return strings.ToLower(filepath.Ext(name)) }
+
+// plotFiles draws the results in the JSON lines files from into file.
+func plotFiles(file string, from []string) error {
+	var all []result
+	for _, name := range from {
+		f, err := os.Open(name)
+		if err != nil {
+			return fmt.Errorf("-from: %w", err)
+		}
+		rs, err := readResults(name, f)
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("-from: %w", err)
+		}
+		all = append(all, rs...)
+	}
+	return plotResults(file, all)
+}
+
+// plotResults draws latency and bandwidth against size, one panel each,
+// into file (.svg or .png). Figures without a size (barrier) and rates
+// are left out: they are single points, which the table shows better.
+func plotResults(file string, results []result) error {
+	panels, err := buildPanels(results)
+	if err != nil {
+		return err
+	}
+	const width = 22 * vg.Centimeter
+	height := vg.Length(len(panels)) * 13 * vg.Centimeter
+	var canvas interface {
+		vg.CanvasSizer
+		io.WriterTo
+	}
+	if plotExt(file) == ".svg" {
+		canvas = vgsvg.New(width, height)
+	} else {
+		canvas = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(110))}
+	}
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		grid[i] = []*plot.Plot{p}
+	}
+	tiles := draw.Tiles{Rows: len(panels), Cols: 1, PadX: vg.Centimeter, PadY: vg.Centimeter,
+		PadTop: vg.Centimeter / 2, PadBottom: vg.Centimeter / 2, PadLeft: vg.Centimeter / 2, PadRight: vg.Centimeter}
+	dc := draw.New(canvas)
+	for i, cs := range plot.Align(grid, tiles, dc) {
+		grid[i][0].Draw(cs[0])
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return fmt.Errorf("-plot: %w", err)
+	}
+	if _, err := canvas.WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("-plot: %w", err)
+	}
+	return f.Close()
+}
+
+// series is one line: a test on a provider with a number of PEs.
+type series struct {
+	test, provider string
+	npes           int
+	pts            plotter.XYs
+}
+
+// buildPanels makes a latency panel and a bandwidth panel of whichever
+// results have them. Lines of the same test share a colour; providers
+// differ by dash pattern and marker, so a peer and ours read as a pair.
+func buildPanels(results []result) ([]*plot.Plot, error) {
+	byKey := map[metric]map[string]*series{} // by metric, then line
+	var tests, providers []string
+	npes := map[int]bool{}
+	for _, r := range results {
+		v, m := r.value()
+		if r.Size <= 0 || m == rate || v <= 0 {
+			continue
+		}
+		if byKey[m] == nil {
+			byKey[m] = map[string]*series{}
+		}
+		key := fmt.Sprintf("%s/%s/%d", r.Test, r.Provider, r.NPEs)
+		s := byKey[m][key]
+		if s == nil {
+			s = &series{test: r.Test, provider: r.Provider, npes: r.NPEs}
+			byKey[m][key] = s
+		}
+		s.pts = append(s.pts, plotter.XY{X: float64(r.Size), Y: v})
+		if !slices.Contains(tests, r.Test) {
+			tests = append(tests, r.Test)
+		}
+		if !slices.Contains(providers, r.Provider) {
+			providers = append(providers, r.Provider)
+		}
+		npes[r.NPEs] = true
+	}
+	var panels []*plot.Plot
+	for _, m := range []metric{latency, bandwidth} {
+		lines := byKey[m]
+		if len(lines) == 0 {
+			continue
+		}
+		p := plot.New()
+		where := ""
+		if len(npes) == 1 {
+			for n := range npes {
+				where = fmt.Sprintf(", %d PEs", n)
+			}
+		}
+		switch m {
+		case latency:
+			p.Title.Text = "Latency" + where + " (lower is better)"
+			p.Y.Label.Text = "latency per operation (µs)"
+		case bandwidth:
+			p.Title.Text = "Bandwidth" + where + " (higher is better)"
+			p.Y.Label.Text = "bandwidth (MB/s, 10⁶ bytes per second)"
+		}
+		p.Title.TextStyle.Font.Size = vg.Points(14)
+		p.X.Label.Text = "message size (bytes)"
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		p.X.Tick.Marker = sizeTicks{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Add(plotter.NewGrid())
+		// Both curves start low on the left, leaving the top left free.
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Legend.XOffs, p.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
+		p.Legend.ThumbnailWidth = vg.Centimeter
+		ordered := make([]*series, 0, len(lines))
+		for _, s := range lines {
+			ordered = append(ordered, s)
+		}
+		slices.SortFunc(ordered, func(a, b *series) int {
+			return cmp.Or(cmp.Compare(slices.Index(tests, a.test), slices.Index(tests, b.test)),
+				cmp.Compare(slices.Index(providers, a.provider), slices.Index(providers, b.provider)),
+				cmp.Compare(a.npes, b.npes))
+		})
+		for _, s := range ordered {
+			slices.SortFunc(s.pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+			line, points, err := plotter.NewLinePoints(s.pts)
+			if err != nil {
+				return nil, fmt.Errorf("-plot: %s on %s: %w", s.test, s.provider, err)
+			}
+			ti, pi := slices.Index(tests, s.test), slices.Index(providers, s.provider)
+			line.Color = plotutil.Color(ti)
+			line.Width = vg.Points(1.5)
+			line.Dashes = plotutil.Dashes(pi)
+			points.Color = line.Color
+			points.Shape = plotutil.Shape(pi)
+			p.Add(line, points)
+			label := s.test + " · " + s.provider
+			if len(npes) > 1 {
+				label += fmt.Sprintf(" · %d PEs", s.npes)
+			}
+			p.Legend.Add(label, line, points)
+		}
+		panels = append(panels, p)
+	}
+	if len(panels) == 0 {
+		return nil, errors.New("-plot: no latency or bandwidth figure with a size to draw (rates and barrier are tables only)")
+	}
+	return panels, nil
+}
+
+// sizeTicks marks powers of two on a log size axis, labelling every other
+// one with a binary unit: 8, 32, 128, 512, 2K, ...
+type sizeTicks struct{}
+
+func (sizeTicks) Ticks(lo, hi float64) []plot.Tick {
+	var ticks []plot.Tick
+	for e := math.Floor(math.Log2(lo)); e <= math.Ceil(math.Log2(hi)); e++ {
+		v := math.Exp2(e)
+		if v < lo || v > hi {
+			continue
+		}
+		t := plot.Tick{Value: v}
+		if int(e)%2 == 1 || lo*4 > hi {
+			t.Label = formatSize(int(v))
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}
