@@ -22,6 +22,8 @@ type options struct {
 	json               bool
 	plot               string
 	from               []string
+	compare            []string // the peer's and our JSON lines files
+	targets            []target
 }
 
 func main() {
@@ -33,9 +35,12 @@ func main() {
 		fmt.Fprintln(os.Stderr, "shmemperf:", err)
 		os.Exit(2)
 	}
-	if len(o.from) > 0 {
+	switch {
+	case len(o.compare) > 0:
+		err = compareFiles(os.Stdout, o.compare[0], o.compare[1], o.targets)
+	case len(o.from) > 0:
 		err = plotFiles(o.plot, o.from)
-	} else {
+	default:
 		err = runJob(o, os.Stdout)
 	}
 	if err != nil {
@@ -55,8 +60,10 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	jsonOut := fs.Bool("json", false, "one JSON object per result line instead of a table")
 	plotFile := fs.String("plot", "", "also draw latency and bandwidth against size into this .svg or .png file")
 	from := fs.String("from", "", "with -plot: draw these JSON lines files (comma separated) instead of running tests")
+	compare := fs.String("compare", "", "PEER.jsonl,OURS.jsonl: print both medians per test, size and PEs, and their ratio, instead of running tests")
+	targets := fs.String("targets", "", "with -compare: ratio targets, TEST[:SIZE][@NPES]=RATIO separated by commas (latency at most, bandwidth and rate at least)")
 	fs.Usage = func() {
-		fmt.Fprint(out, "usage: oshrun -np N shmemperf [flags]\n       shmemperf -plot FILE -from A.jsonl,B.jsonl\n\nflags:\n")
+		fmt.Fprint(out, "usage: oshrun -np N shmemperf [flags]\n       shmemperf -plot FILE -from A.jsonl,B.jsonl\n       shmemperf -compare PEER.jsonl,OURS.jsonl [-targets T]\n\nflags:\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -86,6 +93,16 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 		return nil, fmt.Errorf("-plot %q: the file name must end in .svg or .png", o.plot)
 	case *from != "" && o.plot == "":
 		return nil, errors.New("-from names files to plot: give -plot FILE too")
+	case *targets != "" && *compare == "":
+		return nil, errors.New("-targets applies to -compare: give -compare PEER.jsonl,OURS.jsonl too")
+	}
+	if *compare != "" {
+		if o.compare = strings.Split(*compare, ","); len(o.compare) != 2 {
+			return nil, fmt.Errorf("-compare %q: give two files, the peer's and ours, separated by a comma", *compare)
+		}
+	}
+	if o.targets, err = parseTargets(*targets); err != nil {
+		return nil, err
 	}
 	if *from != "" {
 		o.from = strings.Split(*from, ",")

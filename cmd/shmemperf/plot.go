@@ -80,11 +80,23 @@ func plotResults(file string, results []result) error {
 	return f.Close()
 }
 
-// series is one line: a test on a provider with a number of PEs.
+// series is one line: a test on a provider with a number of PEs. Rounds
+// of the same run give several figures per size; the line goes through
+// their median.
 type series struct {
 	test, provider string
 	npes           int
-	pts            plotter.XYs
+	bySize         map[int][]float64
+}
+
+func (s *series) points() plotter.XYs {
+	var pts plotter.XYs
+	for size, vs := range s.bySize {
+		m, _ := median(vs)
+		pts = append(pts, plotter.XY{X: float64(size), Y: m})
+	}
+	slices.SortFunc(pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
+	return pts
 }
 
 // buildPanels makes a latency panel and a bandwidth panel of whichever
@@ -105,10 +117,10 @@ func buildPanels(results []result) ([]*plot.Plot, error) {
 		key := fmt.Sprintf("%s/%s/%d", r.Test, r.Provider, r.NPEs)
 		s := byKey[m][key]
 		if s == nil {
-			s = &series{test: r.Test, provider: r.Provider, npes: r.NPEs}
+			s = &series{test: r.Test, provider: r.Provider, npes: r.NPEs, bySize: map[int][]float64{}}
 			byKey[m][key] = s
 		}
-		s.pts = append(s.pts, plotter.XY{X: float64(r.Size), Y: v})
+		s.bySize[r.Size] = append(s.bySize[r.Size], v)
 		if !slices.Contains(tests, r.Test) {
 			tests = append(tests, r.Test)
 		}
@@ -158,8 +170,7 @@ func buildPanels(results []result) ([]*plot.Plot, error) {
 				cmp.Compare(a.npes, b.npes))
 		})
 		for _, s := range ordered {
-			slices.SortFunc(s.pts, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) })
-			line, points, err := plotter.NewLinePoints(s.pts)
+			line, points, err := plotter.NewLinePoints(s.points())
 			if err != nil {
 				return nil, fmt.Errorf("-plot: %s on %s: %w", s.test, s.provider, err)
 			}

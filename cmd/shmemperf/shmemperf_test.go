@@ -233,3 +233,49 @@ func TestPlot(t *testing.T) {
 	err := plotResults(filepath.Join(dir, "none.svg"), rs[len(rs)-1:])
 	require.ErrorContains(t, err, "no latency or bandwidth")
 }
+
+func TestParseTargets(t *testing.T) {
+	ts, err := parseTargets("put_lat:8=1.0, put_bw:4M=0.95,barrier@8=1,fadd_lat=1")
+	require.NoError(t, err)
+	require.Equal(t, []target{
+		{test: "put_lat", size: 8, bound: 1}, {test: "put_bw", size: 4 << 20, bound: 0.95},
+		{test: "barrier", size: -1, npes: 8, bound: 1}, {test: "fadd_lat", size: -1, bound: 1},
+	}, ts)
+	for _, bad := range []string{"put_lat", "put_lat=x", "put_lat=-1", "put_lat:8:16=1", "barrier@x=1", "=1", "a@0=1"} {
+		_, err := parseTargets(bad)
+		require.ErrorContains(t, err, "TEST[:SIZE][@NPES]=RATIO", bad)
+	}
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, provider string, lat, bw []float64, barrier float64) string {
+		var b bytes.Buffer
+		for i := range lat {
+			require.NoError(t, writeJSON(&b, newResult(test{name: "put_lat", metric: latency}, provider, 2, 8, lat[i])))
+			require.NoError(t, writeJSON(&b, newResult(test{name: "put_bw", metric: bandwidth}, provider, 2, 4<<20, bw[i])))
+		}
+		require.NoError(t, writeJSON(&b, newResult(test{name: "barrier", metric: latency}, provider, 8, 0, barrier)))
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b.Bytes(), 0o600))
+		return p
+	}
+	peer := write("peer.jsonl", "oshmem", []float64{0.025, 0.030, 0.020}, []float64{14000, 14200, 14400}, 8)
+	ours := write("ours.jsonl", "loopback", []float64{0.020, 0.010, 0.5}, []float64{13000, 13600, 1}, 9)
+	ts, err := parseTargets("put_lat:8=1.0,put_bw:4M=0.95,barrier@8=1.0")
+	require.NoError(t, err)
+	var out bytes.Buffer
+	err = compareFiles(&out, peer, ours, ts)
+	text := out.String()
+	require.Contains(t, text, "oshmem")
+	require.Contains(t, text, "loopback")
+	// Medians: 0.025 vs 0.020 (0.80x, met), 14200 vs 13000 (0.92x, missed), 8 vs 9 (1.12x, missed).
+	require.Regexp(t, `put_lat\s+2\s+8\s+us\s+0.0250\s+0.0200\s+0.80x\s+<= 1.00x met`, text)
+	require.Regexp(t, `put_bw\s+2\s+4M\s+MB/s\s+14200\s+13000\s+0.92x\s+>= 0.95x MISSED`, text)
+	require.Regexp(t, `barrier\s+8\s+-\s+us\s+8.00\s+9.00\s+1.12x\s+<= 1.00x MISSED`, text)
+	require.ErrorContains(t, err, "2 targets missed")
+
+	ts, err = parseTargets("put_lat=1.0")
+	require.NoError(t, err)
+	require.NoError(t, compareFiles(&bytes.Buffer{}, peer, ours, ts))
+}
