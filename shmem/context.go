@@ -16,8 +16,9 @@ type Ctx interface {
 // endpoint and completion counter, so its Quiet completes only its own
 // operations (see seed 004, "Contexts").
 type Context struct {
-	w  *World
-	ep core.Endpoint
+	w    *World
+	ep   core.Endpoint
+	team *Team // nil for World contexts
 }
 
 func (c *Context) context() *Context { return c }
@@ -36,13 +37,25 @@ func (w *World) NewContext(opts ContextOptions) (*Context, error) {
 	if err := w.Err(); err != nil {
 		return nil, err
 	}
+	return w.newContext(opts, nil)
+}
+
+// newContext creates a context with its own endpoint; a team context
+// addresses PEs by their rank in team.
+func (w *World) newContext(opts ContextOptions, team *Team) (*Context, error) {
 	ep, err := w.dom.NewEndpoint(core.EndpointOptions{Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore})
 	if err != nil {
 		return nil, fmt.Errorf("shmem: new context: %w", err)
 	}
-	c := &Context{w: w, ep: ep}
+	c := &Context{w: w, ep: ep, team: team}
+	if team != nil {
+		c.ep = &teamEndpoint{Endpoint: ep, t: team}
+	}
 	w.ctxMu.Lock()
 	w.contexts[c] = struct{}{}
+	if team != nil {
+		team.contexts[c] = struct{}{}
+	}
 	w.ctxMu.Unlock()
 	return c, nil
 }
@@ -56,11 +69,23 @@ func (c *Context) Destroy() error {
 	c.w.ctxMu.Lock()
 	_, live := c.w.contexts[c]
 	delete(c.w.contexts, c)
+	if c.team != nil {
+		delete(c.team.contexts, c)
+	}
 	c.w.ctxMu.Unlock()
 	if !live {
 		return nil
 	}
 	return c.ep.Close()
+}
+
+// Team is the team the context was created on, or nil for a context of
+// the World (shmem_ctx_get_team gives TeamWorld then).
+func (c *Context) Team() *Team {
+	if c.team == nil {
+		return c.w.TeamWorld()
+	}
+	return c.team
 }
 
 // World is the World the context belongs to.

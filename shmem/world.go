@@ -47,6 +47,8 @@ type World struct {
 
 	def Context // the default context
 
+	thread ThreadLevel // as Init was asked for
+
 	allocMu sync.Mutex
 	alloc   allocator
 
@@ -73,6 +75,7 @@ type options struct {
 	env      func(string) (string, bool)
 	log      *slog.Logger
 	hostID   string
+	thread   ThreadLevel // zero: ThreadMultiple
 
 	program  *fingerprint     // tests pose as another program
 	exitHook func(status int) // GlobalExit's last step; nil: leave the process
@@ -113,6 +116,9 @@ func Init(opts ...Option) (*World, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
+	}
+	if err := o.thread.check(); err != nil {
+		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
 	lookup := o.env
 	if lookup == nil {
@@ -177,6 +183,7 @@ func Init(opts ...Option) (*World, error) {
 		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
 	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
+	w.thread = o.thread.orDefault()
 	if w.me == 0 && (info || version) {
 		w.printInfo(os.Stderr, info, lookup)
 	}
@@ -224,7 +231,9 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	w.def = Context{w: w, ep: ep}
 	w.alloc.init(internalSize, internalSize+heapSize)
-	w.coll.init(w)
+	if err := w.coll.init(w, hostID); err != nil {
+		return fail(err)
+	}
 	if err := w.syncAll(); err != nil {
 		return fail(err)
 	}
