@@ -36,6 +36,10 @@ func Cases() []Case {
 		{Name: "Core/RoundTrip", Needs: core.CapRMA, Core: caseCoreRoundTrip},
 		{Name: "Core/BadInput", Needs: core.CapRMA, Core: caseCoreBadInput},
 	}
+	cases = append(cases, ctxCases()...)
+	cases = append(cases, threadCases()...)
+	cases = append(cases, teamCases()...)
+	cases = append(cases, collCases()...)
 	return cases
 }
 

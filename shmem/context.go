@@ -28,7 +28,7 @@ func (w *World) context() *Context   { return &w.def }
 type ContextOptions struct {
 	Serialized bool // SHMEM_CTX_SERIALIZED: never used by two goroutines at once
 	Private    bool // SHMEM_CTX_PRIVATE: used only by the creating goroutine
-	NoStore    bool // SHMEM_CTX_NOSTORE: no puts or non-fetching AMOs through it
+	NoStore    bool // SHMEM_CTX_NOSTORE: no puts or non-fetching AMOs through it; they fail
 }
 
 // NewContext creates a context (shmem_ctx_create). It is local, not
@@ -49,7 +49,10 @@ func (w *World) newContext(opts ContextOptions, team *Team) (*Context, error) {
 	}
 	c := &Context{w: w, ep: ep, team: team}
 	if team != nil {
-		c.ep = &teamEndpoint{Endpoint: ep, t: team}
+		c.ep = &teamEndpoint{Endpoint: c.ep, t: team}
+	}
+	if opts.NoStore {
+		c.ep = noStoreEndpoint{c.ep}
 	}
 	w.ctxMu.Lock()
 	w.contexts[c] = struct{}{}
@@ -105,3 +108,20 @@ func (w *World) Quiet() error { return w.def.ep.Quiet() }
 
 // Fence is Fence on the default context (shmem_fence).
 func (w *World) Fence() error { return w.def.ep.Fence() }
+
+// noStoreEndpoint is the endpoint of a NoStore context: it refuses the
+// stores the option promised not to issue.
+type noStoreEndpoint struct{ core.Endpoint }
+
+func noStore(op string) error {
+	return fmt.Errorf("shmem: %s on a context created with NoStore, which allows only gets and fetching atomics: %w", op, core.ErrInvalid)
+}
+
+func (noStoreEndpoint) Put(int, core.Region, int, []byte) error    { return noStore("put") }
+func (noStoreEndpoint) PutNBI(int, core.Region, int, []byte) error { return noStore("put_nbi") }
+func (noStoreEndpoint) PutValue(int, core.Region, int, uint64, int) error {
+	return noStore("put")
+}
+func (noStoreEndpoint) Atomic(int, core.Region, int, core.AtomicOp, core.AtomicType, uint64) error {
+	return noStore("non-fetching atomic")
+}
