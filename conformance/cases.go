@@ -36,6 +36,11 @@ func Cases() []Case {
 		{Name: "Core/RoundTrip", Needs: core.CapRMA, Core: caseCoreRoundTrip},
 		{Name: "Core/BadInput", Needs: core.CapRMA, Core: caseCoreBadInput},
 	}
+	cases = append(cases, rmaCases()...)
+	cases = append(cases, signalCases()...)
+	cases = append(cases, waitCases()...)
+	cases = append(cases, lockCases()...)
+	cases = append(cases, memoryCases()...)
 	cases = append(cases, ctxCases()...)
 	cases = append(cases, threadCases()...)
 	cases = append(cases, teamCases()...)
