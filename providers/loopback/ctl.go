@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math/bits"
 )
 
 // The control file of a PE, ctlSize bytes:
@@ -13,6 +14,9 @@ import (
 //	[128, 132)  waiters: how many goroutines of the owner are armed to wait
 //	[132, 136)  anyWaiters: how many of them wait for any change (no range,
 //	            or no free watch slot)
+//	[136, 144)  watchMask: a summary of the watches, one bit per class of
+//	            pages (see pageBits), so a write far from every watch is
+//	            told apart with one load instead of a scan of the slots
 //	[256, 260)  seq: bumped by every PE that lands data a waiter watches;
 //	            the owner's waiters futex-wait on it
 //	[260, 264)  sleepers: how many of the owner's waiters are in the kernel
@@ -29,6 +33,7 @@ const (
 	hdrSize        = 64
 	offWaiters     = 128
 	offAnyWaiters  = 132
+	offWatchMask   = 136
 	offSeq         = 256
 	offSleepers    = 260
 	offWatches     = 384
@@ -42,10 +47,25 @@ const (
 // and a written range compare with two integer comparisons.
 func watchKey(idx, off int) uint64 { return uint64(idx)<<watchOffBits | uint64(off) }
 
+// pageShift sizes the pages of the watch summary: 4 KiB.
+const pageShift = 12
+
+// pageBits is the summary of the encoded range [lo, hi), hi > lo: bit
+// p%64 for every page p it touches, or every bit for a range of 64 pages
+// or more. Two ranges that share a byte share a bit, so a write whose bits
+// miss the summary touches no watched byte.
+func pageBits(lo, hi uint64) uint64 {
+	first, last := lo>>pageShift, (hi-1)>>pageShift
+	if last-first >= 63 {
+		return ^uint64(0)
+	}
+	return bits.RotateLeft64(1<<(last-first+1)-1, int(first%64))
+}
+
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 2
+	ctlVersion = 3
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

@@ -50,6 +50,7 @@ type peerCtl struct {
 	mem        []byte
 	waiters    *uint32
 	anyWaiters *uint32
+	watchMask  *uint64
 	seq        *uint32
 	sleepers   *uint32
 	watches    []uint64 // watchSlots pairs {lo, hi}
@@ -57,17 +58,21 @@ type peerCtl struct {
 
 func newPeerCtl(m []byte) peerCtl {
 	return peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
-		seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
+		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
 		watches: mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16])}
 }
 
 // watched reports whether a waiter of this PE watches any byte of the
 // encoded range [lo, hi). A slot being armed or disarmed as we read may
 // look wider than it is: a spurious wake, never a missed one, since the
-// owner publishes a slot before it counts the waiter.
+// owner publishes a slot, and then its bits in the summary, before it
+// counts the waiter.
 func (c *peerCtl) watched(lo, hi uint64) bool {
 	if atomic.LoadUint32(c.anyWaiters) != 0 {
 		return true
+	}
+	if atomic.LoadUint64(c.watchMask)&pageBits(lo, hi) == 0 {
+		return false
 	}
 	for i := 0; i < len(c.watches); i += 2 {
 		wh := atomic.LoadUint64(&c.watches[i+1])
@@ -276,12 +281,12 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 		if free := ^d.usedSlots & (1<<watchSlots - 1); free != 0 {
 			slot = bits.TrailingZeros32(free)
 			d.usedSlots |= 1 << slot
+			lo, hi := watchKey(reg.idx, off), watchKey(reg.idx, off+n)
+			atomic.StoreUint64(&d.self.watches[2*slot], lo)
+			atomic.StoreUint64(&d.self.watches[2*slot+1], hi)
+			atomic.StoreUint64(d.self.watchMask, atomic.LoadUint64(d.self.watchMask)|pageBits(lo, hi))
 		}
 		d.mu.Unlock()
-		if slot >= 0 {
-			atomic.StoreUint64(&d.self.watches[2*slot], watchKey(reg.idx, off))
-			atomic.StoreUint64(&d.self.watches[2*slot+1], watchKey(reg.idx, off+n))
-		}
 	}
 	if slot < 0 {
 		atomic.AddUint32(d.self.anyWaiters, 1)
@@ -300,10 +305,18 @@ func (d *domain) WaitDisarm(slot int) {
 		atomic.AddUint32(d.self.anyWaiters, ^uint32(0))
 		return
 	}
+	d.mu.Lock()
 	atomic.StoreUint64(&d.self.watches[2*slot+1], 0)
 	atomic.StoreUint64(&d.self.watches[2*slot], 0)
-	d.mu.Lock()
 	d.usedSlots &^= 1 << slot
+	// The summary of the slots still in use. A writer that read the old
+	// one wakes us spuriously at worst.
+	var mask uint64
+	for used := d.usedSlots; used != 0; used &= used - 1 {
+		i := bits.TrailingZeros32(used)
+		mask |= pageBits(atomic.LoadUint64(&d.self.watches[2*i]), atomic.LoadUint64(&d.self.watches[2*i+1]))
+	}
+	atomic.StoreUint64(d.self.watchMask, mask)
 	d.mu.Unlock()
 }
 
