@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -151,19 +152,28 @@ func Realloc[T Elem](w *World, s []T, n int) ([]T, error) {
 	if n == 0 {
 		return nil, Free(w, s)
 	}
-	if err := w.BarrierAll(); err != nil {
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	if err := w.def.ep.Quiet(); err != nil {
 		return nil, fmt.Errorf("shmem: realloc: %w", err)
 	}
-	if _, err := w.offset("realloc", mem.Addr(s), 0); err != nil {
-		return nil, err
+	// The agreement is the opening barrier, and it fails on every PE
+	// alike if one passed a block that is not symmetric, or another block.
+	off, err := w.offset("realloc", mem.Addr(s), 0)
+	block := uint64(off)
+	if err != nil {
+		block = math.MaxUint64
+	}
+	if aerr := w.agreeOn("realloc", "block offset", block); err != nil || aerr != nil {
+		return nil, errors.Join(err, aerr)
 	}
 	grown, err := allocate[T](w, "realloc", n, minAlign)
 	if err != nil {
 		return nil, err
 	}
 	copy(grown, s)
-	// Free agrees on the offset, so it also checks that every PE passed
-	// the same block, and it is the closing barrier.
+	// Free is the closing barrier.
 	if err := Free(w, s); err != nil {
 		return nil, err
 	}
@@ -188,7 +198,8 @@ const (
 
 // MallocWithHints is Malloc with hints about how the memory will be used
 // (shmem_malloc_with_hints). Hints never change the result's meaning; an
-// unknown hint bit is an error. Every PE passes the same hints.
+// unknown hint bit is an error. Like every argument of a collective
+// allocation, the hints must be the same on every PE.
 func MallocWithHints[T Elem](w *World, n int, hints uint) ([]T, error) {
 	if hints&^mallocHintsAll != 0 {
 		return nil, fmt.Errorf("shmem: malloc_with_hints: unknown hint bits %#x; allowed are MallocAtomicsRemote (%#x) and MallocSignalRemote (%#x): %w",
