@@ -219,7 +219,7 @@ func (t *Team) prefixSum(v uint64) (uint64, error) {
 	ep := t.w.coll.ep
 	sum := v
 	for k := 0; 1<<k < n; k++ {
-		off := t.base() + scanOff + k*16
+		off := t.base() + scanOff + k*cacheLine
 		if to := t.me + 1<<k; to < n {
 			if err := ep.PutValue(t.members[to], t.w.heap, off+8, sum, 8); err != nil {
 				return 0, err

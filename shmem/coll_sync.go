@@ -15,7 +15,7 @@ func (t *Team) barrier() error {
 	gen := t.syncGen
 	rounds := bits.Len(uint(n - 1))
 	for k := 0; k < rounds; k++ {
-		off := t.base() + syncFlagsOff + k*8
+		off := t.base() + syncFlagsOff + k*cacheLine
 		if err := t.signal((t.me+1<<k)%n, off, gen); err != nil {
 			return err
 		}

@@ -44,11 +44,23 @@ func (w *World) TeamWorld() *Team { return w.coll.world }
 // (SHMEM_TEAM_SHARED): those whose memory this PE may share.
 func (w *World) TeamShared() *Team { return w.coll.shared }
 
-// MyPE is this PE's rank in the team (shmem_team_my_pe).
-func (t *Team) MyPE() int { return t.me }
+// MyPE is this PE's rank in the team (shmem_team_my_pe), or -1 for a nil
+// team: what a split gives the PEs it leaves out.
+func (t *Team) MyPE() int {
+	if t == nil {
+		return -1
+	}
+	return t.me
+}
 
-// NPEs is the number of PEs in the team (shmem_team_n_pes).
-func (t *Team) NPEs() int { return len(t.members) }
+// NPEs is the number of PEs in the team (shmem_team_n_pes), or -1 for a
+// nil team.
+func (t *Team) NPEs() int {
+	if t == nil {
+		return -1
+	}
+	return len(t.members)
+}
 
 // Config is the configuration the team was created with
 // (shmem_team_get_config).
@@ -137,6 +149,9 @@ func indexOf(s []int, v int) int {
 // negative; it may be zero only when size is 1. Every member of t calls it
 // with the same arguments; PEs not in the new team get nil and no error.
 func (t *Team) SplitStrided(start, stride, size int, config TeamConfig) (*Team, error) {
+	if err := t.check("team split_strided"); err != nil {
+		return nil, err
+	}
 	if err := t.checkStrided(start, stride, size); err != nil {
 		return nil, err
 	}
@@ -172,6 +187,9 @@ func (t *Team) checkStrided(start, stride, size int) error {
 // r / xrange) and yteam its column (ranks with the same r % xrange). A last
 // row may be short.
 func (t *Team) Split2D(xrange int, xconfig, yconfig TeamConfig) (xteam, yteam *Team, err error) {
+	if err := t.check("team split_2d"); err != nil {
+		return nil, nil, err
+	}
 	n := len(t.members)
 	if xrange < 1 {
 		return nil, nil, fmt.Errorf("shmem: team split_2d: xrange %d is not positive: %w", xrange, core.ErrInvalid)
@@ -197,9 +215,6 @@ func (t *Team) Split2D(xrange int, xconfig, yconfig TeamConfig) (xteam, yteam *T
 // contributes the slots it uses, so all agree on the lowest slot free on
 // every one of them; teams with no PE in common may share a slot.
 func (t *Team) split(op string, members []int, config TeamConfig) (*Team, error) {
-	if err := t.w.Err(); err != nil {
-		return nil, err
-	}
 	c := &t.w.coll
 	var used [maxTeams / 64]uint64
 	c.teamMu.Lock()

@@ -18,20 +18,16 @@ import (
 //	slotBanksOff  two banks, by generation parity, of messages: a
 //	              generation word on a line of its own, then a payload
 //
-// Generations only grow, so words are never reset while a team lives and
-// back-to-back collectives need no extra synchronisation.
+// Every word a PE waits on has a cache line to itself, so the signal for
+// one round does not disturb a PE polling for another. Generations only
+// grow, so words are never reset while a team lives and back-to-back
+// collectives need no extra synchronisation.
 const (
 	syncFlagsOff = 0
-	bcastFlagOff = syncFlagsOff + maxRounds*8
+	bcastFlagOff = syncFlagsOff + maxRounds*cacheLine
 	scanOff      = bcastFlagOff + cacheLine
-	slotBanksOff = 1024
+	slotBanksOff = scanOff + maxRounds*cacheLine
 )
-
-func init() {
-	if scanOff+maxRounds*16 > slotBanksOff {
-		panic("shmem: team slot layout overflows")
-	}
-}
 
 // slotLayout sizes the message banks of a slot for a job of npes PEs: one
 // message per round of a recursive-doubling reduction, plus the fold and

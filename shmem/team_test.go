@@ -44,6 +44,10 @@ func TestTeamSplitStrided(t *testing.T) {
 		require.NoError(t, err)
 		if pe%2 == 0 {
 			require.Nil(t, odd)
+			require.Equal(t, -1, odd.MyPE())
+			require.Equal(t, -1, odd.NPEs())
+			_, err := odd.SplitStrided(0, 1, 1, shmem.TeamConfig{})
+			require.ErrorIs(t, err, core.ErrInvalid)
 		} else {
 			require.Equal(t, 3, odd.NPEs())
 			require.Equal(t, (5-pe)/2, odd.MyPE())
@@ -61,6 +65,8 @@ func TestTeamSplitStrided(t *testing.T) {
 				require.NoError(t, sub.Sync())
 				require.NoError(t, sub.Destroy())
 				require.ErrorIs(t, sub.Sync(), core.ErrClosed)
+				_, err = sub.SplitStrided(0, 1, 1, shmem.TeamConfig{})
+				require.ErrorIs(t, err, core.ErrClosed)
 			}
 			require.NoError(t, odd.Destroy())
 		}
