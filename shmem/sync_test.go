@@ -151,3 +151,41 @@ func captureStderr(t *testing.T, f func()) string {
 	r.Close()
 	return out.String()
 }
+
+// Six PEs on two cores queue for one lock a hundred times each; the
+// counter they update without atomics under it loses nothing.
+func TestLockQueueManyPEs(t *testing.T) {
+	const n, rounds = 6, 100
+	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		x, err := shmem.Malloc[int64](w, 2)
+		require.NoError(t, err)
+		lock, counter := &x[0], &x[1]
+		for range rounds {
+			require.NoError(t, shmem.SetLock(w, lock))
+			v, err := shmem.G(w, counter, 0)
+			require.NoError(t, err)
+			require.NoError(t, shmem.P(w, counter, v+1, 0))
+			require.NoError(t, shmem.ClearLock(w, lock))
+		}
+		require.NoError(t, w.BarrierAll())
+		if pe == 0 {
+			require.Equal(t, int64(n*rounds), *counter)
+		}
+		require.NoError(t, w.BarrierAll())
+	})
+}
+
+// Strides so large that the span overflows are refused, not wrapped.
+func TestStridedOverflow(t *testing.T) {
+	world(t, 1, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		sym, err := shmem.Malloc[int64](w, 4)
+		require.NoError(t, err)
+		src := make([]int64, 4)
+		huge := int(^uint(0)>>1)/2 + 1
+		require.ErrorIs(t, shmem.IPut(w, sym, src, huge, 1, 3, 0), shmem.ErrInvalid)
+		require.ErrorIs(t, shmem.IGet(w, src, sym, huge, 1, 3, 0), shmem.ErrInvalid)
+		require.Equal(t, make([]int64, 4), sym)
+	})
+}
