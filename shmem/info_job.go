@@ -116,8 +116,8 @@ func checkJob(boot core.Bootstrap, mine jobFacts) error {
 		}
 	}
 	var problems []string
-	if p := differ(facts, func(j jobFacts) string { return fmt.Sprint(j.HeapSize) }); p != "" {
-		problems = append(problems, fmt.Sprintf("%s differs between PEs (%s bytes); every PE must use the same heap size", EnvSymmetricSize, p))
+	if p := differ(facts, func(j jobFacts) string { return fmt.Sprintf("%d bytes", j.HeapSize) }); p != "" {
+		problems = append(problems, fmt.Sprintf("%s differs between PEs (%s); every PE must use the same heap size", EnvSymmetricSize, p))
 	}
 	if p := differ(facts, func(j jobFacts) string { return j.Program.String() }); p != "" {
 		problems = append(problems, fmt.Sprintf("PEs run different programs (%s), differing in %s; every PE must run the same executable",

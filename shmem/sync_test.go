@@ -48,7 +48,7 @@ func TestInitRejectsDifferentHeapSizes(t *testing.T) {
 	}
 	world(t, 3, nil, perPE, func(pe int, w *shmem.World, err error) {
 		require.ErrorIs(t, err, shmem.ErrInvalid)
-		require.Contains(t, err.Error(), "SHMEM_SYMMETRIC_SIZE differs between PEs (1048576 on PEs 0, 2 but 1052672 on PE 1 bytes)")
+		require.Contains(t, err.Error(), "SHMEM_SYMMETRIC_SIZE differs between PEs (1048576 bytes on PEs 0, 2 but 1052672 bytes on PE 1)")
 	})
 }
 
