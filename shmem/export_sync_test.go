@@ -11,10 +11,10 @@ func WithProgram(exe, sha string) Option {
 }
 
 // DecodeJobFacts exposes the decoder of other PEs' start-up facts to the
-// fuzz test.
-func DecodeJobFacts(b []byte) error {
-	_, err := decodeJobFacts(b)
-	return err
+// fuzz test: the heap size and executable name it read.
+func DecodeJobFacts(b []byte) (int, string, error) {
+	j, err := decodeJobFacts(b)
+	return j.HeapSize, j.Program.Exe, err
 }
 
 // EncodeJobFacts makes a valid encoding for the fuzz test's seeds.

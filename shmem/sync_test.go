@@ -58,9 +58,17 @@ func FuzzDecodeJobFacts(f *testing.F) {
 	f.Add([]byte(`{"heap":-1}`))
 	f.Add([]byte(`nonsense`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		if err := shmem.DecodeJobFacts(b); err != nil && !errors.Is(err, shmem.ErrInvalid) {
-			t.Fatalf("decode error %v does not unwrap to ErrInvalid", err)
+		heap, exe, err := shmem.DecodeJobFacts(b)
+		if err != nil {
+			if !errors.Is(err, shmem.ErrInvalid) {
+				t.Fatalf("decode error %v does not unwrap to ErrInvalid", err)
+			}
+			return
 		}
+		heap2, exe2, err := shmem.DecodeJobFacts(shmem.EncodeJobFacts(heap, exe))
+		require.NoError(t, err)
+		require.Equal(t, heap, heap2)
+		require.Equal(t, exe, exe2)
 	})
 }
 
