@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
-	"math/bits"
 )
 
 // The control file of a PE, ctlSize bytes:
@@ -14,7 +13,7 @@ import (
 //	[128, 132)  waiters: how many goroutines of the owner are armed to wait
 //	[132, 136)  anyWaiters: how many of them wait for any change (no range,
 //	            or no free watch slot)
-//	[136, 144)  watchMask: a summary of the watches, one bit per class of
+//	[136, 144)  watchMask: a summary of the watches, a bit per class of
 //	            pages (see pageBits), so a write far from every watch is
 //	            told apart with one load instead of a scan of the slots
 //	[256, 260)  seq: bumped by every PE that lands data a waiter watches;
@@ -50,16 +49,26 @@ func watchKey(idx, off int) uint64 { return uint64(idx)<<watchOffBits | uint64(o
 // pageShift sizes the pages of the watch summary: 4 KiB.
 const pageShift = 12
 
-// pageBits is the summary of the encoded range [lo, hi), hi > lo: bit
-// p%64 for every page p it touches, or every bit for a range of 64 pages
-// or more. Two ranges that share a byte share a bit, so a write whose bits
-// miss the summary touches no watched byte.
+// summaryPages is the longest range, in pages, whose summary names its
+// pages; a longer one sets every bit.
+const summaryPages = 8
+
+// pageBits is the summary of the encoded range [lo, hi), hi > lo: one bit
+// per page it touches, chosen by Fibonacci hashing so that pages at
+// regular strides (a heap's internal words and its user part) rarely
+// share one; every bit for a range of more than summaryPages pages. Two
+// ranges that share a byte share a bit, so a write whose bits miss the
+// summary touches no watched byte.
 func pageBits(lo, hi uint64) uint64 {
 	first, last := lo>>pageShift, (hi-1)>>pageShift
-	if last-first >= 63 {
+	if last-first >= summaryPages {
 		return ^uint64(0)
 	}
-	return bits.RotateLeft64(1<<(last-first+1)-1, int(first%64))
+	var m uint64
+	for p := first; p <= last; p++ {
+		m |= 1 << (p * 0x9e3779b97f4a7c15 >> 58)
+	}
+	return m
 }
 
 // ctlMagic opens every control file; ctlVersion changes with the layout.

@@ -108,9 +108,10 @@ func TestPageBits(t *testing.T) {
 			t.Errorf("overlapping [%#x, %#x) and [%#x, %#x) share no bit", r[0], r[1], r[2], r[3])
 		}
 	}
-	require.Zero(t, pageBits(0, 2048)&pageBits(64<<10, 64<<10+8), "barrier words and a user buffer 64 KiB on")
-	require.Equal(t, ^uint64(0), pageBits(0, 64<<12))
-	require.Equal(t, uint64(1)<<63|1, pageBits(63<<12, 64<<12+1), "wraps around")
+	// A team's barrier words and the start of the user heap, 2 MiB on.
+	require.Zero(t, pageBits(4096, 4096+256)&pageBits(2<<20+4096, 2<<20+4096+8))
+	require.Equal(t, ^uint64(0), pageBits(0, (summaryPages+1)<<pageShift))
+	require.NotEqual(t, ^uint64(0), pageBits(0, summaryPages<<pageShift))
 }
 
 func FuzzPageBits(f *testing.F) {

@@ -374,8 +374,15 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 // do not notify at all; their waiters notice them within max, as
 // LocalWaiter's contract allows.
 func (d *domain) notify(pe int, r *region, off, n int) {
-	c := &d.ctl[pe]
-	if atomic.LoadUint32(c.waiters) != 0 && c.watched(watchKey(r.idx, off), watchKey(r.idx, off+n)) {
+	if atomic.LoadUint32(d.ctl[pe].waiters) != 0 {
+		d.notifyWatched(pe, r, off, n)
+	}
+}
+
+// notifyWatched is notify once pe has a waiter; kept apart so that notify
+// inlines into every operation.
+func (d *domain) notifyWatched(pe int, r *region, off, n int) {
+	if d.ctl[pe].watched(watchKey(r.idx, off), watchKey(r.idx, off+n)) {
 		d.wake(pe)
 	}
 }

@@ -60,6 +60,19 @@ func (e *endpoint) fail(op string, pe int, r core.Region) error {
 	return e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
 }
 
+// target is the check of every operation's fast path: r as this domain's
+// region if an access of n > 0 bytes at off in pe's part of it is valid,
+// else nil. A nil sends the operation down its slow path (rma, amo or
+// value), which says what is wrong, or does nothing for n == 0. It is
+// small enough to inline, so a valid operation makes no call to be checked.
+func (e *endpoint) target(pe int, r core.Region, off, n int) *region {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || uint(pe) >= uint(e.npes) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
+		return nil
+	}
+	return reg
+}
+
 // region returns r as this domain's region, or the error saying why it is
 // not one an operation may use.
 func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
@@ -96,6 +109,15 @@ func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.At
 	return reg, nil
 }
 
+// atomicTarget is amo with target's fast path in front.
+func (e *endpoint) atomicTarget(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, error) {
+	w := t.Size()
+	if reg := e.target(pe, r, off, w); reg != nil && off&(w-1) == 0 && fullAtomics.Supports(op, t) {
+		return reg, nil
+	}
+	return e.amo(opName, pe, r, off, op, t)
+}
+
 // value validates a PutValue or GetValue and returns the region; mem
 // indexes pe's whole part of it by off.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
@@ -122,25 +144,30 @@ func (e *endpoint) publish() {
 }
 
 func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) error {
-	dst, reg, err := e.rma(op, pe, r, off, len(src))
-	if err != nil || len(src) == 0 {
+	reg := e.target(pe, r, off, len(src))
+	if reg == nil {
+		_, _, err := e.rma(op, pe, r, off, len(src))
 		return err
 	}
-	copy(dst, src)
+	copy(reg.peers[pe][off:], src)
 	e.done()
 	e.dom.notify(pe, reg, off, len(src))
 	return nil
 }
 
 func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) error {
-	src, _, err := e.rma(op, pe, r, off, len(dst))
-	if err != nil || len(dst) == 0 {
+	reg := e.target(pe, r, off, len(dst))
+	if reg == nil {
+		_, _, err := e.rma(op, pe, r, off, len(dst))
 		return err
 	}
-	copy(dst, src)
+	copy(dst, reg.peers[pe][off:])
 	e.done()
 	return nil
 }
+
+// valueSize reports whether PutValue and GetValue move size bytes.
+func valueSize(size int) bool { return size&(size-1) == 0 && uint(size-1) < 8 }
 
 // Put implements core.Endpoint: a copy into pe's memory.
 func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
@@ -150,9 +177,12 @@ func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
 // PutValue implements core.Endpoint: one store into pe's memory, so an
 // aligned value is never seen half written.
 func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
-	reg, err := e.value("put-value", pe, r, off, size)
-	if err != nil {
-		return err
+	reg := e.target(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		var err error
+		if reg, err = e.value("put-value", pe, r, off, size); err != nil {
+			return err
+		}
 	}
 	mem.StoreValue(reg.peers[pe], off, v, size)
 	e.done()
@@ -162,9 +192,12 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 
 // GetValue implements core.Endpoint: one load from pe's memory.
 func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
-	reg, err := e.value("get-value", pe, r, off, size)
-	if err != nil {
-		return 0, err
+	reg := e.target(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		var err error
+		if reg, err = e.value("get-value", pe, r, off, size); err != nil {
+			return 0, err
+		}
 	}
 	v := mem.LoadValue(reg.peers[pe], off, size)
 	e.done()
@@ -192,7 +225,7 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 // AtomicCSwap is refused: without a compare operand it has no meaning, and
 // compare-and-swap against an implied zero would be a surprise.
 func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
-	reg, err := e.amo("atomic", pe, r, off, op, t)
+	reg, err := e.atomicTarget("atomic", pe, r, off, op, t)
 	if err != nil {
 		return err
 	}
@@ -210,7 +243,7 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 
 // FetchAtomic implements core.Endpoint like Atomic, returning the old value.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
-	reg, err := e.amo("fetch-atomic", pe, r, off, op, t)
+	reg, err := e.atomicTarget("fetch-atomic", pe, r, off, op, t)
 	if err != nil {
 		return 0, err
 	}
