@@ -17,7 +17,8 @@ import (
 // Broadcast copies source on team rank root into dest on every member,
 // root included (shmem_broadcast). It moves len(source) elements; every
 // member passes the same length and dest, a symmetric buffer holding at
-// least as many. The data travels down a binomial tree rooted at root.
+// least as many. Small data travels down the combining tree rooted at
+// root, larger data straight into dest down a binomial tree.
 func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 	const op = "broadcast"
 	if err := t.check(op); err != nil {
@@ -30,7 +31,14 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 	if err != nil || len(source) == 0 {
 		return err
 	}
-	return wrap(op, t.broadcast(mem.Bytes(dest[:len(source)]), mem.Bytes(source), root, off))
+	b := mem.Bytes(dest[:len(source)])
+	if t.treeFits(len(b)) {
+		if t.me == root {
+			copy(b, mem.Bytes(source))
+		}
+		return wrap(op, tree(t, root, b, nil, true))
+	}
+	return wrap(op, t.broadcast(b, mem.Bytes(source), root, off))
 }
 
 // broadcast: in a binomial tree rooted at root, relative rank r hears from

@@ -95,8 +95,9 @@ func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
 	})
 }
 
-// reduce copies source into dest and all-reduces dest in pieces that fit
-// a message.
+// reduce copies source into dest and all-reduces dest: through the
+// combining tree when it is small, else by recursive doubling in pieces
+// that fit a message.
 func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
 	if err := t.check(op); err != nil {
 		return err
@@ -106,6 +107,9 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	}
 	acc := dest[:len(source)]
 	copy(acc, source)
+	if t.treeFits(len(mem.Bytes(acc))) {
+		return wrap(op, tree(t, 0, acc, combine, true))
+	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
 	for lo := 0; lo < len(acc); lo += per {
 		if err := allreduce(t, acc[lo:min(lo+per, len(acc))], combine); err != nil {

@@ -5,11 +5,20 @@ import (
 	"math/bits"
 )
 
-// barrier is a dissemination barrier (Hensgen, Finkel and Manber): in round
-// k every PE signals rank me+2^k and waits for rank me-2^k, so after
-// ceil(log2 n) rounds each PE has heard, directly or not, from all. It
-// costs log2 n one-way signals, with no PE doing more work than another.
+// barrier waits for every member: through the combining tree, or on teams
+// of two by dissemination.
 func (t *Team) barrier() error {
+	if t.treeFits(0) {
+		return tree[byte](t, 0, nil, nil, false)
+	}
+	return t.dissemination()
+}
+
+// dissemination is the dissemination barrier (Hensgen, Finkel and Manber):
+// in round k every PE signals rank me+2^k and waits for rank me-2^k, so
+// after ceil(log2 n) rounds each PE has heard, directly or not, from all.
+// It costs log2 n one-way signals, with no PE doing more work than another.
+func (t *Team) dissemination() error {
 	n := len(t.members)
 	t.syncGen++
 	gen := t.syncGen

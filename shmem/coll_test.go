@@ -175,3 +175,26 @@ func TestCollectiveErrors(t *testing.T) {
 		require.NoError(t, shmem.Free(w, dest))
 	})
 }
+
+// On 11 PEs the combining tree has two levels: broadcasts from every root,
+// reductions and syncs, back to back, exercise inner nodes that are not
+// the root.
+func TestCollectivesTwoLevelTree(t *testing.T) {
+	const n = 11
+	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		tm := w.TeamWorld()
+		dest, err := shmem.Malloc[int64](w, 2)
+		require.NoError(t, err)
+		for round := range 3 * n {
+			root := (round * 4) % n
+			require.NoError(t, shmem.Broadcast(tm, dest, []int64{int64(pe), int64(round)}, root))
+			require.Equal(t, []int64{int64(root), int64(round)}, dest)
+			var got [2]float64
+			require.NoError(t, shmem.SumReduce(tm, got[:], []float64{float64(pe), float64(round)}))
+			require.Equal(t, [2]float64{n * (n - 1) / 2, float64(n * round)}, got)
+			require.NoError(t, tm.Sync())
+		}
+		require.NoError(t, shmem.Free(w, dest))
+	})
+}

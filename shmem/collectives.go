@@ -26,7 +26,7 @@ const (
 	// teamSlot). Team creation agrees on a slot free on every member.
 	teamsOff     = agreeOff + 2*maxRounds*cacheLine
 	maxTeams     = 128
-	teamSlotSize = 16 << 10
+	teamSlotSize = 32 << 10
 
 	internalSize = teamsOff + maxTeams*teamSlotSize
 )

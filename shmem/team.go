@@ -23,7 +23,8 @@ type Team struct {
 	slot    int   // its slot in the internal heap
 	config  TeamConfig
 
-	syncGen, bcastGen, scanGen, msgGen uint64
+	syncGen, bcastGen, scanGen, msgGen, treeGen uint64
+	arrivals                                    uint64 // children heard from in the tree, ever
 
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed

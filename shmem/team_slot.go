@@ -13,18 +13,24 @@ import (
 // through. Its layout is the same on every PE:
 //
 //	syncFlagsOff  one generation word per dissemination round
+//	arriveOff     how many children have arrived in the combining tree
+//	releaseOff    the generation the tree last released, then its payload
+//	upOff         the payloads of the tree's children, one per child
 //	bcastFlagOff  the generation of the last broadcast that reached here
 //	scanOff       one (generation, value) pair per scan round
 //	slotBanksOff  two banks, by generation parity, of messages: a
 //	              generation word on a line of its own, then a payload
 //
 // Every word a PE waits on has a cache line to itself, so the signal for
-// one round does not disturb a PE polling for another. Generations only
-// grow, so words are never reset while a team lives and back-to-back
-// collectives need no extra synchronisation.
+// one round does not disturb a PE polling for another. Generations and
+// counts only grow, so words are never reset while a team lives and
+// back-to-back collectives need no extra synchronisation.
 const (
 	syncFlagsOff = 0
-	bcastFlagOff = syncFlagsOff + maxRounds*cacheLine
+	arriveOff    = syncFlagsOff + maxRounds*cacheLine
+	releaseOff   = arriveOff + cacheLine
+	upOff        = releaseOff + cacheLine + treeChunk
+	bcastFlagOff = upOff + treeArity*treeChunk
 	scanOff      = bcastFlagOff + cacheLine
 	slotBanksOff = scanOff + maxRounds*cacheLine
 )
