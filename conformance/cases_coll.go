@@ -64,16 +64,16 @@ func caseBroadcast(t *T, w *shmem.World) {
 }
 
 // FCollect and Collect, back to back, with contributions of different
-// lengths, zero included.
+// lengths, zero included, small and large.
 func caseCollect(t *T, w *shmem.World) {
 	n, me := w.NPEs(), w.MyPE()
 	tm := w.TeamWorld()
-	dest, err := shmem.Malloc[uint16](w, 64*n)
+	const most = 700
+	dest, err := shmem.Malloc[uint16](w, most*n)
 	require.NoError(t, err)
 	val := func(pe, i, round int) uint16 { return uint16(pe*1000 + i*7 + round) }
-	for round := range 6 {
-		m := 1 + round*5
-		src := make([]uint16, 64)
+	for round, m := range []int{1, 6, 11, 16, 21, 26, most, 300} {
+		src := make([]uint16, most)
 		for i := range src {
 			src[i] = val(me, i, round)
 		}

@@ -83,7 +83,9 @@ func (t *Team) broadcast(dest, source []byte, root, off int) error {
 
 // FCollect concatenates the members' source, in rank order, into dest on
 // every member (shmem_fcollect). Every member passes the same length;
-// dest is symmetric and holds NPEs() times as many elements.
+// dest is symmetric and holds NPEs() times as many elements. Small results
+// gather up the combining tree and come back down; larger ones are put
+// straight into every member's dest.
 func FCollect[T Elem](t *Team, dest, source []T) error {
 	const op = "fcollect"
 	if err := t.check(op); err != nil {
@@ -95,9 +97,22 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		return err
 	}
 	size := n * mem.SizeOf[T]()
+	if all := dest[:n*len(t.members)]; t.treeFits(len(mem.Bytes(all))) {
+		// Each PE's block, zeros elsewhere, or-ed together up the tree.
+		b := mem.Bytes(all)
+		clear(b)
+		copy(b[t.me*size:], mem.Bytes(source))
+		return wrap(op, tree(t, 0, b, orBytes, true))
+	}
 	return wrap(op, t.exchange(func(to int) error {
 		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+t.me*size, mem.Bytes(source))
 	}))
+}
+
+func orBytes(acc, in []byte) {
+	for i := range acc {
+		acc[i] |= in[i]
+	}
 }
 
 // Collect concatenates the members' source, in rank order, into dest on
