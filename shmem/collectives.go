@@ -23,7 +23,7 @@ const (
 	agreeWords = 3
 
 	// teamsOff: one slot per team this PE may belong to at once (see
-	// teamSlot). Team creation agrees on a slot free on every member.
+	// team_slot.go). Team creation agrees on a slot free on every member.
 	teamsOff     = agreeOff + 2*maxRounds*cacheLine
 	maxTeams     = 128
 	teamSlotSize = 32 << 10
