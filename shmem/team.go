@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 )
 
 // Team is an ordered set of PEs that run collectives together
-// (shmem_team_t). Team ranks run from 0 to NPEs()-1; Members(i) is the
-// World PE of rank i. Every World has TeamWorld and TeamShared; others come
+// (shmem_team_t). Team ranks run from 0 to NPEs()-1; Member(r) is the
+// World PE of rank r. Every World has TeamWorld and TeamShared; others come
 // from splitting a team, collectively over it.
 //
 // A team's collectives must be called by all its members in the same
@@ -197,7 +198,7 @@ func (t *Team) Split2D(xrange int, xconfig, yconfig TeamConfig) (xteam, yteam *T
 	}
 	xrange = min(xrange, n)
 	row := t.me / xrange * xrange
-	x := t.members[row:min(row+xrange, n)]
+	x := slices.Clone(t.members[row:min(row+xrange, n)])
 	var y []int
 	for r := t.me % xrange; r < n; r += xrange {
 		y = append(y, t.members[r])
