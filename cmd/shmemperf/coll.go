@@ -19,6 +19,12 @@ func init() {
 				return func() error { return shmem.FCollect(e.w.TeamWorld(), dest, e.local[:size]) }
 			})
 		}})
+	register(test{name: "collect_lat", doc: "collect (sizes not known in advance) of size bytes from every PE", metric: latency,
+		run: func(e *env, size int) (float64, error) {
+			return e.withDest(size, func(dest []byte) func() error {
+				return func() error { return shmem.Collect(e.w.TeamWorld(), dest, e.local[:size]) }
+			})
+		}})
 	register(test{name: "alltoall_lat", doc: "alltoall of size bytes between every pair of PEs", metric: latency,
 		run: func(e *env, size int) (float64, error) {
 			src := make([]byte, size*e.w.NPEs())
