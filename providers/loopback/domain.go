@@ -247,9 +247,9 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	// The options are hints this provider has no use for: a shared
-	// endpoint costs nothing more than a private one.
-	e := &endpoint{dom: d, npes: d.npes}
+	// Of the options, only one goroutine at a time matters: it lets gets
+	// and atomics count without an atomic add. NoStore changes nothing.
+	e := &endpoint{dom: d, npes: d.npes, serial: opts.Serialized || opts.Private}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
