@@ -14,8 +14,9 @@ import (
 //	[132, 136)  anyWaiters: how many of them wait for any change (no range,
 //	            or no free watch slot)
 //	[136, 144)  watchMask: a summary of the watches, a bit per class of
-//	            pages (see pageBits), so a write far from every watch is
-//	            told apart with one load instead of a scan of the slots
+//	            pages (see pageBits), or every bit while anyWaiters is
+//	            not 0, so a write far from every watch is told apart with
+//	            one load instead of a scan of the slots
 //	[256, 260)  seq: bumped by every PE that lands data a waiter watches;
 //	            the owner's waiters futex-wait on it
 //	[260, 264)  sleepers: how many of the owner's waiters are in the kernel
@@ -58,15 +59,25 @@ const summaryPages = 8
 // regular strides (a heap's internal words and its user part) rarely
 // share one; every bit for a range of more than summaryPages pages. Two
 // ranges that share a byte share a bit, so a write whose bits miss the
-// summary touches no watched byte.
+// summary touches no watched byte. A range within one page, what most
+// operations write, takes no call.
 func pageBits(lo, hi uint64) uint64 {
 	first, last := lo>>pageShift, (hi-1)>>pageShift
+	if first == last {
+		return pageBit(first)
+	}
+	return pagesBits(first, last)
+}
+
+func pageBit(p uint64) uint64 { return 1 << (p * 0x9e3779b97f4a7c15 >> 58) }
+
+func pagesBits(first, last uint64) uint64 {
 	if last-first >= summaryPages {
 		return ^uint64(0)
 	}
 	var m uint64
 	for p := first; p <= last; p++ {
-		m |= 1 << (p * 0x9e3779b97f4a7c15 >> 58)
+		m |= pageBit(p)
 	}
 	return m
 }
