@@ -155,6 +155,28 @@ func BenchmarkFetchAdd(b *testing.B) {
 	}
 }
 
+// BenchmarkFetchAddSerialized is BenchmarkFetchAdd on an endpoint one
+// goroutine uses at a time, which counts atomics without an atomic add.
+func BenchmarkFetchAddSerialized(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{Serialized: true}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ep.FetchAtomic(1, r, 64, core.AtomicAdd, core.Uint64, 1, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAtomicAdd(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.Atomic(1, r, 64, core.AtomicAdd, core.Uint64, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkCompareSwap(b *testing.B) {
 	_, ep, r := benchPair(b, core.EndpointOptions{}, nil)
 	b.ReportAllocs()
