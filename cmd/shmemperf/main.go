@@ -111,8 +111,10 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 }
 
 // runJob joins the job, runs the tests and, on PE 0, prints and plots.
+// One goroutine calls into the World, as in C after shmem_init, and the
+// World may use that.
 func runJob(o *options, out io.Writer) error {
-	w, err := shmem.Init()
+	w, err := shmem.Init(shmem.WithThreadLevel(shmem.ThreadSingle))
 	if err != nil {
 		return err
 	}
