@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -49,7 +50,7 @@ func plotResults(file string, results []result) error {
 		return err
 	}
 	const width = 22 * vg.Centimeter
-	height := vg.Length(len(panels)) * 13 * vg.Centimeter
+	height := vg.Length(len(panels)) * 12 * vg.Centimeter
 	var canvas interface {
 		vg.CanvasSizer
 		io.WriterTo
@@ -99,11 +100,15 @@ func (s *series) points() plotter.XYs {
 	return pts
 }
 
-// buildPanels makes a latency panel and a bandwidth panel of whichever
-// results have them. Lines of the same test share a colour; providers
-// differ by dash pattern and marker, so a peer and ours read as a pair.
+// buildPanels makes latency and bandwidth panels of whichever results have
+// them. Lines of the same test share a colour; providers differ by dash
+// pattern and marker, so a peer and ours read as a pair. Tests that only
+// some providers ran (the collectives, which a peer may lack) get a panel
+// of their own, so the comparison stays uncluttered, and a test measured
+// at one size only (an atomic) is left to the table when others have
+// curves.
 func buildPanels(results []result) ([]*plot.Plot, error) {
-	byKey := map[metric]map[string]*series{} // by metric, then line
+	byMetric := map[metric]map[string]*series{} // by metric, then line
 	var tests, providers []string
 	npes := map[int]bool{}
 	for _, r := range results {
@@ -111,14 +116,14 @@ func buildPanels(results []result) ([]*plot.Plot, error) {
 		if r.Size <= 0 || m == rate || v <= 0 {
 			continue
 		}
-		if byKey[m] == nil {
-			byKey[m] = map[string]*series{}
+		if byMetric[m] == nil {
+			byMetric[m] = map[string]*series{}
 		}
 		key := fmt.Sprintf("%s/%s/%d", r.Test, r.Provider, r.NPEs)
-		s := byKey[m][key]
+		s := byMetric[m][key]
 		if s == nil {
 			s = &series{test: r.Test, provider: r.Provider, npes: r.NPEs, bySize: map[int][]float64{}}
-			byKey[m][key] = s
+			byMetric[m][key] = s
 		}
 		s.bySize[r.Size] = append(s.bySize[r.Size], v)
 		if !slices.Contains(tests, r.Test) {
@@ -129,70 +134,133 @@ func buildPanels(results []result) ([]*plot.Plot, error) {
 		}
 		npes[r.NPEs] = true
 	}
+	where := ""
+	if len(npes) == 1 {
+		for n := range npes {
+			where = fmt.Sprintf(", %d PEs", n)
+		}
+	}
 	var panels []*plot.Plot
 	for _, m := range []metric{latency, bandwidth} {
-		lines := byKey[m]
-		if len(lines) == 0 {
-			continue
-		}
-		p := plot.New()
-		where := ""
-		if len(npes) == 1 {
-			for n := range npes {
-				where = fmt.Sprintf(", %d PEs", n)
-			}
-		}
-		switch m {
-		case latency:
-			p.Title.Text = "Latency" + where + " (lower is better)"
-			p.Y.Label.Text = "latency per operation (µs)"
-		case bandwidth:
-			p.Title.Text = "Bandwidth" + where + " (higher is better)"
-			p.Y.Label.Text = "bandwidth (MB/s, 10⁶ bytes per second)"
-		}
-		p.Title.TextStyle.Font.Size = vg.Points(14)
-		p.X.Label.Text = "message size (bytes)"
-		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
-		p.X.Tick.Marker = sizeTicks{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Add(plotter.NewGrid())
-		// Both curves start low on the left, leaving the top left free.
-		p.Legend.Top, p.Legend.Left = true, true
-		p.Legend.XOffs, p.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
-		p.Legend.ThumbnailWidth = vg.Centimeter
-		ordered := make([]*series, 0, len(lines))
-		for _, s := range lines {
-			ordered = append(ordered, s)
-		}
-		slices.SortFunc(ordered, func(a, b *series) int {
-			return cmp.Or(cmp.Compare(slices.Index(tests, a.test), slices.Index(tests, b.test)),
-				cmp.Compare(slices.Index(providers, a.provider), slices.Index(providers, b.provider)),
-				cmp.Compare(a.npes, b.npes))
-		})
-		for _, s := range ordered {
-			line, points, err := plotter.NewLinePoints(s.points())
+		for _, g := range groupSeries(byMetric[m], providers) {
+			slices.SortFunc(g.lines, func(a, b *series) int {
+				return cmp.Or(cmp.Compare(slices.Index(tests, a.test), slices.Index(tests, b.test)),
+					cmp.Compare(slices.Index(providers, a.provider), slices.Index(providers, b.provider)),
+					cmp.Compare(a.npes, b.npes))
+			})
+			p, err := panel(m, where+g.title, g.lines, len(npes) > 1, func(s *series) (int, int) {
+				return slices.Index(tests, s.test), slices.Index(providers, s.provider)
+			})
 			if err != nil {
-				return nil, fmt.Errorf("-plot: %s on %s: %w", s.test, s.provider, err)
+				return nil, err
 			}
-			ti, pi := slices.Index(tests, s.test), slices.Index(providers, s.provider)
-			line.Color = plotutil.Color(ti)
-			line.Width = vg.Points(1.5)
-			line.Dashes = plotutil.Dashes(pi)
-			points.Color = line.Color
-			points.Shape = plotutil.Shape(pi)
-			p.Add(line, points)
-			label := s.test + " · " + s.provider
-			if len(npes) > 1 {
-				label += fmt.Sprintf(" · %d PEs", s.npes)
-			}
-			p.Legend.Add(label, line, points)
+			panels = append(panels, p)
 		}
-		panels = append(panels, p)
 	}
 	if len(panels) == 0 {
 		return nil, errors.New("-plot: no latency or bandwidth figure with a size to draw (rates and barrier are tables only)")
 	}
 	return panels, nil
+}
+
+// group is the lines of one panel.
+type group struct {
+	title string // what sets it apart, after the metric: ", loopback only"
+	lines []*series
+}
+
+// groupSeries splits one metric's lines into panels: first the tests every
+// provider ran, then those of each smaller set of providers. Lines of one
+// size are dropped when others have more.
+func groupSeries(lines map[string]*series, providers []string) []group {
+	curves := false
+	for _, s := range lines {
+		curves = curves || len(s.bySize) > 1
+	}
+	ranBy := map[string][]string{} // test -> providers, in the order of providers
+	for _, s := range lines {
+		if !slices.Contains(ranBy[s.test], s.provider) {
+			ranBy[s.test] = append(ranBy[s.test], s.provider)
+		}
+	}
+	var groups []group
+	index := map[string]int{}
+	for _, k := range slices.Sorted(maps.Keys(lines)) {
+		s := lines[k]
+		if curves && len(s.bySize) < 2 {
+			continue
+		}
+		who := ranBy[s.test]
+		slices.SortFunc(who, func(a, b string) int { return cmp.Compare(slices.Index(providers, a), slices.Index(providers, b)) })
+		key := strings.Join(who, ", ")
+		i, ok := index[key]
+		if !ok {
+			title := ""
+			if len(who) < len(providers) {
+				title = ", " + key + " only"
+			}
+			i = len(groups)
+			index[key] = i
+			groups = append(groups, group{title: title})
+		}
+		groups[i].lines = append(groups[i].lines, s)
+	}
+	slices.SortStableFunc(groups, func(a, b group) int { return cmp.Compare(len(a.title), len(b.title)) })
+	return groups
+}
+
+// palette has a distinct colour for each of up to 14 tests.
+var palette = append(slices.Clone(plotutil.DarkColors), plotutil.SoftColors...)
+
+// panel draws lines of metric m on log axes. style gives a line's test and
+// provider indexes: the first picks its colour, the second its dashes and
+// marker. The legend sits above the top left corner of the lines.
+func panel(m metric, title string, lines []*series, showPEs bool, style func(*series) (int, int)) (*plot.Plot, error) {
+	p := plot.New()
+	switch m {
+	case latency:
+		p.Title.Text = "Latency" + title + " (lower is better)"
+		p.Y.Label.Text = "latency per operation (µs)"
+	case bandwidth:
+		p.Title.Text = "Bandwidth" + title + " (higher is better)"
+		p.Y.Label.Text = "bandwidth (MB/s, 10⁶ bytes per second)"
+	}
+	p.Title.TextStyle.Font.Size = vg.Points(14)
+	p.X.Label.Text = "message size (bytes)"
+	p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+	p.X.Tick.Marker = sizeTicks{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Millimeter*3, -vg.Millimeter*2
+	p.Legend.ThumbnailWidth = vg.Centimeter
+	p.Legend.TextStyle.Font.Size = vg.Points(10)
+	for _, s := range lines {
+		line, points, err := plotter.NewLinePoints(s.points())
+		if err != nil {
+			return nil, fmt.Errorf("-plot: %s on %s: %w", s.test, s.provider, err)
+		}
+		ti, pi := style(s)
+		line.Color = palette[ti%len(palette)]
+		line.Width = vg.Points(1.5)
+		line.Dashes = plotutil.Dashes(pi)
+		points.Color = line.Color
+		points.Shape = plotutil.Shape(pi)
+		p.Add(line, points)
+		label := s.test + " · " + s.provider
+		if showPEs {
+			label += fmt.Sprintf(" · %d PEs", s.npes)
+		}
+		p.Legend.Add(label, line, points)
+	}
+	// A log axis needs a range: one size, or one figure, gets an octave
+	// either side.
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		if a.Min == a.Max {
+			a.Min, a.Max = a.Min/2, a.Max*2
+		}
+	}
+	return p, nil
 }
 
 // sizeTicks marks powers of two on a log size axis, labelling every other

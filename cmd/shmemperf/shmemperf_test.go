@@ -207,6 +207,10 @@ func TestPlot(t *testing.T) {
 			rs = append(rs, newResult(test{name: "put_bw", metric: bandwidth}, prov, 2, size, float64(size)))
 		}
 	}
+	for size := 8; size <= 1<<20; size *= 4 {
+		rs = append(rs, newResult(test{name: "bcast_lat", metric: latency}, "loopback", 2, size, 1))
+	}
+	rs = append(rs, newResult(test{name: "fadd_lat", metric: latency}, "oshmem", 2, 8, 0.02))
 	rs = append(rs, newResult(test{name: "barrier", metric: latency}, "loopback", 2, 0, 0.3))
 	dir := t.TempDir()
 	var files []string
@@ -226,10 +230,16 @@ func TestPlot(t *testing.T) {
 		require.NoError(t, err)
 		require.Greater(t, len(b), 1000)
 		if ext == ".svg" {
-			require.Contains(t, string(b), "put_lat · oshmem")
-			require.Contains(t, string(b), "Bandwidth")
+			svg := string(b)
+			require.Contains(t, svg, "put_lat · oshmem")
+			require.Contains(t, svg, "Bandwidth, 2 PEs")
+			require.Contains(t, svg, "Latency, 2 PEs, loopback only", "a test one provider ran has its own panel")
+			require.Contains(t, svg, "bcast_lat · loopback")
+			require.NotContains(t, svg, "fadd_lat", "a single size among curves is left to the table")
 		}
 	}
+	// One size, one figure: the axes still need a range.
+	require.NoError(t, plotResults(filepath.Join(dir, "one.png"), rs[:1]))
 	err := plotResults(filepath.Join(dir, "none.svg"), rs[len(rs)-1:])
 	require.ErrorContains(t, err, "no latency or bandwidth")
 }
