@@ -22,17 +22,39 @@ func init() {
 	register(test{name: "put_bw", doc: "a window of non-blocking puts, then quiet", metric: bandwidth,
 		run: func(e *env, size int) (float64, error) {
 			dst, src := e.sym[:size], e.local[:size]
-			return e.windows(size, func() error { return shmem.PutNBI(e.w, dst, src, e.peer) })
+			return e.windows(size, func(n int) error {
+				for range n {
+					if err := shmem.PutNBI(e.w, dst, src, e.peer); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}})
 	register(test{name: "get_bw", doc: "a window of non-blocking gets, then quiet", metric: bandwidth,
 		run: func(e *env, size int) (float64, error) {
 			dst, src := e.local[:size], e.sym[:size]
-			return e.windows(size, func() error { return shmem.GetNBI(e.w, dst, src, e.peer) })
+			return e.windows(size, func(n int) error {
+				for range n {
+					if err := shmem.GetNBI(e.w, dst, src, e.peer); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}})
 	register(test{name: "put_rate", doc: "8-byte putmem, a window at a time, then quiet", metric: rate, sizes: []int{8},
 		run: func(e *env, size int) (float64, error) {
 			dst, src := e.sym[:size], e.local[:size]
-			return e.windows(size, func() error { return shmem.PutMem(e.w, dst, src, e.peer) })
+			w, peer := e.w, e.peer
+			return e.windows(size, func(n int) error {
+				for range n {
+					if err := shmem.PutMem(w, dst, src, peer); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}})
 	register(test{name: "fadd_lat", doc: "64-bit atomic fetch-add", metric: latency, sizes: []int{8},
 		run: func(e *env, size int) (float64, error) {
@@ -55,7 +77,15 @@ func init() {
 		}})
 	register(test{name: "add_rate", doc: "64-bit atomic add, a window at a time, then quiet", metric: rate, sizes: []int{8},
 		run: func(e *env, size int) (float64, error) {
-			return e.windows(size, func() error { return shmem.AtomicAdd(e.w, e.word, 1, e.peer) })
+			w, word, peer := e.w, e.word, e.peer
+			return e.windows(size, func(n int) error {
+				for range n {
+					if err := shmem.AtomicAdd(w, word, 1, peer); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
 		}})
 	register(test{name: "barrier", doc: "barrier_all on every PE", metric: latency, sizes: []int{0},
 		run: func(e *env, size int) (float64, error) {
