@@ -5,7 +5,7 @@ NP       ?= 4
 ROUNDS   ?= 1000
 FUZZTIME ?= 3s
 
-.PHONY: all build run test vet lint bench fuzz clean proto
+.PHONY: all build run test vet lint bench perf fuzz clean proto
 
 all: build
 
@@ -31,6 +31,11 @@ lint: vet
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# OSU-style figures of every shmemperf test on 2 PEs over the default
+# provider (docs/benchmarks.md); PERFFLAGS adds flags, e.g. -json or -plot.
+perf: build
+	./$(BIN)/oshrun -np 2 ./$(BIN)/shmemperf $(PERFFLAGS)
 
 # Each fuzz target for $(FUZZTIME): a smoke run, not a campaign.
 fuzz:

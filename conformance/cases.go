@@ -12,9 +12,10 @@ import (
 
 const rmaCaps = core.CapRMA | core.CapAtomic
 
-// Cases returns the suite, in the order it runs.
+// Cases returns the suite, in the order it runs. Each family's cases live
+// in a file of their own and join the list with one append below.
 func Cases() []Case {
-	return []Case{
+	cases := []Case{
 		{Name: "PutGet/Sizes", Needs: rmaCaps, Shmem: casePutGetSizes},
 		{Name: "PutGet/Typed", Needs: rmaCaps, Shmem: casePutGetTyped},
 		{Name: "PutGet/NonBlocking", Needs: rmaCaps, Shmem: caseNonBlocking},
@@ -35,6 +36,16 @@ func Cases() []Case {
 		{Name: "Core/RoundTrip", Needs: core.CapRMA, Core: caseCoreRoundTrip},
 		{Name: "Core/BadInput", Needs: core.CapRMA, Core: caseCoreBadInput},
 	}
+	cases = append(cases, rmaCases()...)
+	cases = append(cases, signalCases()...)
+	cases = append(cases, waitCases()...)
+	cases = append(cases, lockCases()...)
+	cases = append(cases, memoryCases()...)
+	cases = append(cases, ctxCases()...)
+	cases = append(cases, threadCases()...)
+	cases = append(cases, teamCases()...)
+	cases = append(cases, collCases()...)
+	return cases
 }
 
 func neighbours(w *shmem.World) (left, right int) {

@@ -135,6 +135,21 @@ func child(role string, args []string) int {
 		}
 		b.Barrier()
 		return hang()
+	case "globalexit": // PE args[0] calls global_exit(args[1]); the others wait
+		b := connect()
+		if err := b.Barrier(); err != nil {
+			return 96
+		}
+		caller, _ := strconv.Atoi(args[0])
+		status, _ := strconv.Atoi(args[1])
+		if rank == caller {
+			if err := WriteGlobalExit(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 97
+			}
+			return status
+		}
+		return hang()
 	case "hang":
 		if len(args) > 0 && args[0] == "ignoreterm" {
 			signal.Ignore(syscall.SIGTERM)

@@ -132,3 +132,47 @@ func BenchmarkPut4MiB(b *testing.B) {
 }
 
 func shmemSlice[T shmem.Elem](buf []byte) []T { return mem.Slice[T](buf) }
+
+func BenchmarkPutMem8Quiet(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		src := make([]byte, 8)
+		for b.Loop() {
+			must(b, shmem.PutMem(w, buf[:8], src, 1))
+			must(b, w.Quiet())
+		}
+	})
+}
+
+func BenchmarkGetMem8(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		dst := make([]byte, 8)
+		for b.Loop() {
+			must(b, shmem.GetMem(w, dst, buf[:8], 1))
+		}
+	})
+}
+
+func BenchmarkAtomicAdd(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		x := shmemSlice[int64](buf)
+		for b.Loop() {
+			must(b, shmem.AtomicAdd(w, &x[0], 1, 1))
+		}
+	})
+}
+
+// BenchmarkFetchAddSerialized is BenchmarkFetchAdd on a context one
+// goroutine uses at a time, which a provider may serve more cheaply.
+func BenchmarkFetchAddSerialized(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		x := shmemSlice[int64](buf)
+		ctx, err := w.NewContext(shmem.ContextOptions{Serialized: true})
+		must(b, err)
+		for b.Loop() {
+			_, err := shmem.AtomicFetchAdd(ctx, &x[0], 1, 1)
+			must(b, err)
+		}
+		b.StopTimer()
+		must(b, ctx.Destroy())
+	})
+}

@@ -3,69 +3,70 @@ package shmem
 import (
 	"fmt"
 	"math/bits"
+	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// The internal part of the heap, before the user's: synchronisation words
+// The internal part of the heap, before the user's: the words and buffers
 // the collectives signal through. Every PE has the same layout, so a word's
 // offset names it on every PE.
 const (
 	cacheLine = 64
 	maxRounds = 32 // dissemination rounds: enough for 2^32 PEs
 
-	// barrierOff: one flag per dissemination round, each on its own line.
-	barrierOff = 0
 	// agreeOff: two banks (by generation parity) of one slot per round;
 	// a slot is a generation word and agreeWords (min, max) pairs.
-	agreeOff   = barrierOff + maxRounds*cacheLine
+	agreeOff   = 0
 	agreeWords = 3
 
-	internalSize = 64 << 10
+	// teamsOff: one slot per team this PE may belong to at once (see
+	// team_slot.go). Team creation agrees on a slot free on every member.
+	teamsOff     = agreeOff + 2*maxRounds*cacheLine
+	maxTeams     = 128
+	teamSlotSize = 32 << 10
+
+	internalSize = teamsOff + maxTeams*teamSlotSize
 )
 
 func init() {
-	if agreeOff+2*maxRounds*cacheLine > internalSize || (1+2*agreeWords)*8 > cacheLine {
+	if (1+2*agreeWords)*8 > cacheLine || slotBanksOff >= teamSlotSize/2 {
 		panic("shmem: internal heap layout overflows")
 	}
 }
 
-// collectives holds the state of the World's synchronisation algorithms.
-// Generations only grow, so flags are never reset and back-to-back
-// collectives need no extra synchronisation.
+// collectives holds the World's state for its collectives: the generation
+// of its agreement, the endpoint collectives issue their signals and data
+// on (so they neither wait for nor fence the user's operations), and the
+// table of team slots this PE uses.
 type collectives struct {
-	w          *World
-	rounds     int
-	barrierGen uint64
-	agreeGen   uint64
+	w        *World
+	rounds   int
+	agreeGen uint64
+	ep       core.Endpoint
+	layout   slotLayout
+
+	teamMu sync.Mutex
+	slots  [maxTeams]*Team // nil where free
+	world  *Team
+	shared *Team
 }
 
-func (c *collectives) init(w *World) {
+// init sets up the collectives of a World whose heap exists; hostID, or
+// core.HostID() when empty, decides which PEs make up TeamShared. It is
+// collective.
+func (c *collectives) init(w *World, hostID string) error {
 	c.w = w
 	c.rounds = bits.Len(uint(w.npes - 1)) // ceil(log2 npes)
-}
-
-// barrier is a dissemination barrier (Hensgen, Finkel and Manber): in round
-// k every PE signals PE me+2^k and waits for PE me-2^k, so after
-// ceil(log2 n) rounds each PE has heard, directly or not, from all. It
-// costs log2 n one-way signals, with no PE doing more work than another.
-func (c *collectives) barrier() error {
-	w := c.w
-	c.barrierGen++
-	gen := c.barrierGen
-	for k := 0; k < c.rounds; k++ {
-		to := (w.me + 1<<k) % w.npes
-		off := barrierOff + k*cacheLine
-		if err := w.def.ep.Atomic(to, w.heap, off, core.AtomicWrite, core.Uint64, gen); err != nil {
-			return fmt.Errorf("barrier: %w", err)
-		}
-		if err := w.waitGE(off, gen); err != nil {
-			return fmt.Errorf("barrier: %w", err)
-		}
+	c.layout = newSlotLayout(w.npes)
+	ep, err := w.dom.NewEndpoint(core.EndpointOptions{})
+	if err != nil {
+		return err
 	}
-	return nil
+	c.ep = ep
+	return c.initTeams(hostID)
 }
 
 // agree is a dissemination all-reduce of (min, max) over a few words:
@@ -84,13 +85,13 @@ func (c *collectives) agree(v [agreeWords]uint64) (lo, hi [agreeWords]uint64, er
 		copy(msg[:agreeWords], lo[:])
 		copy(msg[agreeWords:], hi[:])
 		// The payload lands before the generation word that announces it.
-		if err := w.def.ep.Put(to, w.heap, off+8, mem.Bytes(msg[:])); err != nil {
+		if err := c.ep.Put(to, w.heap, off+8, mem.Bytes(msg[:])); err != nil {
 			return lo, hi, fmt.Errorf("agreement: %w", err)
 		}
-		if err := w.def.ep.Fence(); err != nil {
+		if err := c.ep.Fence(); err != nil {
 			return lo, hi, fmt.Errorf("agreement: %w", err)
 		}
-		if err := w.def.ep.Atomic(to, w.heap, off, core.AtomicWrite, core.Uint64, gen); err != nil {
+		if err := c.ep.Atomic(to, w.heap, off, core.AtomicWrite, core.Uint64, gen); err != nil {
 			return lo, hi, fmt.Errorf("agreement: %w", err)
 		}
 		if err := w.waitGE(off, gen); err != nil {
@@ -130,5 +131,5 @@ func (w *World) syncAll() error {
 	if err := w.Err(); err != nil {
 		return err
 	}
-	return w.coll.barrier()
+	return w.coll.world.barrier()
 }

@@ -16,8 +16,9 @@ type Ctx interface {
 // endpoint and completion counter, so its Quiet completes only its own
 // operations (see seed 004, "Contexts").
 type Context struct {
-	w  *World
-	ep core.Endpoint
+	w    *World
+	ep   core.Endpoint
+	team *Team // nil for World contexts
 }
 
 func (c *Context) context() *Context { return c }
@@ -27,7 +28,7 @@ func (w *World) context() *Context   { return &w.def }
 type ContextOptions struct {
 	Serialized bool // SHMEM_CTX_SERIALIZED: never used by two goroutines at once
 	Private    bool // SHMEM_CTX_PRIVATE: used only by the creating goroutine
-	NoStore    bool // SHMEM_CTX_NOSTORE: no puts or non-fetching AMOs through it
+	NoStore    bool // SHMEM_CTX_NOSTORE: no puts or non-fetching AMOs through it; they fail
 }
 
 // NewContext creates a context (shmem_ctx_create). It is local, not
@@ -36,13 +37,28 @@ func (w *World) NewContext(opts ContextOptions) (*Context, error) {
 	if err := w.Err(); err != nil {
 		return nil, err
 	}
+	return w.newContext(opts, nil)
+}
+
+// newContext creates a context with its own endpoint; a team context
+// addresses PEs by their rank in team.
+func (w *World) newContext(opts ContextOptions, team *Team) (*Context, error) {
 	ep, err := w.dom.NewEndpoint(core.EndpointOptions{Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore})
 	if err != nil {
 		return nil, fmt.Errorf("shmem: new context: %w", err)
 	}
-	c := &Context{w: w, ep: ep}
+	c := &Context{w: w, ep: ep, team: team}
+	if team != nil {
+		c.ep = &teamEndpoint{Endpoint: c.ep, t: team}
+	}
+	if opts.NoStore {
+		c.ep = noStoreEndpoint{c.ep}
+	}
 	w.ctxMu.Lock()
 	w.contexts[c] = struct{}{}
+	if team != nil {
+		team.contexts[c] = struct{}{}
+	}
 	w.ctxMu.Unlock()
 	return c, nil
 }
@@ -56,11 +72,23 @@ func (c *Context) Destroy() error {
 	c.w.ctxMu.Lock()
 	_, live := c.w.contexts[c]
 	delete(c.w.contexts, c)
+	if c.team != nil {
+		delete(c.team.contexts, c)
+	}
 	c.w.ctxMu.Unlock()
 	if !live {
 		return nil
 	}
 	return c.ep.Close()
+}
+
+// Team is the team the context was created on, or nil for a context of
+// the World (shmem_ctx_get_team gives TeamWorld then).
+func (c *Context) Team() *Team {
+	if c.team == nil {
+		return c.w.TeamWorld()
+	}
+	return c.team
 }
 
 // World is the World the context belongs to.
@@ -80,3 +108,20 @@ func (w *World) Quiet() error { return w.def.ep.Quiet() }
 
 // Fence is Fence on the default context (shmem_fence).
 func (w *World) Fence() error { return w.def.ep.Fence() }
+
+// noStoreEndpoint is the endpoint of a NoStore context: it refuses the
+// stores the option promised not to issue.
+type noStoreEndpoint struct{ core.Endpoint }
+
+func noStore(op string) error {
+	return fmt.Errorf("shmem: %s on a context created with NoStore, which allows only gets and fetching atomics: %w", op, core.ErrInvalid)
+}
+
+func (noStoreEndpoint) Put(int, core.Region, int, []byte) error    { return noStore("put") }
+func (noStoreEndpoint) PutNBI(int, core.Region, int, []byte) error { return noStore("put_nbi") }
+func (noStoreEndpoint) PutValue(int, core.Region, int, uint64, int) error {
+	return noStore("put")
+}
+func (noStoreEndpoint) Atomic(int, core.Region, int, core.AtomicOp, core.AtomicType, uint64) error {
+	return noStore("non-fetching atomic")
+}

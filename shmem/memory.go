@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -135,4 +136,74 @@ func (w *World) agreeOn(op, name string, vals ...uint64) error {
 		}
 	}
 	return nil
+}
+
+// Realloc changes the size of the symmetric allocation s to n elements on
+// every PE (shmem_realloc). It is collective, like Malloc, and starts and
+// ends with a barrier, so no PE still writes the old block or already
+// writes the new one while the contents move. The first min(len(s), n)
+// elements are kept; new elements are zero. Realloc of nil is Malloc; to
+// zero elements it is Free and returns nil. If the heap cannot hold the
+// new size, every PE gets an *AllocError and s stays valid and unchanged.
+func Realloc[T Elem](w *World, s []T, n int) ([]T, error) {
+	if s == nil {
+		return Malloc[T](w, n)
+	}
+	if n == 0 {
+		return nil, Free(w, s)
+	}
+	if err := w.Err(); err != nil {
+		return nil, err
+	}
+	if err := w.def.ep.Quiet(); err != nil {
+		return nil, fmt.Errorf("shmem: realloc: %w", err)
+	}
+	// The agreement is the opening barrier, and it fails on every PE
+	// alike if one passed a block that is not symmetric, or another block.
+	off, err := w.offset("realloc", mem.Addr(s), 0)
+	block := uint64(off)
+	if err != nil {
+		block = math.MaxUint64
+	}
+	if aerr := w.agreeOn("realloc", "block offset", block); err != nil || aerr != nil {
+		return nil, errors.Join(err, aerr)
+	}
+	grown, err := allocate[T](w, "realloc", n, minAlign)
+	if err != nil {
+		return nil, err
+	}
+	copy(grown, s)
+	// Free is the closing barrier.
+	if err := Free(w, s); err != nil {
+		return nil, err
+	}
+	return grown, nil
+}
+
+// The hints MallocWithHints accepts (SHMEM_MALLOC_*).
+const (
+	// MallocAtomicsRemote: the memory will be the target of remote
+	// atomics. Every allocation here starts on a cache line and is padded
+	// to whole cache lines, so such words never share a line with another
+	// allocation; the hint asks for nothing more.
+	MallocAtomicsRemote uint = 1 << iota
+	// MallocSignalRemote: the memory will hold signal words of PutSignal,
+	// which other PEs update and this PE waits on. Same layout as
+	// MallocAtomicsRemote; waiting on it sleeps on the provider's
+	// LocalWaiter, as every wait does.
+	MallocSignalRemote
+
+	mallocHintsAll = MallocAtomicsRemote | MallocSignalRemote
+)
+
+// MallocWithHints is Malloc with hints about how the memory will be used
+// (shmem_malloc_with_hints). Hints never change the result's meaning; an
+// unknown hint bit is an error. Like every argument of a collective
+// allocation, the hints must be the same on every PE.
+func MallocWithHints[T Elem](w *World, n int, hints uint) ([]T, error) {
+	if hints&^mallocHintsAll != 0 {
+		return nil, fmt.Errorf("shmem: malloc_with_hints: unknown hint bits %#x; allowed are MallocAtomicsRemote (%#x) and MallocSignalRemote (%#x): %w",
+			hints&^mallocHintsAll, MallocAtomicsRemote, MallocSignalRemote, core.ErrInvalid)
+	}
+	return allocate[T](w, "malloc_with_hints", n, minAlign)
 }

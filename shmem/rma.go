@@ -19,6 +19,9 @@ func Put[T Elem](c Ctx, dst, src []T, pe int) error {
 	if len(b) == 0 {
 		return err
 	}
+	if isValue(off, b) {
+		return x.ep.PutValue(pe, x.w.heap, off, mem.LoadValue(b, 0, len(b)), len(b))
+	}
 	return x.ep.Put(pe, x.w.heap, off, b)
 }
 
@@ -29,7 +32,23 @@ func Get[T Elem](c Ctx, dst, src []T, pe int) error {
 	if len(b) == 0 {
 		return err
 	}
+	if isValue(off, b) {
+		v, err := x.ep.GetValue(pe, x.w.heap, off, len(b))
+		if err == nil {
+			mem.StoreValue(b, 0, v, len(b))
+		}
+		return err
+	}
 	return x.ep.Get(pe, x.w.heap, off, b)
+}
+
+// isValue reports whether a blocking transfer of b at heap offset off can
+// move as one value (PutValue, GetValue): 1, 2, 4 or 8 bytes, aligned on
+// both sides. A value spares the provider a memmove call, and is what a
+// small put costs in C: one store.
+func isValue(off int, b []byte) bool {
+	n := len(b)
+	return n&(n-1) == 0 && n <= 8 && (uintptr(off)|mem.Addr(b))&uintptr(n-1) == 0
 }
 
 // PutNBI is Put that may return before src has been read: src must not

@@ -64,15 +64,20 @@ func (w *World) waitGE(off int, v uint64) error {
 // (shmem_wait_until). It returns an error if ivar is not symmetric, if a
 // peer is lost, or if the World is finalized.
 func WaitUntil[T WaitElem](c Ctx, ivar *T, cmp Cmp, v T) error {
+	return waitVar(c, "wait_until", ivar, cmp, func(x T) bool { return compare(x, cmp, v) })
+}
+
+// waitVar waits until pred holds for the symmetric *ivar on this PE.
+func waitVar[T WaitElem](c Ctx, op string, ivar *T, cmp Cmp, pred func(T) bool) error {
 	w := c.context().w
-	off, err := w.offset("wait_until", mem.PtrAddr(ivar), mem.SizeOf[T]())
+	off, err := w.offset(op, mem.PtrAddr(ivar), mem.SizeOf[T]())
 	if err != nil {
 		return err
 	}
 	if err := checkCmp(cmp); err != nil {
 		return err
 	}
-	return w.waitFor(off, mem.SizeOf[T](), func() bool { return compare(mem.Load(ivar), cmp, v) })
+	return w.waitFor(off, mem.SizeOf[T](), func() bool { return pred(mem.Load(ivar)) })
 }
 
 // Test reports whether the symmetric *ivar on this PE satisfies
@@ -86,6 +91,288 @@ func Test[T WaitElem](c Ctx, ivar *T, cmp Cmp, v T) (bool, error) {
 		return false, err
 	}
 	return compare(mem.Load(ivar), cmp, v), nil
+}
+
+// The _all, _any, _some and _vector forms of WaitUntil and Test take a
+// symmetric slice ivars and an optional status mask: status nil, or one
+// entry per element, where a non-zero entry excludes that element. The
+// _vector forms compare each ivars[i] with vals[i] instead of one v.
+// They watch the whole slice, so one sleep covers every element.
+
+// waitSet is the arguments of a multi-element wait or test.
+type waitSet[T WaitElem] struct {
+	ivars  []T
+	status []int
+	cmp    Cmp
+	v      T
+	vals   []T // nil: compare every element with v
+}
+
+// ok reports whether element i takes part and satisfies its comparison.
+func (s *waitSet[T]) ok(i int) bool {
+	if s.status != nil && s.status[i] != 0 {
+		return false
+	}
+	want := s.v
+	if s.vals != nil {
+		want = s.vals[i]
+	}
+	return compare(mem.Load(&s.ivars[i]), s.cmp, want)
+}
+
+// active is the number of elements the status mask leaves in.
+func (s *waitSet[T]) active() int {
+	if s.status == nil {
+		return len(s.ivars)
+	}
+	n := 0
+	for _, st := range s.status {
+		if st == 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// check validates the set and returns the heap offset of ivars.
+func (s *waitSet[T]) check(w *World, op string) (int, error) {
+	if err := checkCmp(s.cmp); err != nil {
+		return 0, err
+	}
+	if s.status != nil && len(s.status) != len(s.ivars) {
+		return 0, fmt.Errorf("shmem: %s: status has %d entries for %d variables; pass nil or one per variable: %w",
+			op, len(s.status), len(s.ivars), core.ErrInvalid)
+	}
+	if s.vals != nil && len(s.vals) != len(s.ivars) {
+		return 0, fmt.Errorf("shmem: %s: %d comparison values for %d variables; pass one per variable: %w",
+			op, len(s.vals), len(s.ivars), core.ErrInvalid)
+	}
+	if len(s.ivars) == 0 {
+		return 0, nil
+	}
+	return w.offset(op, mem.Addr(s.ivars), len(s.ivars)*mem.SizeOf[T]())
+}
+
+// all returns a condition that holds once every active element has been
+// seen satisfied. It remembers how far it got, so each element is read
+// until it holds and then no more: n elements cost O(n) loads in all.
+func (s *waitSet[T]) all() func() bool {
+	i := 0
+	return func() bool {
+		for i < len(s.ivars) && (s.ok(i) || (s.status != nil && s.status[i] != 0)) {
+			i++
+		}
+		return i == len(s.ivars)
+	}
+}
+
+// any returns a condition that holds once some active element satisfies
+// its comparison, and stores its index in *found. Each scan starts where
+// the World's rotation says, so a variable that is always ready cannot
+// starve the others across calls.
+func (s *waitSet[T]) any(start int, found *int) func() bool {
+	n := len(s.ivars)
+	return func() bool {
+		for k := range n {
+			if i := (start + k) % n; s.ok(i) {
+				*found = i
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// some returns a condition that holds once at least one active element
+// satisfies its comparison; it writes the indices of all that do, in
+// increasing order, to indices and their number to *count.
+func (s *waitSet[T]) some(indices []int, count *int) func() bool {
+	return func() bool {
+		c := 0
+		for i := range s.ivars {
+			if s.ok(i) {
+				indices[c] = i
+				c++
+			}
+		}
+		*count = c
+		return c > 0
+	}
+}
+
+func waitAll[T WaitElem](c Ctx, op string, s *waitSet[T]) error {
+	w := c.context().w
+	off, err := s.check(w, op)
+	if err != nil || s.active() == 0 {
+		return err
+	}
+	return w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.all())
+}
+
+func waitAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
+	w := c.context().w
+	off, err := s.check(w, op)
+	if err != nil || s.active() == 0 {
+		return -1, err
+	}
+	found := -1
+	err = w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.any(w.syn.rotate(len(s.ivars)), &found))
+	if err != nil {
+		return -1, err
+	}
+	return found, nil
+}
+
+func waitSome[T WaitElem](c Ctx, op string, indices []int, s *waitSet[T]) (int, error) {
+	w := c.context().w
+	off, err := s.check(w, op)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkIndices(op, indices, len(s.ivars)); err != nil {
+		return 0, err
+	}
+	if s.active() == 0 {
+		return 0, nil
+	}
+	count := 0
+	if err := w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.some(indices, &count)); err != nil {
+		return 0, err
+	}
+	return count, nil
+}
+
+// WaitUntilAll blocks until every element of ivars that status does not
+// exclude satisfies ivars[i] cmp v (shmem_wait_until_all).
+func WaitUntilAll[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, v T) error {
+	return waitAll(c, "wait_until_all", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v})
+}
+
+// WaitUntilAny blocks until some element of ivars that status does not
+// exclude satisfies ivars[i] cmp v, and returns its index; -1 if status
+// excludes every element or ivars is empty (shmem_wait_until_any).
+func WaitUntilAny[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, v T) (int, error) {
+	return waitAny(c, "wait_until_any", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v})
+}
+
+// WaitUntilSome blocks until at least one element of ivars that status
+// does not exclude satisfies ivars[i] cmp v; it writes the indices of all
+// that do to indices (which holds len(ivars) entries) and returns how many
+// there are; 0 if status excludes every element (shmem_wait_until_some).
+func WaitUntilSome[T WaitElem](c Ctx, ivars []T, indices, status []int, cmp Cmp, v T) (int, error) {
+	return waitSome(c, "wait_until_some", indices, &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v})
+}
+
+// WaitUntilAllVector is WaitUntilAll comparing ivars[i] with vals[i]
+// (shmem_wait_until_all_vector).
+func WaitUntilAllVector[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, vals []T) error {
+	return waitAll(c, "wait_until_all_vector", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)})
+}
+
+// WaitUntilAnyVector is WaitUntilAny comparing ivars[i] with vals[i]
+// (shmem_wait_until_any_vector).
+func WaitUntilAnyVector[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, vals []T) (int, error) {
+	return waitAny(c, "wait_until_any_vector", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)})
+}
+
+// WaitUntilSomeVector is WaitUntilSome comparing ivars[i] with vals[i]
+// (shmem_wait_until_some_vector).
+func WaitUntilSomeVector[T WaitElem](c Ctx, ivars []T, indices, status []int, cmp Cmp, vals []T) (int, error) {
+	return waitSome(c, "wait_until_some_vector", indices, &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)})
+}
+
+// nonNil makes a nil vals an empty one, so a vector form given nil fails
+// the length check instead of silently comparing with zero.
+func nonNil[T any](vals []T) []T {
+	if vals == nil {
+		return []T{}
+	}
+	return vals
+}
+
+// testOnce evaluates cond once after validating the set.
+func testOnce[T WaitElem](c Ctx, op string, s *waitSet[T], cond func(*waitSet[T]) func() bool) (bool, error) {
+	if _, err := s.check(c.context().w, op); err != nil {
+		return false, err
+	}
+	return cond(s)(), nil
+}
+
+// TestAll reports whether every element of ivars that status does not
+// exclude satisfies ivars[i] cmp v, without waiting (shmem_test_all).
+// With every element excluded it reports true.
+func TestAll[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, v T) (bool, error) {
+	return testOnce(c, "test_all", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v}, (*waitSet[T]).all)
+}
+
+// TestAllVector is TestAll comparing ivars[i] with vals[i] (shmem_test_all_vector).
+func TestAllVector[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, vals []T) (bool, error) {
+	return testOnce(c, "test_all_vector", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)}, (*waitSet[T]).all)
+}
+
+// TestAny returns the index of an element of ivars, not excluded by
+// status, that satisfies ivars[i] cmp v, or -1 if there is none, without
+// waiting (shmem_test_any).
+func TestAny[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, v T) (int, error) {
+	return testAny(c, "test_any", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v})
+}
+
+// TestAnyVector is TestAny comparing ivars[i] with vals[i] (shmem_test_any_vector).
+func TestAnyVector[T WaitElem](c Ctx, ivars []T, status []int, cmp Cmp, vals []T) (int, error) {
+	return testAny(c, "test_any_vector", &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)})
+}
+
+func testAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
+	w := c.context().w
+	found := -1
+	_, err := testOnce(c, op, s, func(s *waitSet[T]) func() bool {
+		if len(s.ivars) == 0 {
+			return func() bool { return false }
+		}
+		return s.any(w.syn.rotate(len(s.ivars)), &found)
+	})
+	return found, err
+}
+
+// TestSome writes to indices the index of every element of ivars, not
+// excluded by status, that satisfies ivars[i] cmp v, and returns how many
+// there are, without waiting (shmem_test_some).
+func TestSome[T WaitElem](c Ctx, ivars []T, indices, status []int, cmp Cmp, v T) (int, error) {
+	return testSome(c, "test_some", indices, &waitSet[T]{ivars: ivars, status: status, cmp: cmp, v: v})
+}
+
+// TestSomeVector is TestSome comparing ivars[i] with vals[i] (shmem_test_some_vector).
+func TestSomeVector[T WaitElem](c Ctx, ivars []T, indices, status []int, cmp Cmp, vals []T) (int, error) {
+	return testSome(c, "test_some_vector", indices, &waitSet[T]{ivars: ivars, status: status, cmp: cmp, vals: nonNil(vals)})
+}
+
+func testSome[T WaitElem](c Ctx, op string, indices []int, s *waitSet[T]) (int, error) {
+	if err := checkIndices(op, indices, len(s.ivars)); err != nil {
+		return 0, err
+	}
+	count := 0
+	_, err := testOnce(c, op, s, func(s *waitSet[T]) func() bool { return s.some(indices, &count) })
+	return count, err
+}
+
+func checkIndices(op string, indices []int, n int) error {
+	if len(indices) < n {
+		return fmt.Errorf("shmem: %s: indices holds %d entries for %d variables: %w", op, len(indices), n, core.ErrInvalid)
+	}
+	return nil
+}
+
+// syncState is the World's state for point-to-point synchronisation,
+// locks and global exit.
+type syncState struct {
+	rot   atomic.Uint32 // where the next any-scan starts
+	locks lockTable
+	exit  exitState
+}
+
+// rotate returns the start index of the next scan over n elements.
+func (s *syncState) rotate(n int) int {
+	return int(s.rot.Add(1)-1) % n
 }
 
 func checkCmp(c Cmp) error {

@@ -47,10 +47,13 @@ type World struct {
 
 	def Context // the default context
 
+	thread ThreadLevel // as Init was asked for
+
 	allocMu sync.Mutex
 	alloc   allocator
 
 	coll collectives
+	syn  syncState // point-to-point sync, locks, global exit
 
 	ctxMu    sync.Mutex
 	contexts map[*Context]struct{}
@@ -72,6 +75,10 @@ type options struct {
 	env      func(string) (string, bool)
 	log      *slog.Logger
 	hostID   string
+	thread   ThreadLevel // zero: ThreadMultiple
+
+	program  *fingerprint     // tests pose as another program
+	exitHook func(status int) // GlobalExit's last step; nil: leave the process
 }
 
 // WithBootstrap runs the PE in an existing job instead of one taken from
@@ -109,6 +116,9 @@ func Init(opts ...Option) (*World, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
+	}
+	if err := o.thread.check(); err != nil {
+		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
 	lookup := o.env
 	if lookup == nil {
@@ -148,6 +158,7 @@ func Init(opts ...Option) (*World, error) {
 	}
 
 	boot, jobID, secret := o.boot, o.jobID, o.secret
+	exitDir := "" // where the launcher looks for a global exit
 	if boot == nil {
 		job, launched, err := bootstrap.JobFromEnv(lookup)
 		if err != nil {
@@ -159,17 +170,20 @@ func Init(opts ...Option) (*World, error) {
 				return nil, fmt.Errorf("shmem: init: joining job %s: %w", job.JobID, err)
 			}
 			boot, jobID, secret = b, job.JobID, job.Secret
+			exitDir = core.JobDir(lookup, job.JobID)
 		} else {
 			boot, jobID = bootstrap.NewLocal(1)[0], singletonJobID()
 		}
 	}
 	log = log.With("pe", boot.Rank())
 
-	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID)
+	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program)
 	if err != nil {
 		boot.Close()
 		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
+	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
+	w.thread = o.thread.orDefault()
 	if w.me == 0 && (info || version) {
 		w.printInfo(os.Stderr, info, lookup)
 	}
@@ -178,18 +192,15 @@ func Init(opts ...Option) (*World, error) {
 }
 
 func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSize int,
-	lookup func(string) (string, bool), log *slog.Logger, hostID string) (*World, error) {
-	// Every PE must ask for the same heap: a PE with another size would
-	// silently address other PEs' memory at the wrong offsets.
-	all, err := boot.Allgather([]byte(fmt.Sprint(heapSize)))
-	if err != nil {
-		return nil, err
+	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint) (*World, error) {
+	// Every PE must ask for the same heap and run the same program, else
+	// they would address each other's memory at the wrong offsets.
+	prog := programFingerprint()
+	if program != nil {
+		prog = *program
 	}
-	for pe, v := range all {
-		if string(v) != fmt.Sprint(heapSize) {
-			return nil, fmt.Errorf("%s differs between PEs: %s bytes on PE %d, %s bytes on PE %d; every PE must use the same heap size: %w",
-				EnvSymmetricSize, fmt.Sprint(heapSize), boot.Rank(), v, pe, core.ErrInvalid)
-		}
+	if err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog}); err != nil {
+		return nil, err
 	}
 	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
 	prov, dom, err := core.Open(cfg, spec)
@@ -203,13 +214,13 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	fail := func(err error) (*World, error) {
 		return nil, errors.Join(err, dom.Close())
 	}
-	w.heap, err = dom.NewRegion(internalSize + heapSize)
+	w.heap, err = dom.NewRegion(internalSize + heapSize + exitSize)
 	if err != nil {
 		return fail(err)
 	}
 	w.local = w.heap.Local()
-	if len(w.local) != internalSize+heapSize {
-		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize))
+	if len(w.local) != internalSize+heapSize+exitSize {
+		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize+exitSize))
 	}
 	w.base = mem.Addr(w.local)
 	w.waiter, _ = dom.(core.LocalWaiter)
@@ -220,7 +231,9 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	w.def = Context{w: w, ep: ep}
 	w.alloc.init(internalSize, internalSize+heapSize)
-	w.coll.init(w)
+	if err := w.coll.init(w, hostID); err != nil {
+		return fail(err)
+	}
 	if err := w.syncAll(); err != nil {
 		return fail(err)
 	}
@@ -302,6 +315,9 @@ func (w *World) Err() error {
 	case <-w.closed:
 		return fmt.Errorf("shmem: use after Finalize: %w", core.ErrClosed)
 	default:
+	}
+	if err := w.exitErr(); err != nil {
+		return err
 	}
 	return w.boot.Err()
 }

@@ -9,7 +9,9 @@
 // the job's status: 0 if every PE exited 0, else the first failing PE's
 // status (128+signal when a signal killed it), or 128+signal when oshrun
 // itself was interrupted. When one PE fails, the others get SIGTERM, then
-// SIGKILL after -grace. Flag parsing stops at PROGRAM, so the program's
+// SIGKILL after -grace. A PE that calls shmem_global_exit(status) ends
+// the job the same way, and oshrun exits with that status, even 0.
+// Flag parsing stops at PROGRAM, so the program's
 // own flags pass through. Usage errors exit 2.
 //
 // Lifetimes: main owns the signal handler, which turns the first SIGINT,

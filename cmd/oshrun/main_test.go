@@ -16,7 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
+	_ "github.com/goshmem/goshmem/providers/loopback"
+	"github.com/goshmem/goshmem/shmem"
 )
 
 // The test binary plays two parts besides running the tests: oshrun itself
@@ -65,11 +68,36 @@ func pe(role string, args []string) int {
 			return 93
 		}
 		return 0
+	case "globalexit": // a shmem job in which PE 1 calls global_exit(args[0])
+		return globalExitPE(rank, args)
 	case "hang":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
 	}
 	return 99
+}
+
+func globalExitPE(rank int, args []string) int {
+	w, err := shmem.Init(shmem.WithHeapSize(1 << 20))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 90
+	}
+	flag, err := shmem.Malloc[int64](w, 1)
+	if err != nil || w.BarrierAll() != nil {
+		return 91
+	}
+	if rank == 1 {
+		status, _ := strconv.Atoi(args[0])
+		w.GlobalExit(status)
+		return 92 // not reached
+	}
+	// Nobody sets the flag: the PE waits until the launcher ends it, or
+	// until the global exit reaches it first.
+	err = shmem.WaitUntil(w, &flag[0], shmem.CmpEQ, 1)
+	fmt.Printf("PE %d: %v\n", rank, err)
+	time.Sleep(time.Hour)
+	return 93
 }
 
 func runOshrun(t *testing.T, args ...string) (int, string, string) {
@@ -125,6 +153,20 @@ func TestExitStatusIsTheJobs(t *testing.T) {
 	code, _, stderr := runOshrun(t, "-n", "3", os.Args[0])
 	require.Equal(t, 5, code)
 	require.Regexp(t, `oshrun: PE 1 \(pid \d+\) exited with status 5`, stderr)
+}
+
+// global_exit from one PE of a shmem job ends the job, with that status
+// even when it is 0, although the other PEs never finish.
+func TestGlobalExitEndsTheJob(t *testing.T) {
+	t.Setenv(peEnv, "globalexit")
+	for _, status := range []int{0, 3} {
+		t.Run(strconv.Itoa(status), func(t *testing.T) {
+			t.Setenv(core.EnvShmDir, t.TempDir())
+			code, _, stderr := runOshrun(t, "-np", "3", "-grace", "1s", os.Args[0], strconv.Itoa(status))
+			require.Equal(t, status, code, stderr)
+			require.Contains(t, stderr, fmt.Sprintf("oshrun: PE 1 called global_exit(%d); terminating the job", status))
+		})
+	}
 }
 
 func TestVerboseJob(t *testing.T) {

@@ -103,6 +103,37 @@ func BenchmarkPut8Quiet(b *testing.B) {
 	}
 }
 
+// BenchmarkPut8PeerWaiting is BenchmarkPut8Quiet while PE 1 waits, as it
+// does in a barrier, for a word the puts do not touch: every put must
+// check PE 1's watches, and wake it only for writes to the watched word.
+func BenchmarkPut8PeerWaiting(b *testing.B) {
+	done := make(chan struct{})
+	_, ep, r := benchPair(b, core.EndpointOptions{}, func(d *domain, _ core.Endpoint, r core.Region) {
+		seq, watch := d.WaitArm(r, 0, 8)
+		for {
+			select {
+			case <-done:
+				d.WaitDisarm(watch)
+				return
+			default:
+				seq = d.WaitChange(seq, time.Millisecond)
+			}
+		}
+	})
+	src := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.Put(1, r, 64<<10, src); err != nil {
+			b.Fatal(err)
+		}
+		if err := ep.Quiet(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	close(done)
+}
+
 func BenchmarkGet8(b *testing.B) {
 	_, ep, r := benchPair(b, core.EndpointOptions{}, nil)
 	dst := make([]byte, 8)
@@ -119,6 +150,28 @@ func BenchmarkFetchAdd(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := ep.FetchAtomic(1, r, 64, core.AtomicAdd, core.Uint64, 1, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkFetchAddSerialized is BenchmarkFetchAdd on an endpoint one
+// goroutine uses at a time, which counts atomics without an atomic add.
+func BenchmarkFetchAddSerialized(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{Serialized: true}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ep.FetchAtomic(1, r, 64, core.AtomicAdd, core.Uint64, 1, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAtomicAdd(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.Atomic(1, r, 64, core.AtomicAdd, core.Uint64, 1); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -13,6 +13,10 @@ import (
 //	[128, 132)  waiters: how many goroutines of the owner are armed to wait
 //	[132, 136)  anyWaiters: how many of them wait for any change (no range,
 //	            or no free watch slot)
+//	[136, 144)  watchMask: a summary of the watches, a bit per class of
+//	            pages (see pageBits), or every bit while anyWaiters is
+//	            not 0, so a write far from every watch is told apart with
+//	            one load instead of a scan of the slots
 //	[256, 260)  seq: bumped by every PE that lands data a waiter watches;
 //	            the owner's waiters futex-wait on it
 //	[260, 264)  sleepers: how many of the owner's waiters are in the kernel
@@ -29,6 +33,7 @@ const (
 	hdrSize        = 64
 	offWaiters     = 128
 	offAnyWaiters  = 132
+	offWatchMask   = 136
 	offSeq         = 256
 	offSleepers    = 260
 	offWatches     = 384
@@ -42,10 +47,45 @@ const (
 // and a written range compare with two integer comparisons.
 func watchKey(idx, off int) uint64 { return uint64(idx)<<watchOffBits | uint64(off) }
 
+// pageShift sizes the pages of the watch summary: 4 KiB.
+const pageShift = 12
+
+// summaryPages is the longest range, in pages, whose summary names its
+// pages; a longer one sets every bit.
+const summaryPages = 8
+
+// pageBits is the summary of the encoded range [lo, hi), hi > lo: one bit
+// per page it touches, chosen by Fibonacci hashing so that pages at
+// regular strides (a heap's internal words and its user part) rarely
+// share one; every bit for a range of more than summaryPages pages. Two
+// ranges that share a byte share a bit, so a write whose bits miss the
+// summary touches no watched byte. A range within one page, what most
+// operations write, takes no call.
+func pageBits(lo, hi uint64) uint64 {
+	first, last := lo>>pageShift, (hi-1)>>pageShift
+	if first == last {
+		return pageBit(first)
+	}
+	return pagesBits(first, last)
+}
+
+func pageBit(p uint64) uint64 { return 1 << (p * 0x9e3779b97f4a7c15 >> 58) }
+
+func pagesBits(first, last uint64) uint64 {
+	if last-first >= summaryPages {
+		return ^uint64(0)
+	}
+	var m uint64
+	for p := first; p <= last; p++ {
+		m |= pageBit(p)
+	}
+	return m
+}
+
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 2
+	ctlVersion = 3
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

@@ -96,3 +96,32 @@ func FuzzDecodeHeader(f *testing.F) {
 		_ = h.check(validHeader())
 	})
 }
+
+// TestPageBits checks the watch summary's promise: ranges that share a
+// byte share a bit. Ranges far apart must not, or the summary saves nothing.
+func TestPageBits(t *testing.T) {
+	for _, r := range [][4]uint64{
+		{0, 8, 7, 8}, {0, 8, 0, 1}, {4095, 4096, 4095, 4097}, {0, 64 << 12, 100 << 12, 100<<12 + 1},
+		{watchKey(1, 0), watchKey(1, 8), watchKey(1, 4), watchKey(1, 5)}, {5 << 12, 9 << 12, 8<<12 + 5, 8<<12 + 6},
+	} {
+		if pageBits(r[0], r[1])&pageBits(r[2], r[3]) == 0 {
+			t.Errorf("overlapping [%#x, %#x) and [%#x, %#x) share no bit", r[0], r[1], r[2], r[3])
+		}
+	}
+	// A team's barrier words and the start of the user heap, 2 MiB on.
+	require.Zero(t, pageBits(4096, 4096+256)&pageBits(2<<20+4096, 2<<20+4096+8))
+	require.Equal(t, ^uint64(0), pageBits(0, (summaryPages+1)<<pageShift))
+	require.NotEqual(t, ^uint64(0), pageBits(0, summaryPages<<pageShift))
+}
+
+func FuzzPageBits(f *testing.F) {
+	f.Add(uint64(0), uint64(8), uint64(4), uint64(4))
+	f.Add(uint64(4095), uint64(2), uint64(4096), uint64(1))
+	f.Fuzz(func(t *testing.T, lo, n, at, m uint64) {
+		n, m = n%(1<<20)+1, m%(1<<20)+1
+		lo, at = lo%(1<<50), at%(1<<50)
+		if at < lo+n && lo < at+m && pageBits(lo, lo+n)&pageBits(at, at+m) == 0 {
+			t.Fatalf("[%d,+%d) and [%d,+%d) overlap but share no bit", lo, n, at, m)
+		}
+	})
+}

@@ -50,6 +50,7 @@ type peerCtl struct {
 	mem        []byte
 	waiters    *uint32
 	anyWaiters *uint32
+	watchMask  *uint64
 	seq        *uint32
 	sleepers   *uint32
 	watches    []uint64 // watchSlots pairs {lo, hi}
@@ -57,14 +58,16 @@ type peerCtl struct {
 
 func newPeerCtl(m []byte) peerCtl {
 	return peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
-		seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
+		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
 		watches: mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16])}
 }
 
 // watched reports whether a waiter of this PE watches any byte of the
-// encoded range [lo, hi). A slot being armed or disarmed as we read may
-// look wider than it is: a spurious wake, never a missed one, since the
-// owner publishes a slot before it counts the waiter.
+// encoded range [lo, hi), whose summary bits (pageBits) are in the watch
+// summary: a waiter for any change, or one whose slot says so. A slot being
+// armed or disarmed as we read may look wider than it is: a spurious wake,
+// never a missed one, since the owner publishes a slot, and then the
+// summary, before it counts the waiter.
 func (c *peerCtl) watched(lo, hi uint64) bool {
 	if atomic.LoadUint32(c.anyWaiters) != 0 {
 		return true
@@ -242,9 +245,9 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	// The options are hints this provider has no use for: a shared
-	// endpoint costs nothing more than a private one.
-	e := &endpoint{dom: d, npes: d.npes}
+	// Of the options, only one goroutine at a time matters: it lets gets
+	// and atomics count without an atomic add. NoStore changes nothing.
+	e := &endpoint{dom: d, npes: d.npes, serial: opts.Serialized || opts.Private}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
@@ -271,14 +274,11 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 		return 0, -1
 	}
 	slot := -1
+	d.mu.Lock()
 	if reg, ok := r.(*region); ok && reg.dom == d && n > 0 && off >= 0 && off <= reg.size-n {
-		d.mu.Lock()
 		if free := ^d.usedSlots & (1<<watchSlots - 1); free != 0 {
 			slot = bits.TrailingZeros32(free)
 			d.usedSlots |= 1 << slot
-		}
-		d.mu.Unlock()
-		if slot >= 0 {
 			atomic.StoreUint64(&d.self.watches[2*slot], watchKey(reg.idx, off))
 			atomic.StoreUint64(&d.self.watches[2*slot+1], watchKey(reg.idx, off+n))
 		}
@@ -286,6 +286,8 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 	if slot < 0 {
 		atomic.AddUint32(d.self.anyWaiters, 1)
 	}
+	d.summarize()
+	d.mu.Unlock()
 	atomic.AddUint32(d.self.waiters, 1)
 	return atomic.LoadUint32(d.self.seq), slot
 }
@@ -296,15 +298,32 @@ func (d *domain) WaitDisarm(slot int) {
 		return
 	}
 	atomic.AddUint32(d.self.waiters, ^uint32(0))
+	d.mu.Lock()
 	if slot < 0 {
 		atomic.AddUint32(d.self.anyWaiters, ^uint32(0))
-		return
+	} else {
+		atomic.StoreUint64(&d.self.watches[2*slot+1], 0)
+		atomic.StoreUint64(&d.self.watches[2*slot], 0)
+		d.usedSlots &^= 1 << slot
 	}
-	atomic.StoreUint64(&d.self.watches[2*slot+1], 0)
-	atomic.StoreUint64(&d.self.watches[2*slot], 0)
-	d.mu.Lock()
-	d.usedSlots &^= 1 << slot
+	d.summarize()
 	d.mu.Unlock()
+}
+
+// summarize rewrites this PE's watch summary from its slots in use: every
+// bit while a waiter waits for any change. The caller holds mu, so the
+// summary changes with the slots; a writer that read the old one wakes a
+// waiter spuriously at worst.
+func (d *domain) summarize() {
+	mask := ^uint64(0)
+	if atomic.LoadUint32(d.self.anyWaiters) == 0 {
+		mask = 0
+		for used := d.usedSlots; used != 0; used &= used - 1 {
+			i := bits.TrailingZeros32(used)
+			mask |= pageBits(atomic.LoadUint64(&d.self.watches[2*i]), atomic.LoadUint64(&d.self.watches[2*i+1]))
+		}
+	}
+	atomic.StoreUint64(d.self.watchMask, mask)
 }
 
 // WaitChange implements core.LocalWaiter: it returns once this PE's seq
@@ -345,9 +364,10 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 
 // notify is called after n bytes landed at off in pe's part of r. While pe
 // has no armed waiter it is one atomic load of a line that stays in every
-// cache; while it has, a scan of its watch slots, so that only writes to
-// watched bytes wake it: a PE waiting in a barrier is not woken by every
-// put of a bulk transfer into its heap.
+// cache; while it has, a look at its watch summary and, if that may match,
+// a scan of its watch slots, so that only writes to watched bytes wake it:
+// a PE waiting in a barrier is not woken by every put of a bulk transfer
+// into its heap.
 //
 // It is a Dekker handshake: the waiter publishes its watch, increments
 // waiters (an atomic read-modify-write) and then reads the data; the writer
@@ -355,14 +375,25 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 // load allowed to pass its own earlier store (store-load reordering, which
 // x86's store buffer does and weaker machines too), both could read the old
 // values, and the waiter would sleep until the max it gave WaitChange. The
-// endpoint's per-operation atomic add sits between the store and this load
-// and forbids that, so no endpoint operation misses a waiter. Stores that
+// endpoint's per-operation atomic add (for an atomic, the operation itself)
+// sits between the store and this load and forbids that, so no endpoint
+// operation misses a waiter. Stores that
 // bypass endpoints (through PeerBytes, or by the target's own goroutines)
 // do not notify at all; their waiters notice them within max, as
 // LocalWaiter's contract allows.
 func (d *domain) notify(pe int, r *region, off, n int) {
+	if atomic.LoadUint32(d.ctl[pe].waiters) != 0 {
+		d.notifyWatched(pe, r, off, n)
+	}
+}
+
+// notifyWatched is notify once pe has a waiter; kept apart so that notify
+// inlines into every operation. The watch summary tells most writes that
+// nobody watches them; the others scan the slots.
+func (d *domain) notifyWatched(pe int, r *region, off, n int) {
 	c := &d.ctl[pe]
-	if atomic.LoadUint32(c.waiters) != 0 && c.watched(watchKey(r.idx, off), watchKey(r.idx, off+n)) {
+	lo, hi := watchKey(r.idx, off), watchKey(r.idx, off+n)
+	if atomic.LoadUint64(c.watchMask)&pageBits(lo, hi) != 0 && c.watched(lo, hi) {
 		d.wake(pe)
 	}
 }

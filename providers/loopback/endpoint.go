@@ -27,18 +27,24 @@ import (
 //   - It orders each operation's memory effects before the next one's, on
 //     every architecture, which is what Info's OrderPutPut promises and
 //     what leaves Fence and Quiet nothing to do.
+//
+// Atomics need no fence besides themselves, only the count. On an endpoint
+// that one goroutine uses at a time (Serialized or Private) they count with
+// a plain increment of solo, which costs a fraction of an atomic add.
 type endpoint struct {
 	dom    *domain
 	npes   int
+	serial bool // Serialized or Private: solo may count
 	closed atomic.Bool
 
-	// The fields above are read by every operation; ops is written by
-	// every operation. Padding keeps them on different cache lines, so
-	// goroutines sharing an endpoint do not also share misses on the
-	// read-only part.
+	// The fields above are read by every operation; ops and solo are
+	// written by every operation. Padding keeps them on different cache
+	// lines, so goroutines sharing an endpoint do not also share misses on
+	// the read-only part.
 	_ [64]byte
 
-	ops atomic.Uint64 // operations not yet moved into counter
+	ops  atomic.Uint64 // operations not yet moved into counter
+	solo uint64        // more of them, counted by count on a serial endpoint
 
 	counter core.Counter
 }
@@ -58,6 +64,19 @@ func (e *endpoint) fail(op string, pe int, r core.Region) error {
 		return e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
 	}
 	return e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+}
+
+// target is the check of every operation's fast path: r as this domain's
+// region if an access of n > 0 bytes at off in pe's part of it is valid,
+// else nil. A nil sends the operation down its slow path (rma, amo or
+// value), which says what is wrong, or does nothing for n == 0. It is
+// small enough to inline, so a valid operation makes no call to be checked.
+func (e *endpoint) target(pe int, r core.Region, off, n int) *region {
+	reg, ok := r.(*region)
+	if !ok || reg.dom != e.dom || uint(pe) >= uint(e.npes) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
+		return nil
+	}
+	return reg
 }
 
 // region returns r as this domain's region, or the error saying why it is
@@ -96,6 +115,35 @@ func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.At
 	return reg, nil
 }
 
+// atomicValid is the rest of an atomic's fast-path check, after target:
+// the operation is aligned and one this provider executes.
+func atomicValid(off int, op core.AtomicOp, t core.AtomicType) bool {
+	return off&(t.Size()-1) == 0 && fullAtomics.Supports(op, t)
+}
+
+// atomic64 executes the atomics shmem issues most, 64-bit integer add and
+// compare-swap, inline; for any other (ok false, memory untouched) the
+// caller falls back to mem.Atomic, two calls deeper.
+func atomic64(b []byte, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (old uint64, ok bool) {
+	if t != core.Int64 && t != core.Uint64 {
+		return 0, false
+	}
+	p := mem.Word64(b, off)
+	switch op {
+	case core.AtomicAdd:
+		return atomic.AddUint64(p, operand) - operand, true
+	case core.AtomicCSwap:
+		if atomic.CompareAndSwapUint64(p, compare, operand) {
+			return compare, true
+		}
+		// Failed: the value that made it fail, unless it changed back
+		// to compare meanwhile, when mem.Atomic tries again.
+		old = atomic.LoadUint64(p)
+		return old, old != compare
+	}
+	return 0, false
+}
+
 // value validates a PutValue or GetValue and returns the region; mem
 // indexes pe's whole part of it by off.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
@@ -112,35 +160,53 @@ func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*regi
 // done counts an operation and fences memory; see endpoint.
 func (e *endpoint) done() { e.ops.Add(1) }
 
+// count counts an atomic, which needs no fence besides itself.
+func (e *endpoint) count() {
+	if e.serial {
+		e.solo++
+	} else {
+		e.ops.Add(1)
+	}
+}
+
 // publish moves the operations counted since the last publish into the
 // Counter.
 func (e *endpoint) publish() {
-	if n := e.ops.Swap(0); n != 0 {
+	n := e.ops.Swap(0)
+	if e.serial {
+		n, e.solo = n+e.solo, 0
+	}
+	if n != 0 {
 		e.counter.Issue(n)
 		e.counter.Complete(n)
 	}
 }
 
 func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) error {
-	dst, reg, err := e.rma(op, pe, r, off, len(src))
-	if err != nil || len(src) == 0 {
+	reg := e.target(pe, r, off, len(src))
+	if reg == nil {
+		_, _, err := e.rma(op, pe, r, off, len(src))
 		return err
 	}
-	copy(dst, src)
+	copy(reg.peers[pe][off:], src)
 	e.done()
 	e.dom.notify(pe, reg, off, len(src))
 	return nil
 }
 
 func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) error {
-	src, _, err := e.rma(op, pe, r, off, len(dst))
-	if err != nil || len(dst) == 0 {
+	reg := e.target(pe, r, off, len(dst))
+	if reg == nil {
+		_, _, err := e.rma(op, pe, r, off, len(dst))
 		return err
 	}
-	copy(dst, src)
+	copy(dst, reg.peers[pe][off:])
 	e.done()
 	return nil
 }
+
+// valueSize reports whether PutValue and GetValue move size bytes.
+func valueSize(size int) bool { return size&(size-1) == 0 && uint(size-1) < 8 }
 
 // Put implements core.Endpoint: a copy into pe's memory.
 func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
@@ -150,9 +216,12 @@ func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
 // PutValue implements core.Endpoint: one store into pe's memory, so an
 // aligned value is never seen half written.
 func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
-	reg, err := e.value("put-value", pe, r, off, size)
-	if err != nil {
-		return err
+	reg := e.target(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		var err error
+		if reg, err = e.value("put-value", pe, r, off, size); err != nil {
+			return err
+		}
 	}
 	mem.StoreValue(reg.peers[pe], off, v, size)
 	e.done()
@@ -162,9 +231,12 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 
 // GetValue implements core.Endpoint: one load from pe's memory.
 func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
-	reg, err := e.value("get-value", pe, r, off, size)
-	if err != nil {
-		return 0, err
+	reg := e.target(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		var err error
+		if reg, err = e.value("get-value", pe, r, off, size); err != nil {
+			return 0, err
+		}
 	}
 	v := mem.LoadValue(reg.peers[pe], off, size)
 	e.done()
@@ -192,16 +264,21 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 // AtomicCSwap is refused: without a compare operand it has no meaning, and
 // compare-and-swap against an implied zero would be a surprise.
 func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
-	reg, err := e.amo("atomic", pe, r, off, op, t)
-	if err != nil {
-		return err
+	reg := e.target(pe, r, off, t.Size())
+	if reg == nil || !atomicValid(off, op, t) {
+		var err error
+		if reg, err = e.amo("atomic", pe, r, off, op, t); err != nil {
+			return err
+		}
 	}
 	if op == core.AtomicCSwap {
 		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
 			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
 	}
-	mem.Atomic(reg.peers[pe], off, op, t, operand, 0)
-	e.done()
+	if _, ok := atomic64(reg.peers[pe], off, op, t, operand, 0); !ok {
+		mem.Atomic(reg.peers[pe], off, op, t, operand, 0)
+	}
+	e.count()
 	if op != core.AtomicRead {
 		e.dom.notify(pe, reg, off, t.Size())
 	}
@@ -210,12 +287,18 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 
 // FetchAtomic implements core.Endpoint like Atomic, returning the old value.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
-	reg, err := e.amo("fetch-atomic", pe, r, off, op, t)
-	if err != nil {
-		return 0, err
+	reg := e.target(pe, r, off, t.Size())
+	if reg == nil || !atomicValid(off, op, t) {
+		var err error
+		if reg, err = e.amo("fetch-atomic", pe, r, off, op, t); err != nil {
+			return 0, err
+		}
 	}
-	old := mem.Atomic(reg.peers[pe], off, op, t, operand, compare)
-	e.done()
+	old, ok := atomic64(reg.peers[pe], off, op, t, operand, compare)
+	if !ok {
+		old = mem.Atomic(reg.peers[pe], off, op, t, operand, compare)
+	}
+	e.count()
 	if op != core.AtomicRead {
 		e.dom.notify(pe, reg, off, t.Size())
 	}

@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# compare.sh loopback|tcp: runs Open MPI's OSHMEM (the peer, bench/peer)
+# and goshmem's shmemperf alternately, 3 rounds each, on 2 PEs, plus
+# barrier on 4 and 8 PEs, then prints per test and size the peer's median,
+# ours, their ratio (ours over the peer's) and whether the target is met.
+#
+#   loopback: the peer over UCX shared memory, ours over the loopback provider
+#   tcp:      the peer with UCX_TLS=tcp,self, ours over the tcp provider
+#
+# Environment: ROUNDS (3), ITERS (100000), SIZES (8:4M), OUT (where the JSON
+# lines, the table and the plot go; bin/compare-MODE), TARGETS (ratio
+# targets, see shmemperf -targets; the loopback default is the project's).
+# It installs Debian's openmpi-bin and libopenmpi-dev if oshcc is missing.
+# It is a benchmark: run it on a quiet machine.
+set -euo pipefail
+
+mode=${1:-}
+case "$mode" in
+loopback) ucx_tls=${UCX_TLS:-shm,self}; ours_provider=loopback ;;
+tcp) ucx_tls=tcp,self; ours_provider=tcp ;;
+*) echo "usage: $0 loopback|tcp" >&2; exit 2 ;;
+esac
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+rounds=${ROUNDS:-3}
+iters=${ITERS:-100000}
+sizes=${SIZES:-8:4M}
+out=${OUT:-$root/bin/compare-$mode}
+default_targets=""
+if [ "$mode" = loopback ]; then
+	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
+fi
+targets=${TARGETS-$default_targets}
+
+if ! command -v oshcc >/dev/null || ! command -v oshrun >/dev/null; then
+	echo "compare: oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2
+	sudo=""
+	[ "$(id -u)" -eq 0 ] || sudo=sudo
+	$sudo apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq openmpi-bin libopenmpi-dev >/dev/null
+fi
+
+mkdir -p "$out" bin
+echo "compare: building the peer and goshmem" >&2
+oshcc -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
+go build -o bin/ ./cmd/oshrun ./cmd/shmemperf ./cmd/provinfo
+
+have_ours=1
+if ! ./bin/provinfo -p "$ours_provider" >/dev/null 2>&1; then
+	have_ours=0
+	echo "compare: goshmem has no provider named $ours_provider in this tree (./bin/provinfo lists those it has);" \
+		"measuring the peer alone, ours shows as -" >&2
+fi
+
+# Open MPI refuses to run as root without both of these.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+peer() { # peer NPES ARGS...
+	local n=$1
+	shift
+	# osc/rdma's cleanup crashes in shmem_finalize with Debian's defaults.
+	oshrun --oversubscribe --mca osc ^rdma -x UCX_TLS="$ucx_tls" -np "$n" \
+		./bin/shmemperf-peer -label "oshmem-ucx($ucx_tls)" -iters "$iters" -json "$@"
+}
+ours() { # ours NPES ARGS...
+	local n=$1
+	shift
+	[ "$have_ours" = 1 ] || return 0
+	GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
+}
+
+: >"$out/peer.jsonl"
+: >"$out/ours.jsonl"
+for r in $(seq "$rounds"); do
+	echo "compare: round $r of $rounds" >&2
+	peer 2 -sizes "$sizes" >>"$out/peer.jsonl"
+	ours 2 -sizes "$sizes" >>"$out/ours.jsonl"
+	for n in 4 8; do
+		peer "$n" -test barrier >>"$out/peer.jsonl"
+		ours "$n" -test barrier >>"$out/ours.jsonl"
+	done
+done
+
+echo "# bench/compare.sh $mode: $rounds rounds, medians; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/table.txt"
+status=0
+./bin/shmemperf -compare "$out/peer.jsonl,$out/ours.jsonl" -targets "$targets" | tee -a "$out/table.txt" || status=$?
+files="$out/peer.jsonl"
+[ "$have_ours" = 0 ] || files="$files,$out/ours.jsonl"
+./bin/shmemperf -plot "$out/compare.svg" -from "$files"
+./bin/shmemperf -plot "$out/compare.png" -from "$files"
+echo "compare: table $out/table.txt, plot $out/compare.svg and .png" >&2
+exit "$status"

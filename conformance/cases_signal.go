@@ -1,0 +1,115 @@
+package conformance
+
+import (
+	"slices"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+func signalCases() []Case {
+	return []Case{
+		{Name: "Signal/PutSignalSet", Needs: rmaCaps, Shmem: caseSignalSet},
+		{Name: "Signal/PutSignalAdd", Needs: rmaCaps, Shmem: caseSignalAdd},
+		{Name: "Signal/BadInput", Needs: rmaCaps, Shmem: caseSignalBadInput},
+	}
+}
+
+// Rounds of data with a signal set to the round number, blocking and
+// non-blocking, at sizes up to 64 KiB: whoever sees the signal sees the
+// whole of its data.
+func caseSignalSet(t *T, w *shmem.World) {
+	left, right := neighbours(w)
+	const max = 64 << 10
+	buf, err := shmem.Malloc[byte](w, max)
+	require.NoError(t, err)
+	sig, err := shmem.Malloc[uint64](w, 1)
+	require.NoError(t, err)
+	round := uint64(0)
+	for _, size := range []int{0, 1, 8, 4096, max} {
+		for _, nbi := range []bool{false, true} {
+			round++
+			sent := pattern(w.MyPE(), size, int(round))
+			put := shmem.PutSignal[byte]
+			if nbi {
+				put = shmem.PutSignalNBI[byte]
+			}
+			require.NoError(t, put(w, buf[:size], sent, &sig[0], round, shmem.SignalSet, right), "size %d nbi %v", size, nbi)
+			got, err := shmem.SignalWaitUntil(w, &sig[0], shmem.CmpEQ, round)
+			require.NoError(t, err)
+			require.Equal(t, round, got)
+			if !slices.Equal(buf[:size], pattern(left, size, int(round))) {
+				t.Fatalf("round %d: signal seen before the %d bytes of data from PE %d", round, size, left)
+			}
+			v, err := shmem.SignalFetch(w, &sig[0])
+			require.NoError(t, err)
+			require.Equal(t, round, v)
+			require.NoError(t, w.Quiet())
+			// The buffer is reused next round: nobody may still read it.
+			require.NoError(t, w.BarrierAll())
+		}
+	}
+	require.NoError(t, shmem.Free(w, sig))
+	require.NoError(t, shmem.Free(w, buf))
+}
+
+// Every PE sends one slot of data to every other PE and adds one to its
+// signal: the signal counts arrivals, and at n-1 every slot is there.
+func caseSignalAdd(t *T, w *shmem.World) {
+	n, me := w.NPEs(), w.MyPE()
+	const per = 16
+	slots, err := shmem.Malloc[int64](w, n*per)
+	require.NoError(t, err)
+	sig, err := shmem.Malloc[uint64](w, 1)
+	require.NoError(t, err)
+	mine := make([]int64, per)
+	for i := range mine {
+		mine[i] = int64(me*1000 + i)
+	}
+	for k := 1; k < n; k++ {
+		pe := (me + k) % n
+		require.NoError(t, shmem.PutSignalNBI(w, slots[me*per:(me+1)*per], mine, &sig[0], 1, shmem.SignalAdd, pe))
+	}
+	require.NoError(t, w.Quiet())
+	got, err := shmem.SignalWaitUntil(w, &sig[0], shmem.CmpGE, uint64(n-1))
+	require.NoError(t, err)
+	require.Equal(t, uint64(n-1), got)
+	for pe := range n {
+		if pe == me {
+			continue
+		}
+		for i := range per {
+			require.Equal(t, int64(pe*1000+i), slots[pe*per+i], "slot %d of PE %d", i, pe)
+		}
+	}
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, shmem.Free(w, sig))
+	require.NoError(t, shmem.Free(w, slots))
+}
+
+func caseSignalBadInput(t *T, w *shmem.World) {
+	_, right := neighbours(w)
+	buf, err := shmem.Malloc[int64](w, 4)
+	require.NoError(t, err)
+	sig, err := shmem.Malloc[uint64](w, 1)
+	require.NoError(t, err)
+	var local uint64
+	src := []int64{1, 2}
+	err = shmem.PutSignal(w, buf[:2], src, &sig[0], 1, shmem.SignalOp(9), right)
+	require.ErrorIs(t, err, shmem.ErrInvalid, "unknown signal operation")
+	require.ErrorIs(t, shmem.PutSignal(w, buf[:2], src, &local, 1, shmem.SignalSet, right), shmem.ErrOutOfBounds, "signal not symmetric")
+	require.ErrorIs(t, shmem.PutSignal(w, buf[:1], src, &sig[0], 1, shmem.SignalSet, right), shmem.ErrInvalid, "short destination")
+	var pee *core.PEError
+	require.ErrorAs(t, shmem.PutSignal(w, buf[:2], src, &sig[0], 1, shmem.SignalSet, w.NPEs()), &pee)
+	_, err = shmem.SignalFetch(w, &local)
+	require.ErrorIs(t, err, shmem.ErrOutOfBounds)
+	_, err = shmem.SignalWaitUntil(w, &sig[0], shmem.Cmp(42), 0)
+	require.ErrorIs(t, err, shmem.ErrInvalid)
+	require.NoError(t, w.BarrierAll())
+	require.Zero(t, sig[0], "a failed put_signal changed the signal")
+	require.Equal(t, []int64{0, 0, 0, 0}, buf, "a failed put_signal changed the data")
+	require.NoError(t, shmem.Free(w, sig))
+	require.NoError(t, shmem.Free(w, buf))
+}

@@ -1,0 +1,120 @@
+package shmem_test
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// collBench runs an n-PE job over loopback in which every PE calls the
+// collective that setup returns b.N times, in step; PE 0 runs on the
+// benchmark's goroutine and is the one timed.
+func collBench(b *testing.B, n int, setup func(w *shmem.World) (func() error, error)) {
+	b.Helper()
+	dir := b.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return dir, true
+		}
+		return "", false
+	}
+	id := jobID()
+	boots := bootstrap.NewLocal(n)
+	pe := func(rank int, timed bool) error {
+		w, err := shmem.Init(shmem.WithBootstrap(boots[rank], id), shmem.WithEnv(lookup),
+			shmem.WithHeapSize(1<<20), shmem.WithProvider("loopback"))
+		if err != nil {
+			return err
+		}
+		defer w.Finalize()
+		op, err := setup(w)
+		if err != nil {
+			return err
+		}
+		if err := w.BarrierAll(); err != nil {
+			return err
+		}
+		if timed {
+			b.ReportAllocs()
+			b.ResetTimer()
+		}
+		for range b.N {
+			if err := op(); err != nil {
+				return err
+			}
+		}
+		if timed {
+			b.StopTimer()
+		}
+		return w.BarrierAll()
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for rank := 1; rank < n; rank++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[rank] = pe(rank, false)
+		}()
+	}
+	errs[0] = pe(0, true)
+	wg.Wait()
+	for rank, err := range errs {
+		if err != nil {
+			b.Fatalf("PE %d: %v", rank, err)
+		}
+	}
+}
+
+var benchPEs = []int{2, 4, 8}
+
+func BenchmarkBarrierAll(b *testing.B) {
+	for _, n := range benchPEs {
+		b.Run(fmt.Sprint(n, "PEs"), func(b *testing.B) {
+			collBench(b, n, func(w *shmem.World) (func() error, error) { return w.BarrierAll, nil })
+		})
+	}
+}
+
+func BenchmarkSumReduce8B(b *testing.B) {
+	for _, n := range benchPEs {
+		b.Run(fmt.Sprint(n, "PEs"), func(b *testing.B) {
+			collBench(b, n, func(w *shmem.World) (func() error, error) {
+				src, dest := []int64{int64(w.MyPE())}, make([]int64, 1)
+				return func() error { return shmem.SumReduce(w.TeamWorld(), dest, src) }, nil
+			})
+		})
+	}
+}
+
+func BenchmarkSumReduce4KiB(b *testing.B) {
+	collBench(b, 4, func(w *shmem.World) (func() error, error) {
+		src, dest := make([]float64, 512), make([]float64, 512)
+		b.SetBytes(4096)
+		return func() error { return shmem.SumReduce(w.TeamWorld(), dest, src) }, nil
+	})
+}
+
+func BenchmarkBroadcast8B(b *testing.B) {
+	for _, n := range benchPEs {
+		b.Run(fmt.Sprint(n, "PEs"), func(b *testing.B) {
+			collBench(b, n, func(w *shmem.World) (func() error, error) {
+				dest, err := shmem.Malloc[int64](w, 1)
+				src := []int64{7}
+				return func() error { return shmem.Broadcast(w.TeamWorld(), dest, src, 0) }, err
+			})
+		})
+	}
+}
+
+func BenchmarkFCollect8B(b *testing.B) {
+	collBench(b, 4, func(w *shmem.World) (func() error, error) {
+		dest, err := shmem.Malloc[int64](w, 4)
+		src := []int64{7}
+		return func() error { return shmem.FCollect(w.TeamWorld(), dest, src) }, err
+	})
+}

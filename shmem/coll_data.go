@@ -1,0 +1,284 @@
+package shmem
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// The data-moving collectives put straight into the members' dest, which
+// is symmetric. Each starts with a barrier, so nobody writes into a dest a
+// member may still be reading from the previous collective, and those with
+// many senders end with one, after which every put has landed. They work
+// on bytes, so one body serves every element type.
+
+// Broadcast copies source on team rank root into dest on every member,
+// root included (shmem_broadcast). It moves len(source) elements; every
+// member passes the same length and dest, a symmetric buffer holding at
+// least as many. Small data travels down the combining tree rooted at
+// root, larger data straight into dest down a binomial tree.
+func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
+	const op = "broadcast"
+	if err := t.check(op); err != nil {
+		return err
+	}
+	if n := len(t.members); root < 0 || root >= n {
+		return fmt.Errorf("shmem: %s: root %d is not a rank of the team (0 to %d): %w", op, root, n-1, core.ErrInvalid)
+	}
+	off, err := symDest(t, op, dest, len(source))
+	if err != nil || len(source) == 0 {
+		return err
+	}
+	b := mem.Bytes(dest[:len(source)])
+	if t.treeFits(len(b)) {
+		if t.me == root {
+			copy(b, mem.Bytes(source))
+		}
+		return wrap(op, tree(t, root, b, nil, true))
+	}
+	return wrap(op, t.broadcast(b, mem.Bytes(source), root, off))
+}
+
+// broadcast: in a binomial tree rooted at root, relative rank r hears from
+// r minus its lowest set bit and forwards to r+2^j for every 2^j below that
+// bit, the largest subtree first.
+func (t *Team) broadcast(dest, source []byte, root, off int) error {
+	n := len(t.members)
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	t.bcastGen++
+	gen := t.bcastGen
+	rel := (t.me - root + n) % n
+	flag := t.base() + bcastFlagOff
+	low := n // the root's "lowest bit": it forwards to every subtree
+	if rel == 0 {
+		copy(dest, source)
+	} else {
+		low = rel & -rel
+		if err := t.w.waitGE(flag, gen); err != nil {
+			return err
+		}
+	}
+	ep := t.w.coll.ep
+	for mask := (1 << bits.Len(uint(n-1))) >> 1; mask > 0; mask >>= 1 {
+		if mask >= low || rel+mask >= n {
+			continue
+		}
+		child := (rel + mask + root) % n
+		if err := ep.Put(t.members[child], t.w.heap, off, dest); err != nil {
+			return err
+		}
+		if err := ep.Fence(); err != nil {
+			return err
+		}
+		if err := t.signal(child, flag, gen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FCollect concatenates the members' source, in rank order, into dest on
+// every member (shmem_fcollect). Every member passes the same length;
+// dest is symmetric and holds NPEs() times as many elements. Small results
+// gather up the combining tree and come back down; larger ones are put
+// straight into every member's dest.
+func FCollect[T Elem](t *Team, dest, source []T) error {
+	const op = "fcollect"
+	if err := t.check(op); err != nil {
+		return err
+	}
+	n := len(source)
+	off, err := symDest(t, op, dest, n*len(t.members))
+	if err != nil || n == 0 {
+		return err
+	}
+	size := n * mem.SizeOf[T]()
+	if all := dest[:n*len(t.members)]; t.treeFits(len(mem.Bytes(all))) {
+		// Each PE's block, zeros elsewhere, or-ed together up the tree.
+		b := mem.Bytes(all)
+		clear(b)
+		copy(b[t.me*size:], mem.Bytes(source))
+		return wrap(op, tree(t, 0, b, orBytes, true))
+	}
+	return wrap(op, t.exchange(func(to int) error {
+		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+t.me*size, mem.Bytes(source))
+	}))
+}
+
+func orBytes(acc, in []byte) {
+	for i := range acc {
+		acc[i] |= in[i]
+	}
+}
+
+// Collect concatenates the members' source, in rank order, into dest on
+// every member (shmem_collect); unlike FCollect, each member may
+// contribute a different number of elements. dest is symmetric and holds
+// their sum. Each member learns where its part goes from a parallel
+// prefix sum over the team.
+func Collect[T Elem](t *Team, dest, source []T) error {
+	const op = "collect"
+	if err := t.check(op); err != nil {
+		return err
+	}
+	off, err := symDest(t, op, dest, 0)
+	if err != nil {
+		return err
+	}
+	if err := t.barrier(); err != nil {
+		return wrap(op, err)
+	}
+	at, err := t.prefixSum(uint64(len(source)))
+	if err != nil {
+		return wrap(op, err)
+	}
+	var bad error
+	if at+uint64(len(source)) > uint64(len(dest)) {
+		// Refuse to write past dest, but stay in step with the team.
+		bad = fmt.Errorf("shmem: %s: this PE's %d elements go at %d, past the end of dest (%d elements): %w",
+			op, len(source), at, len(dest), core.ErrInvalid)
+		source = nil
+	}
+	size := mem.SizeOf[T]()
+	err = t.spread(func(to int) error {
+		if len(source) == 0 {
+			return nil
+		}
+		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+int(at)*size, mem.Bytes(source))
+	})
+	if bad != nil {
+		return bad
+	}
+	return wrap(op, err)
+}
+
+// Alltoall sends block j of source, nelems elements at j*nelems, to every
+// member j, where it lands in block MyPE() of dest (shmem_alltoall).
+// Every member passes the same nelems; source holds NPEs()*nelems elements
+// and dest, symmetric, as many.
+func Alltoall[T Elem](t *Team, dest, source []T, nelems int) error {
+	return Alltoalls(t, dest, source, 1, 1, nelems)
+}
+
+// Alltoalls is Alltoall with strides (shmem_alltoalls): element k of the
+// block for member j is source[(j*nelems+k)*sst] and lands at
+// dest[(MyPE()*nelems+k)*dst] on j. Strides are at least 1.
+func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
+	const op = "alltoall"
+	if err := t.check(op); err != nil {
+		return err
+	}
+	n := len(t.members)
+	if dst < 1 || sst < 1 || nelems < 0 {
+		return fmt.Errorf("shmem: %s: strides %d, %d and count %d: strides must be at least 1 and the count not negative: %w",
+			op, dst, sst, nelems, core.ErrInvalid)
+	}
+	if nelems == 0 {
+		return nil
+	}
+	if need := (n*nelems-1)*sst + 1; len(source) < need {
+		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
+	}
+	off, err := symDest(t, op, dest, (n*nelems-1)*dst+1)
+	if err != nil {
+		return err
+	}
+	size := mem.SizeOf[T]()
+	ep := t.w.coll.ep
+	return wrap(op, t.exchange(func(to int) error {
+		if dst == 1 && sst == 1 {
+			return ep.Put(t.members[to], t.w.heap, off+t.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+		}
+		for k := 0; k < nelems; k++ {
+			i := (to*nelems + k) * sst
+			if err := ep.Put(t.members[to], t.w.heap, off+(t.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
+
+// exchange runs put towards every member, this PE included, between two
+// barriers.
+func (t *Team) exchange(put func(to int) error) error {
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	return t.spread(put)
+}
+
+// spread runs put towards every member, starting after this PE so that
+// not everyone writes to the same member at once, then completes the puts
+// and waits for everyone's.
+func (t *Team) spread(put func(to int) error) error {
+	n := len(t.members)
+	var first error
+	for i := 0; i < n; i++ {
+		if err := put((t.me + 1 + i) % n); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := t.w.coll.ep.Quiet(); err != nil && first == nil {
+		first = err
+	}
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	return first
+}
+
+// prefixSum returns the sum of v over the ranks below this PE's, by the
+// dissemination scan of Hillis and Steele: in round k each rank passes its
+// running sum to rank me+2^k and adds the one from rank me-2^k.
+func (t *Team) prefixSum(v uint64) (uint64, error) {
+	n := len(t.members)
+	t.scanGen++
+	gen := t.scanGen
+	ep := t.w.coll.ep
+	sum := v
+	for k := 0; 1<<k < n; k++ {
+		off := t.base() + scanOff + k*cacheLine
+		if to := t.me + 1<<k; to < n {
+			if err := ep.PutValue(t.members[to], t.w.heap, off+8, sum, 8); err != nil {
+				return 0, err
+			}
+			if err := ep.Fence(); err != nil {
+				return 0, err
+			}
+			if err := t.signal(to, off, gen); err != nil {
+				return 0, err
+			}
+		}
+		if t.me >= 1<<k {
+			if err := t.w.waitGE(off, gen); err != nil {
+				return 0, err
+			}
+			sum += mem.LoadValue(t.w.local, off+8, 8)
+		}
+	}
+	return sum - v, nil
+}
+
+// symDest checks that dest holds at least n elements and is symmetric, and
+// returns its heap offset.
+func symDest[T Elem](t *Team, op string, dest []T, n int) (int, error) {
+	if len(dest) < n {
+		return 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
+	}
+	if len(dest) == 0 {
+		return 0, nil // nothing will be written
+	}
+	return t.w.offset(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
+}
+
+func wrap(op string, err error) error {
+	if err != nil {
+		return fmt.Errorf("shmem: %s: %w", op, err)
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+package shmem
+
+import (
+	"fmt"
+	"math/bits"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// The spec's reduction type classes, as Go spells them.
+type (
+	// BitwiseElem is what AndReduce, OrReduce and XorReduce combine: the
+	// integer types.
+	BitwiseElem interface {
+		~int8 | ~int16 | ~int32 | ~int64 | ~int |
+			~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uint | ~uintptr
+	}
+	// OrderedElem is what MaxReduce and MinReduce combine: integers and
+	// floating-point numbers.
+	OrderedElem interface {
+		BitwiseElem | ~float32 | ~float64
+	}
+	// ArithElem is what SumReduce and ProdReduce combine: ordered types and
+	// complex numbers.
+	ArithElem interface {
+		OrderedElem | ~complex64 | ~complex128
+	}
+)
+
+// AndReduce sets dest[i], on every member of t, to the bitwise and of
+// source[i] over the members (shmem_and_reduce). It reduces len(source)
+// elements; dest must hold as many and may be source itself. Every member
+// passes the same length.
+func AndReduce[T BitwiseElem](t *Team, dest, source []T) error {
+	return reduce(t, "and_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] &= b[i]
+		}
+	})
+}
+
+// OrReduce is AndReduce with bitwise or (shmem_or_reduce).
+func OrReduce[T BitwiseElem](t *Team, dest, source []T) error {
+	return reduce(t, "or_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] |= b[i]
+		}
+	})
+}
+
+// XorReduce is AndReduce with bitwise exclusive or (shmem_xor_reduce).
+func XorReduce[T BitwiseElem](t *Team, dest, source []T) error {
+	return reduce(t, "xor_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] ^= b[i]
+		}
+	})
+}
+
+// MaxReduce is AndReduce with the maximum (shmem_max_reduce).
+func MaxReduce[T OrderedElem](t *Team, dest, source []T) error {
+	return reduce(t, "max_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] = max(a[i], b[i])
+		}
+	})
+}
+
+// MinReduce is AndReduce with the minimum (shmem_min_reduce).
+func MinReduce[T OrderedElem](t *Team, dest, source []T) error {
+	return reduce(t, "min_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] = min(a[i], b[i])
+		}
+	})
+}
+
+// SumReduce is AndReduce with the sum (shmem_sum_reduce). Every member
+// gets the same bits, floating-point sums included.
+func SumReduce[T ArithElem](t *Team, dest, source []T) error {
+	return reduce(t, "sum_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] += b[i]
+		}
+	})
+}
+
+// ProdReduce is AndReduce with the product (shmem_prod_reduce).
+func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
+	return reduce(t, "prod_reduce", dest, source, func(a, b []T) {
+		for i := range a {
+			a[i] *= b[i]
+		}
+	})
+}
+
+// reduce copies source into dest and all-reduces dest: through the
+// combining tree when it is small, else by recursive doubling in pieces
+// that fit a message.
+func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
+	if err := t.check(op); err != nil {
+		return err
+	}
+	if len(dest) < len(source) {
+		return fmt.Errorf("shmem: %s of %d elements: dest holds only %d: %w", op, len(source), len(dest), core.ErrInvalid)
+	}
+	acc := dest[:len(source)]
+	copy(acc, source)
+	if t.treeFits(len(mem.Bytes(acc))) {
+		return wrap(op, tree(t, 0, acc, combine, true))
+	}
+	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
+	for lo := 0; lo < len(acc); lo += per {
+		if err := allreduce(t, acc[lo:min(lo+per, len(acc))], combine); err != nil {
+			return fmt.Errorf("shmem: %s: %w", op, err)
+		}
+	}
+	return nil
+}
+
+// allreduce combines acc over the team by recursive doubling: in round k
+// each PE swaps its partial result with the rank that differs in bit k and
+// combines, so log2 n rounds leave every PE with the whole. When n is not a
+// power of two, the first 2*rem ranks pair up first: the even one hands its
+// data to the odd one, which joins the doubling, and gets the result back
+// at the end (Thakur, Rabenseifner and Gropp). Each PE combines the same
+// two operands of every step, in the other order at most, so all get the
+// same bits.
+//
+// Messages of one generation go to one bank; a PE can start generation
+// g+2, and reuse the bank, only after generation g+1 heard from everyone,
+// by which time everyone has finished with g.
+func allreduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
+	n := len(t.members)
+	if n == 1 {
+		return nil
+	}
+	t.msgGen++
+	gen := t.msgGen
+	b := mem.Bytes(acc)
+	p := 1 << (bits.Len(uint(n)) - 1)
+	rem := n - p
+	me := t.me
+	last := bits.Len(uint(p)) // message index of the unfold
+	newRank := me - rem
+	if me < 2*rem {
+		if me%2 == 0 {
+			if err := t.send(me+1, 0, gen, b); err != nil {
+				return err
+			}
+			in, err := t.recv(last, gen, len(b))
+			if err != nil {
+				return err
+			}
+			copy(b, in)
+			return nil
+		}
+		in, err := t.recv(0, gen, len(b))
+		if err != nil {
+			return err
+		}
+		combine(acc, mem.Slice[T](in))
+		newRank = me / 2
+	}
+	for mask, k := 1, 1; mask < p; mask, k = mask<<1, k+1 {
+		pn := newRank ^ mask
+		partner := pn + rem
+		if pn < rem {
+			partner = 2*pn + 1
+		}
+		if err := t.send(partner, k, gen, b); err != nil {
+			return err
+		}
+		in, err := t.recv(k, gen, len(b))
+		if err != nil {
+			return err
+		}
+		combine(acc, mem.Slice[T](in))
+	}
+	if me < 2*rem {
+		return t.send(me-1, last, gen, b)
+	}
+	return nil
+}

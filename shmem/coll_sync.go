@@ -1,0 +1,48 @@
+package shmem
+
+import (
+	"fmt"
+	"math/bits"
+)
+
+// barrier waits for every member: through the combining tree, or on teams
+// of two by dissemination.
+func (t *Team) barrier() error {
+	if t.treeFits(0) {
+		return tree[byte](t, 0, nil, nil, false)
+	}
+	return t.dissemination()
+}
+
+// dissemination is the dissemination barrier (Hensgen, Finkel and Manber):
+// in round k every PE signals rank me+2^k and waits for rank me-2^k, so
+// after ceil(log2 n) rounds each PE has heard, directly or not, from all.
+// It costs log2 n one-way signals, with no PE doing more work than another.
+func (t *Team) dissemination() error {
+	n := len(t.members)
+	t.syncGen++
+	gen := t.syncGen
+	rounds := bits.Len(uint(n - 1))
+	for k := 0; k < rounds; k++ {
+		off := t.base() + syncFlagsOff + k*cacheLine
+		if err := t.signal((t.me+1<<k)%n, off, gen); err != nil {
+			return err
+		}
+		if err := t.w.waitGE(off, gen); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sync waits until every member of the team has called it, without
+// completing outstanding operations (shmem_team_sync).
+func (t *Team) Sync() error {
+	if err := t.check("team sync"); err != nil {
+		return err
+	}
+	if err := t.barrier(); err != nil {
+		return fmt.Errorf("shmem: team sync: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package shmem
+
+import (
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// The combining tree: ranks, relative to a root, form a treeArity-ary heap
+// (the children of r are treeArity*r+1 to treeArity*r+treeArity). A PE
+// waits for its children, reports to its parent, and waits once more for
+// the release that comes back down: at most two waits, however many PEs,
+// where dissemination and recursive doubling wait log2 n times. On a host
+// with more PEs than cores every wait may cost a sleep and a wake-up, so
+// this is what keeps barriers and small reductions fast there; depth is
+// log n to the base treeArity, and no PE serves more than treeArity others.
+const (
+	treeArity = 8
+	// treeChunk is the largest payload that travels through the tree;
+	// larger reductions and broadcasts take the bandwidth-minded paths.
+	treeChunk = 1024
+)
+
+// treeFits reports whether a collective of n bytes on the team goes
+// through the tree: on teams of two, the direct exchange of dissemination
+// or recursive doubling takes one step where the tree takes two.
+func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChunk }
+
+// tree runs the combining tree rooted at team rank root. On the way up,
+// if combine is not nil, each PE combines its children's acc into its own,
+// in child order, and sends the result to its parent; if down, the root's
+// acc comes back down into every PE's acc, so all hold the same bits. With
+// an empty acc it is a barrier.
+//
+// A child writes into its parent's slot only after the release of the
+// previous generation reached it, which the root sent after every PE had
+// consumed what the previous generation wrote; so one copy of each buffer
+// is enough, whatever the root of either generation.
+func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bool) error {
+	n := len(t.members)
+	t.treeGen++
+	gen := t.treeGen
+	w, ep, base := t.w, t.w.coll.ep, t.base()
+	b := mem.Bytes(acc)
+	rel := (t.me - root + n) % n
+	first := treeArity*rel + 1
+	kids := max(0, min(n, first+treeArity)-first)
+	if kids > 0 {
+		t.arrivals += uint64(kids)
+		if err := w.waitGE(base+arriveOff, t.arrivals); err != nil {
+			return err
+		}
+		if combine != nil {
+			for j := range kids {
+				off := base + upOff + j*treeChunk
+				combine(acc, mem.Slice[T](w.local[off:off+len(b)]))
+			}
+		}
+	}
+	if rel > 0 {
+		parent := t.members[((rel-1)/treeArity+root)%n]
+		if combine != nil && len(b) > 0 {
+			// The payload lands before the count that announces it.
+			if err := ep.Put(parent, w.heap, base+upOff+(rel-1)%treeArity*treeChunk, b); err != nil {
+				return err
+			}
+			if err := ep.Fence(); err != nil {
+				return err
+			}
+		}
+		if err := ep.Atomic(parent, w.heap, base+arriveOff, core.AtomicAdd, core.Uint64, 1); err != nil {
+			return err
+		}
+		if err := w.waitGE(base+releaseOff, gen); err != nil {
+			return err
+		}
+		if down {
+			off := base + releaseOff + cacheLine
+			copy(b, w.local[off:off+len(b)])
+		}
+	}
+	for c := first; c < first+kids; c++ {
+		child := (c + root) % n
+		if down && len(b) > 0 {
+			if err := ep.Put(t.members[child], w.heap, base+releaseOff+cacheLine, b); err != nil {
+				return err
+			}
+			if err := ep.Fence(); err != nil {
+				return err
+			}
+		}
+		if err := t.signal(child, base+releaseOff, gen); err != nil {
+			return err
+		}
+	}
+	return nil
+}

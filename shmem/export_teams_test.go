@@ -1,0 +1,4 @@
+package shmem
+
+// SameHost exposes how TeamShared picks its members.
+var SameHost = sameHost

@@ -1,0 +1,99 @@
+package shmem
+
+import (
+	"fmt"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// SignalOp says how PutSignal updates the signal word.
+type SignalOp uint8
+
+const (
+	SignalSet SignalOp = iota + 1 // SHMEM_SIGNAL_SET: the word becomes the signal value
+	SignalAdd                     // SHMEM_SIGNAL_ADD: the signal value is added to the word
+)
+
+func (o SignalOp) String() string {
+	switch o {
+	case SignalSet:
+		return "set"
+	case SignalAdd:
+		return "add"
+	}
+	return fmt.Sprintf("SignalOp(%d)", uint8(o))
+}
+
+// atomicOp maps a signal operation to the atomic that carries it.
+func (o SignalOp) atomicOp() (core.AtomicOp, error) {
+	switch o {
+	case SignalSet:
+		return core.AtomicWrite, nil
+	case SignalAdd:
+		return core.AtomicAdd, nil
+	}
+	return 0, fmt.Errorf("shmem: put_signal: signal operation %d is neither SignalSet nor SignalAdd: %w", uint8(o), core.ErrInvalid)
+}
+
+// PutSignal copies src into the symmetric dst on PE pe, then updates the
+// symmetric signal word *sig on pe with signal by op (shmem_put_signal). A
+// PE that sees the signal change sees the data: the update is fenced
+// behind the put. It returns when src may be reused; both are complete at
+// pe after Quiet.
+func PutSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) error {
+	return putSignal(c, dst, src, sig, signal, op, pe, (core.Endpoint).Put)
+}
+
+// PutSignalNBI is PutSignal that may return before src is read: src must
+// not change until the next Quiet on c (shmem_put_signal_nbi).
+func PutSignalNBI[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) error {
+	return putSignal(c, dst, src, sig, signal, op, pe, (core.Endpoint).PutNBI)
+}
+
+func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int,
+	put func(core.Endpoint, int, core.Region, int, []byte) error) error {
+	x := c.context()
+	aop, err := op.atomicOp()
+	if err != nil {
+		return err
+	}
+	sigOff, err := x.w.offset("put_signal", mem.PtrAddr(sig), 8)
+	if err != nil {
+		return err
+	}
+	_, off, b, err := transfer(c, "put_signal", dst, src)
+	if err != nil {
+		return err
+	}
+	if len(b) > 0 {
+		if err := put(x.ep, pe, x.w.heap, off, b); err != nil {
+			return err
+		}
+		if err := x.ep.Fence(); err != nil {
+			return err
+		}
+	}
+	return x.ep.Atomic(pe, x.w.heap, sigOff, aop, core.Uint64, signal)
+}
+
+// SignalFetch returns the value of the symmetric signal word *sig on this
+// PE (shmem_signal_fetch).
+func SignalFetch(c Ctx, sig *uint64) (uint64, error) {
+	if _, err := c.context().w.offset("signal_fetch", mem.PtrAddr(sig), 8); err != nil {
+		return 0, err
+	}
+	return mem.Load(sig), nil
+}
+
+// SignalWaitUntil blocks until the symmetric signal word *sig on this PE
+// satisfies *sig cmp v, and returns the value that did
+// (shmem_signal_wait_until).
+func SignalWaitUntil(c Ctx, sig *uint64, cmp Cmp, v uint64) (uint64, error) {
+	var seen uint64
+	err := waitVar(c, "signal_wait_until", sig, cmp, func(x uint64) bool {
+		seen = x
+		return compare(x, cmp, v)
+	})
+	return seen, err
+}

@@ -1,0 +1,199 @@
+package shmem_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// PEs running different programs fail Init, every one of them, with a
+// message naming which PEs differ and in what.
+func TestInitRejectsDifferentPrograms(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	perPE := func(pe int) []shmem.Option {
+		if pe == 2 {
+			return []shmem.Option{shmem.WithProgram("other", "beef")}
+		}
+		return []shmem.Option{shmem.WithProgram("prog", "cafe")}
+	}
+	world(t, 3, nil, perPE, func(pe int, w *shmem.World, err error) {
+		require.ErrorIs(t, err, shmem.ErrInvalid)
+		require.Nil(t, w)
+		msg := err.Error()
+		require.Contains(t, msg, "PEs run different programs")
+		require.Contains(t, msg, "prog (")
+		require.Contains(t, msg, "on PEs 0, 1 but other (")
+		require.Contains(t, msg, "on PE 2")
+		require.Contains(t, msg, "differing in executable, sha256")
+	})
+}
+
+func TestInitRejectsDifferentHeapSizes(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	perPE := func(pe int) []shmem.Option {
+		return []shmem.Option{shmem.WithHeapSize(int64(1<<20 + pe%2*4096))}
+	}
+	world(t, 3, nil, perPE, func(pe int, w *shmem.World, err error) {
+		require.ErrorIs(t, err, shmem.ErrInvalid)
+		require.Contains(t, err.Error(), "SHMEM_SYMMETRIC_SIZE differs between PEs (1048576 bytes on PEs 0, 2 but 1052672 bytes on PE 1)")
+	})
+}
+
+func FuzzDecodeJobFacts(f *testing.F) {
+	f.Add(shmem.EncodeJobFacts(1<<20, "prog"))
+	f.Add(shmem.EncodeJobFacts(0, ""))
+	f.Add([]byte(`{"heap":-1}`))
+	f.Add([]byte(`nonsense`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		heap, exe, err := shmem.DecodeJobFacts(b)
+		if err != nil {
+			if !errors.Is(err, shmem.ErrInvalid) {
+				t.Fatalf("decode error %v does not unwrap to ErrInvalid", err)
+			}
+			return
+		}
+		heap2, exe2, err := shmem.DecodeJobFacts(shmem.EncodeJobFacts(heap, exe))
+		require.NoError(t, err)
+		require.Equal(t, heap, heap2)
+		require.Equal(t, exe, exe2)
+	})
+}
+
+// GlobalExit from one PE makes the others' blocking calls fail with the
+// caller's status, and the exit hook replaces leaving the process.
+func TestGlobalExitFailsEveryPEsBlockingCalls(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var hooked atomic.Int64
+	hooked.Store(-1)
+	perPE := func(int) []shmem.Option {
+		return []shmem.Option{shmem.WithExitHook(func(status int) { hooked.Store(int64(status)) })}
+	}
+	dir := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return dir, true
+		}
+		return "", false
+	}
+	id := jobID()
+	var wg sync.WaitGroup
+	for pe, b := range bootstrap.NewLocal(3) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w, err := shmem.Init(append(perPE(pe), shmem.WithBootstrap(b, id), shmem.WithEnv(lookup), shmem.WithHeapSize(1<<20))...)
+			require.NoError(t, err)
+			globalExitPE(t, pe, w, &hooked)
+		}()
+	}
+	wg.Wait()
+}
+
+func globalExitPE(t *testing.T, pe int, w *shmem.World, hooked *atomic.Int64) {
+	flag, err := shmem.Malloc[int64](w, 1)
+	require.NoError(t, err)
+	var gerr *shmem.GlobalExitError
+	if pe == 1 {
+		err := w.GlobalExit(7)
+		require.ErrorAs(t, err, &gerr)
+		require.Equal(t, shmem.GlobalExitError{PE: 1, Status: 7}, *gerr)
+		require.EqualValues(t, 7, hooked.Load())
+	} else {
+		// Nobody ever sets the flag: only the global exit ends this.
+		err := shmem.WaitUntil(w, &flag[0], shmem.CmpEQ, 1)
+		require.ErrorAs(t, err, &gerr)
+		require.Equal(t, 7, gerr.Status)
+		require.Equal(t, 1, gerr.PE)
+		require.ErrorIs(t, err, shmem.ErrClosed)
+	}
+	require.ErrorAs(t, w.BarrierAll(), &gerr, "every later blocking call fails too")
+	require.ErrorAs(t, w.Finalize(), &gerr, "Finalize releases the PE and reports the exit")
+}
+
+// SHMEM_INFO makes PE 0 print the version, provider, parameters and heap
+// size; SHMEM_DEBUG turns on debug messages in the World's logger.
+func TestInfoAndDebugEnvironment(t *testing.T) {
+	out := captureStderr(t, func() {
+		world(t, 2, map[string]string{shmem.EnvInfo: "1", shmem.EnvDebug: "1"}, nil,
+			func(pe int, w *shmem.World, err error) { require.NoError(t, err) })
+	})
+	require.Contains(t, out, fmt.Sprintf("goshmem: OpenSHMEM %d.%d (%s)", shmem.MajorVersion, shmem.MinorVersion, shmem.VendorString))
+	require.Contains(t, out, "goshmem: provider loopback")
+	require.Contains(t, out, "symmetric heap 1M per PE")
+	require.Contains(t, out, "SHMEM_SYMMETRIC_SIZE=")
+	require.Equal(t, 1, strings.Count(out, "goshmem: OpenSHMEM"), "only PE 0 prints")
+	require.Contains(t, out, "level=DEBUG msg=initialized")
+	major, minor := shmem.InfoGetVersion()
+	require.Equal(t, [2]int{1, 5}, [2]int{major, minor})
+	require.Equal(t, "goshmem", shmem.InfoGetName())
+}
+
+// captureStderr runs f with the process's standard error sent to a pipe
+// and returns what f wrote there.
+func captureStderr(t *testing.T, f func()) string {
+	t.Helper()
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	saved := os.Stderr
+	os.Stderr = w
+	var out bytes.Buffer
+	done := make(chan struct{})
+	go func() { io.Copy(&out, r); close(done) }()
+	f()
+	os.Stderr = saved
+	w.Close()
+	<-done
+	r.Close()
+	return out.String()
+}
+
+// Six PEs on two cores queue for one lock a hundred times each; the
+// counter they update without atomics under it loses nothing.
+func TestLockQueueManyPEs(t *testing.T) {
+	const n, rounds = 6, 100
+	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		x, err := shmem.Malloc[int64](w, 2)
+		require.NoError(t, err)
+		lock, counter := &x[0], &x[1]
+		for range rounds {
+			require.NoError(t, shmem.SetLock(w, lock))
+			v, err := shmem.G(w, counter, 0)
+			require.NoError(t, err)
+			require.NoError(t, shmem.P(w, counter, v+1, 0))
+			require.NoError(t, shmem.ClearLock(w, lock))
+		}
+		require.NoError(t, w.BarrierAll())
+		if pe == 0 {
+			require.Equal(t, int64(n*rounds), *counter)
+		}
+		require.NoError(t, w.BarrierAll())
+	})
+}
+
+// Strides so large that the span overflows are refused, not wrapped.
+func TestStridedOverflow(t *testing.T) {
+	world(t, 1, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		sym, err := shmem.Malloc[int64](w, 4)
+		require.NoError(t, err)
+		src := make([]int64, 4)
+		huge := int(^uint(0)>>1)/2 + 1
+		require.ErrorIs(t, shmem.IPut(w, sym, src, huge, 1, 3, 0), shmem.ErrInvalid)
+		require.ErrorIs(t, shmem.IGet(w, src, sym, huge, 1, 3, 0), shmem.ErrInvalid)
+		require.Equal(t, make([]int64, 4), sym)
+	})
+}

@@ -1,0 +1,112 @@
+package shmem
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// CreateCtx creates a context on the team (shmem_team_create_ctx): its
+// operations name PEs by their rank in the team. It is local, not
+// collective. Destroying the team destroys its contexts.
+func (t *Team) CreateCtx(opts ContextOptions) (*Context, error) {
+	if err := t.check("team create_ctx"); err != nil {
+		return nil, err
+	}
+	return t.w.newContext(opts, t)
+}
+
+// destroyContexts destroys the contexts created on the team.
+func (t *Team) destroyContexts() error {
+	t.w.ctxMu.Lock()
+	ctxs := make([]*Context, 0, len(t.contexts))
+	for c := range t.contexts {
+		ctxs = append(ctxs, c)
+	}
+	t.w.ctxMu.Unlock()
+	var errs []error
+	for _, c := range ctxs {
+		errs = append(errs, c.Destroy())
+	}
+	return errors.Join(errs...)
+}
+
+// teamEndpoint is the endpoint of a team context: it translates team ranks
+// into World PEs before the provider sees them.
+type teamEndpoint struct {
+	core.Endpoint
+	t *Team
+}
+
+func (e *teamEndpoint) pe(op string, r int) (int, error) {
+	if r < 0 || r >= len(e.t.members) {
+		return 0, fmt.Errorf("shmem: %s on a team context: PE %d is not a rank of the team (0 to %d): %w",
+			op, r, len(e.t.members)-1, core.ErrInvalid)
+	}
+	return e.t.members[r], nil
+}
+
+func (e *teamEndpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	p, err := e.pe("put", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.Put(p, r, off, src)
+}
+
+func (e *teamEndpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	p, err := e.pe("get", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.Get(p, r, off, dst)
+}
+
+func (e *teamEndpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	p, err := e.pe("put", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.PutValue(p, r, off, v, size)
+}
+
+func (e *teamEndpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	p, err := e.pe("get", pe)
+	if err != nil {
+		return 0, err
+	}
+	return e.Endpoint.GetValue(p, r, off, size)
+}
+
+func (e *teamEndpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	p, err := e.pe("put_nbi", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.PutNBI(p, r, off, src)
+}
+
+func (e *teamEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	p, err := e.pe("get_nbi", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.GetNBI(p, r, off, dst)
+}
+
+func (e *teamEndpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	p, err := e.pe("atomic", pe)
+	if err != nil {
+		return err
+	}
+	return e.Endpoint.Atomic(p, r, off, op, t, operand)
+}
+
+func (e *teamEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	p, err := e.pe("fetch_atomic", pe)
+	if err != nil {
+		return 0, err
+	}
+	return e.Endpoint.FetchAtomic(p, r, off, op, t, operand, compare)
+}

@@ -1,0 +1,111 @@
+package shmem
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// A team slot is the part of the internal heap a team's collectives signal
+// through. Its layout is the same on every PE:
+//
+//	syncFlagsOff  one generation word per dissemination round
+//	arriveOff     how many children have arrived in the combining tree
+//	releaseOff    the generation the tree last released, then its payload
+//	upOff         the payloads of the tree's children, one per child
+//	bcastFlagOff  the generation of the last broadcast that reached here
+//	scanOff       one (generation, value) pair per scan round
+//	slotBanksOff  two banks, by generation parity, of messages: a
+//	              generation word on a line of its own, then a payload
+//
+// Every word a PE waits on has a cache line to itself, so the signal for
+// one round does not disturb a PE polling for another. Generations and
+// counts only grow, so words are never reset while a team lives and
+// back-to-back collectives need no extra synchronisation.
+const (
+	syncFlagsOff = 0
+	arriveOff    = syncFlagsOff + maxRounds*cacheLine
+	releaseOff   = arriveOff + cacheLine
+	upOff        = releaseOff + cacheLine + treeChunk
+	bcastFlagOff = upOff + treeArity*treeChunk
+	scanOff      = bcastFlagOff + cacheLine
+	slotBanksOff = scanOff + maxRounds*cacheLine
+)
+
+// slotLayout sizes the message banks of a slot for a job of npes PEs: one
+// message per round of a recursive-doubling reduction, plus the fold and
+// unfold of the PEs past the largest power of two.
+type slotLayout struct {
+	msgs  int // messages per bank
+	chunk int // payload bytes per message, a multiple of the cache line
+}
+
+func newSlotLayout(npes int) slotLayout {
+	msgs := bits.Len(uint(npes)) + 1
+	chunk := ((teamSlotSize-slotBanksOff)/(2*msgs) - cacheLine) &^ (cacheLine - 1)
+	return slotLayout{msgs: msgs, chunk: chunk}
+}
+
+// base is the heap offset of the team's slot.
+func (t *Team) base() int { return teamsOff + t.slot*teamSlotSize }
+
+// msgOff is the heap offset of message k of a bank: its generation word;
+// the payload follows one line later.
+func (t *Team) msgOff(bank, k int) int {
+	l := &t.w.coll.layout
+	return t.base() + slotBanksOff + (bank*l.msgs+k)*(cacheLine+l.chunk)
+}
+
+// signal writes gen to the word at off on the team's PE rank.
+func (t *Team) signal(rank, off int, gen uint64) error {
+	return t.w.coll.ep.Atomic(t.members[rank], t.w.heap, off, core.AtomicWrite, core.Uint64, gen)
+}
+
+// send puts data as message k of the bank of gen on the team's PE rank,
+// then announces it with gen. The payload lands before the generation word
+// that announces it.
+func (t *Team) send(rank, k int, gen uint64, data []byte) error {
+	off := t.msgOff(int(gen&1), k)
+	ep := t.w.coll.ep
+	if len(data) > 0 {
+		if err := ep.Put(t.members[rank], t.w.heap, off+cacheLine, data); err != nil {
+			return err
+		}
+		if err := ep.Fence(); err != nil {
+			return err
+		}
+	}
+	return t.signal(rank, off, gen)
+}
+
+// recv waits for message k of generation gen and returns its first n
+// payload bytes, as they lie in this PE's heap.
+func (t *Team) recv(k int, gen uint64, n int) ([]byte, error) {
+	off := t.msgOff(int(gen&1), k)
+	if err := t.w.waitGE(off, gen); err != nil {
+		return nil, err
+	}
+	return t.w.local[off+cacheLine : off+cacheLine+n], nil
+}
+
+// clearSlot zeroes the slot once nobody signals through it any more, so
+// the next team to use it starts from generation zero.
+func (t *Team) clearSlot() {
+	words := mem.Slice[uint64](t.w.local[t.base() : t.base()+teamSlotSize])
+	for i := range words {
+		atomic.StoreUint64(&words[i], 0)
+	}
+}
+
+// TeamLimitError reports that a team could not be created because one of
+// its members already belongs to as many teams as it can.
+type TeamLimitError struct{ Max int }
+
+func (e *TeamLimitError) Error() string {
+	return fmt.Sprintf("shmem: team split: a member already belongs to %d teams, the most a PE may; destroy teams no longer used", e.Max)
+}
+
+func (e *TeamLimitError) Unwrap() error { return core.ErrNoMemory }
