@@ -142,8 +142,8 @@ func getWide[T Elem](x *Context, off int, pe int) (T, error) {
 // offset translates the n bytes at addr into an offset in the heap region,
 // or fails if they do not lie inside the user part of the symmetric heap.
 func (w *World) offset(op string, addr uintptr, n int) (int, error) {
-	off := addr - w.base
-	if addr < w.base || off < internalSize || off > uintptr(len(w.local)) || uintptr(n) > uintptr(len(w.local))-off {
+	off, end := addr-w.base, uintptr(internalSize+w.heapSize)
+	if addr < w.base || off < internalSize || off > end || uintptr(n) > end-off {
 		return 0, w.addrError(op, addr, n)
 	}
 	return int(off), nil
@@ -166,7 +166,7 @@ func (e *AddrError) Error() string {
 func (e *AddrError) Unwrap() error { return core.ErrOutOfBounds }
 
 func (w *World) addrError(op string, addr uintptr, n int) error {
-	return &AddrError{Op: op, Addr: addr, Len: n, Start: w.base + internalSize, End: w.base + uintptr(len(w.local))}
+	return &AddrError{Op: op, Addr: addr, Len: n, Start: w.base + internalSize, End: w.base + uintptr(internalSize+w.heapSize)}
 }
 
 func shortError(op string, symLen, n int) error {

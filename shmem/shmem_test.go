@@ -174,3 +174,24 @@ func TestLostPeerEndsWait(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// Only the user part of the heap is addressable: not the internal area
+// before it, nor the job-control words after it.
+func TestHeapEdges(t *testing.T) {
+	world(t, 1, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		base, size := w.HeapBase(), w.HeapSize()
+		off, err := w.HeapOffset(base, size)
+		require.NoError(t, err, "the whole user heap")
+		_, err = w.HeapOffset(base+uintptr(size), 8)
+		var ae *shmem.AddrError
+		require.ErrorAs(t, err, &ae, "the word just past the heap")
+		_, err = w.HeapOffset(base+uintptr(size)-4, 8)
+		require.ErrorAs(t, err, &ae, "a word straddling the end")
+		_, err = w.HeapOffset(base-8, 8)
+		require.ErrorAs(t, err, &ae, "the internal area")
+		_, err = w.HeapOffset(base+uintptr(size), 0)
+		require.NoError(t, err, "an empty buffer at the end")
+		require.Positive(t, off)
+	})
+}

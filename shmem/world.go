@@ -177,13 +177,12 @@ func Init(opts ...Option) (*World, error) {
 	}
 	log = log.With("pe", boot.Rank())
 
-	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program)
+	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program, o.thread.orDefault())
 	if err != nil {
 		boot.Close()
 		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
 	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
-	w.thread = o.thread.orDefault()
 	if w.me == 0 && (info || version) {
 		w.printInfo(os.Stderr, info, lookup)
 	}
@@ -192,7 +191,7 @@ func Init(opts ...Option) (*World, error) {
 }
 
 func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSize int,
-	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint) (*World, error) {
+	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint, thread ThreadLevel) (*World, error) {
 	// Every PE must ask for the same heap and run the same program, else
 	// they would address each other's memory at the wrong offsets.
 	prog := programFingerprint()
@@ -225,11 +224,14 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.base = mem.Addr(w.local)
 	w.waiter, _ = dom.(core.LocalWaiter)
 	w.direct, _ = dom.(core.DirectAccess)
-	ep, err := dom.NewEndpoint(core.EndpointOptions{})
+	// Below ThreadMultiple no two goroutines use the default context at
+	// once, so its endpoint may skip the locking a shared one needs.
+	ep, err := dom.NewEndpoint(core.EndpointOptions{Serialized: thread < ThreadMultiple})
 	if err != nil {
 		return fail(err)
 	}
 	w.def = Context{w: w, ep: ep}
+	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
 	if err := w.coll.init(w, hostID); err != nil {
 		return fail(err)
