@@ -1,0 +1,659 @@
+package tcp
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// conn is this PE's one connection to one peer. Issuing goroutines queue
+// frames into out; one writer goroutine (or an issuer that cannot wait for
+// it) writes whatever is queued in one system call; one reader goroutine,
+// the connection's progress, applies the peer's frames to this PE's memory
+// and completes this PE's requests. See doc.go.
+type conn struct {
+	d    *domain
+	peer int
+	nc   net.Conn
+	br   *bufio.Reader // the reader goroutine's alone
+
+	// The send queue, guarded by bmu. out holds encoded frames; refs are
+	// payloads written from where they lie (large puts, large replies),
+	// each after out[:at]. enq counts enqueues: a large put waits until
+	// written reaches its ticket. sent counts the non-fetching operations
+	// queued, which the peer's acks count off; batches says whose counters
+	// they complete.
+	bmu     sync.Mutex
+	out     []byte
+	refs    []segment
+	kicked  bool // the writer was kicked and has not found the queue empty since
+	bye     bool // opBye is queued: nothing more may be
+	enq     uint64
+	sent    uint64
+	acked   uint64
+	batches []batch
+	bhead   int
+
+	kick chan struct{}
+
+	// wmu is held by whoever writes to nc: the writer goroutine or an
+	// issuer flushing itself. It is taken before bmu.
+	wmu       sync.Mutex
+	spare     []byte
+	spareRefs []segment
+	iov       [][]byte
+	written   atomic.Uint64 // enq value of the last frame written
+
+	// Outstanding requests by slot; rmu guards them and the pool.
+	rmu  sync.Mutex
+	reqs []*request
+	free []uint32
+	pool []*request
+	gen  uint32
+
+	// The reader's own state.
+	applied uint64 // non-fetching operations of the peer applied here
+	ackSent uint64
+	byeSeen bool
+
+	failOnce   sync.Once
+	failed     atomic.Pointer[core.PeerLostError]
+	dead       chan struct{} // closed by fail
+	readerDone chan struct{}
+	writerDone chan struct{}
+}
+
+type segment struct {
+	at  int
+	ref []byte
+}
+
+// batch is a run of non-fetching operations queued by one endpoint: the
+// ones numbered up to end, n of them still unacknowledged.
+type batch struct {
+	ctr *core.Counter
+	end uint64
+	n   uint64
+}
+
+// request is an operation that waits for a reply: its payload is read
+// straight into dst.
+type request struct {
+	id  uint64
+	dst []byte
+	val [8]byte
+	ch  chan struct{} // blocking requests: signalled once, when done
+	err error
+	ctr *core.Counter // non-blocking requests: completed there
+	nbi bool
+}
+
+// ackEvery bounds how many operations the reader applies before it acks
+// even while more frames are waiting.
+const ackEvery = 1024
+
+// smallReply is the largest reply copied into the queue; larger ones are
+// written from the heap.
+const smallReply = injectSize
+
+func newConn(d *domain, peer int, nc net.Conn) *conn {
+	c := &conn{d: d, peer: peer, nc: nc, br: bufio.NewReaderSize(nc, 256<<10),
+		out: make([]byte, 0, 64<<10), spare: make([]byte, 0, 64<<10),
+		kick: make(chan struct{}, 1), dead: make(chan struct{}),
+		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
+	c.tune()
+	go c.readLoop()
+	go c.writeLoop()
+	return c
+}
+
+// tune sets what makes a connection fast and its loss noticed: no Nagle,
+// keepalive probes and a user timeout that end a connection to a silent
+// host after about the TIMEOUT setting, and the socket buffers if set.
+// Failures only make loss detection slower, so they are not fatal.
+func (c *conn) tune() {
+	tc, ok := c.nc.(*net.TCPConn)
+	if !ok {
+		return
+	}
+	t := c.d.set.timeout
+	_ = tc.SetNoDelay(true)
+	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(t/2, time.Second),
+		Interval: max(t/10, time.Second), Count: 5})
+	if rc, err := tc.SyscallConn(); err == nil {
+		_ = sys.SetTCPUserTimeout(rc, t)
+	}
+	if n := c.d.set.sockBuf; n > 0 {
+		_ = tc.SetReadBuffer(n)
+		_ = tc.SetWriteBuffer(n)
+	}
+}
+
+// err is the error of an operation on a connection that has failed or is
+// closing, nil while it works.
+func (c *conn) err() error {
+	if e := c.failed.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// lockSend takes bmu for an issuer, or returns why nothing may be queued.
+func (c *conn) lockSend() error {
+	c.bmu.Lock()
+	if c.bye {
+		c.bmu.Unlock()
+		return core.ErrClosed
+	}
+	if e := c.failed.Load(); e != nil {
+		c.bmu.Unlock()
+		return e
+	}
+	return nil
+}
+
+// kickLocked wakes the writer unless it is already awake; bmu is held.
+func (c *conn) kickLocked() {
+	if !c.kicked {
+		c.kicked = true
+		select {
+		case c.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// countLocked numbers a queued non-fetching operation of ctr's endpoint.
+func (c *conn) countLocked(ctr *core.Counter) {
+	c.sent++
+	if n := len(c.batches); n > c.bhead && c.batches[n-1].ctr == ctr {
+		b := &c.batches[n-1]
+		b.end, b.n = c.sent, b.n+1
+		return
+	}
+	c.batches = append(c.batches, batch{ctr: ctr, end: c.sent, n: 1})
+}
+
+// send queues a non-fetching operation of ctr's endpoint: a header and,
+// for puts up to injectSize, the payload copied. It returns when src may
+// be reused: at once for a copied payload, after the write for one sent
+// from where it lies.
+func (c *conn) send(ctr *core.Counter, h *header, payload []byte) error {
+	if err := c.lockSend(); err != nil {
+		return err
+	}
+	c.out = appendHeader(c.out, h)
+	byRef := len(payload) > injectSize
+	if byRef {
+		c.refs = append(c.refs, segment{at: len(c.out), ref: payload})
+	} else {
+		c.out = append(c.out, payload...)
+	}
+	c.countLocked(ctr)
+	c.enq++
+	ticket := c.enq
+	full := len(c.out) >= c.d.set.buffer
+	c.kickLocked()
+	c.bmu.Unlock()
+	if byRef || full {
+		// Write it ourselves: we would wait for the writer anyway.
+		c.flush()
+	}
+	if byRef && c.written.Load() < ticket {
+		return c.err()
+	}
+	return nil
+}
+
+// request queues a request whose reply fills r.
+func (c *conn) request(h *header, r *request) error {
+	if err := c.lockSend(); err != nil {
+		return err
+	}
+	h.id = r.id
+	c.out = appendHeader(c.out, h)
+	c.enq++
+	c.kickLocked()
+	c.bmu.Unlock()
+	return nil
+}
+
+// flushNow writes the queue from this goroutine, unless somebody is
+// writing already (who will write it). Issuers about to wait for a reply
+// call it to save the writer's wake-up.
+func (c *conn) flushNow() {
+	if c.wmu.TryLock() {
+		c.flushLocked()
+		c.wmu.Unlock()
+	}
+}
+
+// flush writes everything queued before it was called.
+func (c *conn) flush() {
+	c.wmu.Lock()
+	c.flushLocked()
+	c.wmu.Unlock()
+}
+
+func (c *conn) flushLocked() {
+	for {
+		c.bmu.Lock()
+		if len(c.out) == 0 && len(c.refs) == 0 {
+			c.kicked = false
+			c.bmu.Unlock()
+			return
+		}
+		buf, refs, end, bye := c.out, c.refs, c.enq, c.bye
+		c.out, c.refs = c.spare[:0], c.spareRefs[:0]
+		c.bmu.Unlock()
+		err := c.write(buf, refs)
+		clear(refs) // drop the references to callers' buffers
+		c.spare, c.spareRefs = buf[:0], refs[:0]
+		if err != nil {
+			c.fail(lostReason(c.d, err))
+			return
+		}
+		c.written.Store(end)
+		if bye {
+			if tc, ok := c.nc.(*net.TCPConn); ok {
+				_ = tc.CloseWrite()
+			}
+		}
+	}
+}
+
+func (c *conn) write(buf []byte, refs []segment) error {
+	if len(refs) == 0 {
+		_, err := c.nc.Write(buf)
+		return err
+	}
+	c.iov = c.iov[:0]
+	prev := 0
+	for _, s := range refs {
+		if s.at > prev {
+			c.iov = append(c.iov, buf[prev:s.at])
+		}
+		c.iov = append(c.iov, s.ref)
+		prev = s.at
+	}
+	if prev < len(buf) {
+		c.iov = append(c.iov, buf[prev:])
+	}
+	bufs := net.Buffers(c.iov)
+	_, err := bufs.WriteTo(c.nc)
+	clear(c.iov)
+	return err
+}
+
+// writeLoop is the connection's writer: woken by a kick, it writes what is
+// queued, optionally lingering FLUSH_IDLE for more first.
+func (c *conn) writeLoop() {
+	defer close(c.writerDone)
+	for {
+		select {
+		case <-c.kick:
+		case <-c.dead:
+			return
+		}
+		if idle := c.d.set.flushIdle; idle > 0 {
+			c.linger(idle)
+		}
+		c.flush()
+		c.bmu.Lock()
+		done := c.bye && len(c.out) == 0 && len(c.refs) == 0
+		c.bmu.Unlock()
+		if done {
+			return
+		}
+	}
+}
+
+// linger yields the CPU for up to d while less than half a buffer is
+// queued, so more small operations join the next write.
+func (c *conn) linger(d time.Duration) {
+	until := time.Now().Add(d)
+	for time.Now().Before(until) {
+		c.bmu.Lock()
+		enough := len(c.out) >= c.d.set.buffer/2 || len(c.refs) > 0 || c.bye
+		c.bmu.Unlock()
+		if enough {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
+// queueLocked appends a frame of the reader's (ack or reply). It never
+// waits for room: the reader must keep reading whatever the peer does, or
+// two PEs writing to each other could each wait for the other to read.
+func (c *conn) queue(h *header, payload []byte, byRef bool) {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	if c.bye || c.failed.Load() != nil {
+		return
+	}
+	c.out = appendHeader(c.out, h)
+	if byRef {
+		c.refs = append(c.refs, segment{at: len(c.out), ref: payload})
+	} else {
+		c.out = append(c.out, payload...)
+	}
+	c.enq++
+	c.kickLocked()
+}
+
+// sendBye queues the last frame of a clean close.
+func (c *conn) sendBye() {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	if c.bye || c.failed.Load() != nil {
+		return
+	}
+	c.out = appendHeader(c.out, &header{op: opBye})
+	c.bye = true
+	c.enq++
+	c.kickLocked()
+}
+
+// newRequest registers a request for a reply of len(dst) bytes (or, with
+// dst nil, of a value into r.val). After it succeeds, the request ends
+// exactly once: by its reply or by the connection's failure.
+func (c *conn) newRequest(dst []byte, ctr *core.Counter, nbi bool) (*request, error) {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	if e := c.failed.Load(); e != nil {
+		return nil, e
+	}
+	var r *request
+	if n := len(c.pool); n > 0 {
+		r, c.pool = c.pool[n-1], c.pool[:n-1]
+	} else {
+		r = &request{ch: make(chan struct{}, 1)}
+	}
+	var slot uint32
+	if n := len(c.free); n > 0 {
+		slot, c.free = c.free[n-1], c.free[:n-1]
+	} else {
+		slot = uint32(len(c.reqs))
+		c.reqs = append(c.reqs, nil)
+	}
+	c.gen++
+	r.id = uint64(c.gen)<<32 | uint64(slot)
+	r.dst, r.ctr, r.nbi, r.err = dst, ctr, nbi, nil
+	if dst == nil {
+		r.dst = r.val[:]
+	}
+	c.reqs[slot] = r
+	return r, nil
+}
+
+// take removes the request with id from the table.
+func (c *conn) take(id uint64) *request {
+	c.rmu.Lock()
+	defer c.rmu.Unlock()
+	slot := uint32(id)
+	if int(slot) >= len(c.reqs) || c.reqs[slot] == nil || c.reqs[slot].id != id {
+		return nil
+	}
+	r := c.reqs[slot]
+	c.reqs[slot] = nil
+	c.free = append(c.free, slot)
+	return r
+}
+
+// finish ends a request taken from the table.
+func (c *conn) finish(r *request, err error) {
+	if !r.nbi {
+		r.err = err
+		r.ch <- struct{}{}
+		return
+	}
+	if err != nil {
+		r.ctr.Fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err})
+	} else {
+		r.ctr.Complete(1)
+	}
+	c.release(r)
+}
+
+func (c *conn) release(r *request) {
+	r.dst, r.ctr, r.err = nil, nil, nil
+	c.rmu.Lock()
+	c.pool = append(c.pool, r)
+	c.rmu.Unlock()
+}
+
+// fail ends the connection once: every outstanding request and
+// unacknowledged operation fails with a *core.PeerLostError giving reason,
+// and so does every later operation.
+func (c *conn) fail(reason string) {
+	c.failOnce.Do(func() {
+		lost := &core.PeerLostError{PE: c.peer, Reason: reason}
+		c.failed.Store(lost)
+		close(c.dead)
+		_ = c.nc.Close()
+
+		c.rmu.Lock()
+		var ended []*request
+		for i, r := range c.reqs {
+			if r != nil {
+				ended = append(ended, r)
+				c.reqs[i] = nil
+			}
+		}
+		c.rmu.Unlock()
+		for _, r := range ended {
+			c.finish(r, lost)
+		}
+
+		c.bmu.Lock()
+		pending := c.batches[c.bhead:]
+		c.batches, c.bhead = nil, 0
+		c.bmu.Unlock()
+		for _, b := range pending {
+			b.ctr.Fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost})
+			if b.n > 1 {
+				b.ctr.Complete(b.n - 1)
+			}
+		}
+	})
+}
+
+// lostReason words why a connection broke.
+func lostReason(d *domain, err error) string {
+	if d.closing.Load() {
+		return "connection closed while the domain closes"
+	}
+	if errors.Is(err, io.EOF) {
+		return "its connection closed without a clean close (the process died?)"
+	}
+	return "connection broken: " + err.Error()
+}
+
+// readLoop is the connection's progress: it applies the peer's frames in
+// order until the peer's clean close, an error or a malformed frame.
+func (c *conn) readLoop() {
+	defer close(c.readerDone)
+	err := c.read()
+	switch {
+	case err == nil:
+		c.fail("it closed its connection")
+	case errors.Is(err, errFrame):
+		c.d.log.Warn("tcp: dropping the connection of a PE that broke the protocol",
+			"peer", c.peer, "addr", c.nc.RemoteAddr().String(), "err", err)
+		c.fail("broke the protocol: " + err.Error())
+	default:
+		c.fail(lostReason(c.d, err))
+	}
+}
+
+func (c *conn) read() error {
+	var hb [maxHdrLen]byte
+	for {
+		if c.applied != c.ackSent && (c.br.Buffered() == 0 || c.applied-c.ackSent >= ackEvery) {
+			c.ackSent = c.applied
+			c.queue(&header{op: opAck, off: c.applied}, nil, false)
+		}
+		if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
+			if err == io.EOF && c.byeSeen {
+				return nil
+			}
+			return err
+		}
+		if c.byeSeen {
+			return frameErr("%s after bye", opName(hb[0]))
+		}
+		h, err := decodeHeader(hb[:hdrLen])
+		if err != nil {
+			return err
+		}
+		if isRequest(h.op) {
+			if _, err := io.ReadFull(c.br, hb[hdrLen:maxHdrLen]); err != nil {
+				return err
+			}
+			if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
+				return err
+			}
+		}
+		if err := c.apply(&h); err != nil {
+			return err
+		}
+	}
+}
+
+// apply executes one frame whose header has been read.
+func (c *conn) apply(h *header) error {
+	d := c.d
+	switch h.op {
+	case opPut:
+		b, err := d.target(h, h.arg, 1)
+		if err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c.br, b); err != nil {
+			return err
+		}
+		d.notify(h.region, h.off, h.arg)
+		c.applied++
+	case opPutValue:
+		b, err := d.target(h, uint64(h.typ), 1)
+		if err != nil {
+			return err
+		}
+		mem.StoreValue(b, 0, h.arg, int(h.typ))
+		d.notify(h.region, h.off, uint64(h.typ))
+		c.applied++
+	case opAtomic, opFetch:
+		t := core.AtomicType(h.typ)
+		w := uint64(t.Size())
+		b, err := d.target(h, w, w)
+		if err != nil {
+			return err
+		}
+		op := core.AtomicOp(h.aop)
+		old := mem.Atomic(b, 0, op, t, h.arg, h.cmp)
+		if op != core.AtomicRead {
+			d.notify(h.region, h.off, w)
+		}
+		if h.op == opAtomic {
+			c.applied++
+		} else {
+			c.replyValue(h.id, old)
+		}
+	case opGet:
+		b, err := d.target(h, h.arg, 1)
+		if err != nil {
+			return err
+		}
+		c.queue(&header{op: opReply, off: h.id, arg: h.arg}, b, len(b) > smallReply)
+	case opGetValue:
+		b, err := d.target(h, uint64(h.typ), 1)
+		if err != nil {
+			return err
+		}
+		c.replyValue(h.id, mem.LoadValue(b, 0, int(h.typ)))
+	case opReply:
+		return c.reply(h.off, h.arg)
+	case opAck:
+		return c.ack(h.off)
+	case opBye:
+		c.byeSeen = true
+	}
+	return nil
+}
+
+func (c *conn) replyValue(id, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	c.queue(&header{op: opReply, off: id, arg: 8}, b[:], false)
+}
+
+// reply reads the payload of the reply to request id into its buffer.
+func (c *conn) reply(id, n uint64) error {
+	r := c.take(id)
+	if r == nil {
+		return frameErr("reply to request %#x, which is not outstanding", id)
+	}
+	if n != uint64(len(r.dst)) {
+		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: "broke the protocol"})
+		return frameErr("reply of %d bytes to a request of %d", n, len(r.dst))
+	}
+	if _, err := io.ReadFull(c.br, r.dst); err != nil {
+		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: lostReason(c.d, err)})
+		return err
+	}
+	c.finish(r, nil)
+	return nil
+}
+
+// ack completes the operations the peer says it has applied, count in all.
+// Counters are completed outside bmu, a few runs at a time.
+func (c *conn) ack(count uint64) error {
+	c.bmu.Lock()
+	if count <= c.acked || count > c.sent {
+		sent, acked := c.sent, c.acked
+		c.bmu.Unlock()
+		return frameErr("ack of %d operations when %d were sent and %d acked", count, sent, acked)
+	}
+	c.acked = count
+	c.bmu.Unlock()
+	for {
+		var done [8]batch
+		nd := 0
+		c.bmu.Lock()
+		for c.bhead < len(c.batches) && nd < len(done) {
+			b := &c.batches[c.bhead]
+			first := b.end - b.n + 1
+			if first > count {
+				break
+			}
+			k := min(b.end, count) - first + 1
+			done[nd] = batch{ctr: b.ctr, n: k}
+			nd++
+			if b.n -= k; b.n > 0 {
+				break
+			}
+			c.bhead++
+		}
+		if c.bhead == len(c.batches) {
+			c.batches, c.bhead = c.batches[:0], 0
+		}
+		c.bmu.Unlock()
+		for _, b := range done[:nd] {
+			b.ctr.Complete(b.n)
+		}
+		if nd < len(done) {
+			return nil
+		}
+	}
+}
