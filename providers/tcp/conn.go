@@ -81,7 +81,7 @@ type segment struct {
 // batch is a run of non-fetching operations queued by one endpoint: the
 // ones numbered up to end, n of them still unacknowledged.
 type batch struct {
-	ctr *core.Counter
+	ep  *endpoint
 	end uint64
 	n   uint64
 }
@@ -94,7 +94,7 @@ type request struct {
 	val [8]byte
 	ch  chan struct{} // blocking requests: signalled once, when done
 	err error
-	ctr *core.Counter // non-blocking requests: completed there
+	ep  *endpoint // non-blocking requests: completed there
 	nbi bool
 }
 
@@ -173,22 +173,22 @@ func (c *conn) kickLocked() {
 	}
 }
 
-// countLocked numbers a queued non-fetching operation of ctr's endpoint.
-func (c *conn) countLocked(ctr *core.Counter) {
+// countLocked numbers a queued non-fetching operation of ep.
+func (c *conn) countLocked(ep *endpoint) {
 	c.sent++
-	if n := len(c.batches); n > c.bhead && c.batches[n-1].ctr == ctr {
+	if n := len(c.batches); n > c.bhead && c.batches[n-1].ep == ep {
 		b := &c.batches[n-1]
 		b.end, b.n = c.sent, b.n+1
 		return
 	}
-	c.batches = append(c.batches, batch{ctr: ctr, end: c.sent, n: 1})
+	c.batches = append(c.batches, batch{ep: ep, end: c.sent, n: 1})
 }
 
-// send queues a non-fetching operation of ctr's endpoint: a header and,
+// send queues a non-fetching operation of ep: a header and,
 // for puts up to injectSize, the payload copied. It returns when src may
 // be reused: at once for a copied payload, after the write for one sent
 // from where it lies.
-func (c *conn) send(ctr *core.Counter, h *header, payload []byte) error {
+func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
 	if err := c.lockSend(); err != nil {
 		return err
 	}
@@ -199,7 +199,7 @@ func (c *conn) send(ctr *core.Counter, h *header, payload []byte) error {
 	} else {
 		c.out = append(c.out, payload...)
 	}
-	c.countLocked(ctr)
+	c.countLocked(ep)
 	c.enq++
 	ticket := c.enq
 	full := len(c.out) >= c.d.set.buffer
@@ -333,20 +333,20 @@ func (c *conn) linger(d time.Duration) {
 	}
 }
 
-// queueLocked appends a frame of the reader's (ack or reply). It never
-// waits for room: the reader must keep reading whatever the peer does, or
-// two PEs writing to each other could each wait for the other to read.
-func (c *conn) queue(h *header, payload []byte, byRef bool) {
+// queue appends a frame of the reader's (ack or reply), the payload
+// copied, or with ref sent from where it lies. It never waits for room:
+// the reader must keep reading whatever the peer does, or two PEs writing
+// to each other could each wait for the other to read.
+func (c *conn) queue(h *header, payload, ref []byte) {
 	c.bmu.Lock()
 	defer c.bmu.Unlock()
 	if c.bye || c.failed.Load() != nil {
 		return
 	}
 	c.out = appendHeader(c.out, h)
-	if byRef {
-		c.refs = append(c.refs, segment{at: len(c.out), ref: payload})
-	} else {
-		c.out = append(c.out, payload...)
+	c.out = append(c.out, payload...)
+	if ref != nil {
+		c.refs = append(c.refs, segment{at: len(c.out), ref: ref})
 	}
 	c.enq++
 	c.kickLocked()
@@ -368,7 +368,7 @@ func (c *conn) sendBye() {
 // newRequest registers a request for a reply of len(dst) bytes (or, with
 // dst nil, of a value into r.val). After it succeeds, the request ends
 // exactly once: by its reply or by the connection's failure.
-func (c *conn) newRequest(dst []byte, ctr *core.Counter, nbi bool) (*request, error) {
+func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
 	if e := c.failed.Load(); e != nil {
@@ -389,7 +389,7 @@ func (c *conn) newRequest(dst []byte, ctr *core.Counter, nbi bool) (*request, er
 	}
 	c.gen++
 	r.id = uint64(c.gen)<<32 | uint64(slot)
-	r.dst, r.ctr, r.nbi, r.err = dst, ctr, nbi, nil
+	r.dst, r.ep, r.nbi, r.err = dst, ep, nbi, nil
 	if dst == nil {
 		r.dst = r.val[:]
 	}
@@ -419,15 +419,15 @@ func (c *conn) finish(r *request, err error) {
 		return
 	}
 	if err != nil {
-		r.ctr.Fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err})
+		r.ep.fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err}, 1)
 	} else {
-		r.ctr.Complete(1)
+		r.ep.complete(1)
 	}
 	c.release(r)
 }
 
 func (c *conn) release(r *request) {
-	r.dst, r.ctr, r.err = nil, nil, nil
+	r.dst, r.ep, r.err = nil, nil, nil
 	c.rmu.Lock()
 	c.pool = append(c.pool, r)
 	c.rmu.Unlock()
@@ -461,10 +461,7 @@ func (c *conn) fail(reason string) {
 		c.batches, c.bhead = nil, 0
 		c.bmu.Unlock()
 		for _, b := range pending {
-			b.ctr.Fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost})
-			if b.n > 1 {
-				b.ctr.Complete(b.n - 1)
-			}
+			b.ep.fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost}, b.n)
 		}
 	})
 }
@@ -502,7 +499,7 @@ func (c *conn) read() error {
 	for {
 		if c.applied != c.ackSent && (c.br.Buffered() == 0 || c.applied-c.ackSent >= ackEvery) {
 			c.ackSent = c.applied
-			c.queue(&header{op: opAck, off: c.applied}, nil, false)
+			c.queue(&header{op: opAck, off: c.applied}, nil, nil)
 		}
 		if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
 			if err == io.EOF && c.byeSeen {
@@ -575,7 +572,12 @@ func (c *conn) apply(h *header) error {
 		if err != nil {
 			return err
 		}
-		c.queue(&header{op: opReply, off: h.id, arg: h.arg}, b, len(b) > smallReply)
+		rh := header{op: opReply, off: h.id, arg: h.arg}
+		if len(b) > smallReply {
+			c.queue(&rh, nil, b)
+		} else {
+			c.queue(&rh, b, nil)
+		}
 	case opGetValue:
 		b, err := d.target(h, uint64(h.typ), 1)
 		if err != nil {
@@ -595,7 +597,7 @@ func (c *conn) apply(h *header) error {
 func (c *conn) replyValue(id, v uint64) {
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
-	c.queue(&header{op: opReply, off: id, arg: 8}, b[:], false)
+	c.queue(&header{op: opReply, off: id, arg: 8}, b[:], nil)
 }
 
 // reply reads the payload of the reply to request id into its buffer.
@@ -638,7 +640,7 @@ func (c *conn) ack(count uint64) error {
 				break
 			}
 			k := min(b.end, count) - first + 1
-			done[nd] = batch{ctr: b.ctr, n: k}
+			done[nd] = batch{ep: b.ep, n: k}
 			nd++
 			if b.n -= k; b.n > 0 {
 				break
@@ -650,7 +652,7 @@ func (c *conn) ack(count uint64) error {
 		}
 		c.bmu.Unlock()
 		for _, b := range done[:nd] {
-			b.ctr.Complete(b.n)
+			b.ep.complete(b.n)
 		}
 		if nd < len(done) {
 			return nil

@@ -258,12 +258,7 @@ func (d *domain) accept(nc net.Conn) {
 		case int(h.from) <= d.rank || int(h.from) >= d.npes:
 			return fmt.Errorf("%w: a hello from PE %d, which does not dial PE %d", errHandshake, h.from, d.rank)
 		}
-		d.connMu.Lock()
-		defer d.connMu.Unlock()
-		if d.conns[h.from] != nil {
-			return fmt.Errorf("%w: PE %d is connected already", errHandshake, h.from)
-		}
-		return nil
+		return nil // a duplicate is refused by attach, after the proof
 	})
 	if err == nil {
 		err = d.attach(peer, nc, true)
@@ -326,6 +321,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
 	e := &endpoint{d: d, npes: d.npes}
+	e.qcond.L = &e.qmu
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }

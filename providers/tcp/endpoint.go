@@ -3,6 +3,7 @@ package tcp
 import (
 	"encoding/binary"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
@@ -21,6 +22,12 @@ type endpoint struct {
 	npes    int
 	closed  atomic.Bool
 	counter core.Counter
+
+	// Quiet sleeps on qcond while qwaiting; completions broadcast only
+	// then, so they cost one atomic load while nobody quiets.
+	qwaiting atomic.Int32
+	qmu      sync.Mutex
+	qcond    sync.Cond
 }
 
 var _ core.Endpoint = (*endpoint)(nil)
@@ -92,7 +99,7 @@ func (e *endpoint) local() {
 // send issues a non-fetching operation on c.
 func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
 	e.counter.Issue(1)
-	if err := c.send(&e.counter, h, payload); err != nil {
+	if err := c.send(e, h, payload); err != nil {
 		e.counter.Complete(1) // never queued: the error is returned, not recorded
 		return e.err(op, c.peer, err)
 	}
@@ -216,7 +223,7 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 	for len(dst) > 0 {
 		n := min(len(dst), maxFrame)
 		e.counter.Issue(1)
-		req, err := c.newRequest(dst[:n], &e.counter, true)
+		req, err := c.newRequest(dst[:n], e, true)
 		if err != nil {
 			e.counter.Complete(1)
 			return e.err("get-nbi", pe, err)
@@ -314,14 +321,51 @@ func (e *endpoint) Quiet() error {
 }
 
 func (e *endpoint) quiet() error {
-	if e.counter.Completed() < e.counter.Issued() {
+	target := e.counter.Issued()
+	if e.counter.Completed() < target {
 		for _, c := range e.d.conns {
 			if c != nil {
 				c.flushNow()
 			}
 		}
+		// Block at once rather than spin: the PE that answers may need
+		// this CPU. Every operation completes or fails, by ack, reply or
+		// its connection's failure, so this wait ends.
+		e.qmu.Lock()
+		e.qwaiting.Add(1)
+		for e.counter.Completed() < target {
+			e.qcond.Wait()
+		}
+		e.qwaiting.Add(-1)
+		e.qmu.Unlock()
 	}
-	return e.counter.Quiet(0, nil)
+	return e.counter.TakeErr()
+}
+
+// complete records n completed operations and wakes quiet.
+func (e *endpoint) complete(n uint64) {
+	e.counter.Complete(n)
+	e.wakeQuiet()
+}
+
+// fail records n operations ended by err and wakes quiet.
+func (e *endpoint) fail(err error, n uint64) {
+	e.counter.Fail(err)
+	if n > 1 {
+		e.counter.Complete(n - 1)
+	}
+	e.wakeQuiet()
+}
+
+// wakeQuiet is a Dekker handshake with quiet: the completion's atomic add
+// comes before the load of qwaiting here, quiet's add to qwaiting before
+// its load of the count, so one of the two sees the other.
+func (e *endpoint) wakeQuiet() {
+	if e.qwaiting.Load() != 0 {
+		e.qmu.Lock()
+		e.qcond.Broadcast()
+		e.qmu.Unlock()
+	}
 }
 
 // Counter implements core.Endpoint.
