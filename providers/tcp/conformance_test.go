@@ -1,12 +1,20 @@
 package tcp_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
 )
 
-func TestMain(m *testing.M) { conformance.Main(m) }
+// TestMain runs a child scenario (see procs_test.go) in processes started
+// for one, else the conformance child or the tests.
+func TestMain(m *testing.M) {
+	if name, ok := os.LookupEnv(envScenario); ok {
+		os.Exit(runScenario(name))
+	}
+	conformance.Main(m)
+}
 
 var harness = conformance.Harness{Provider: "tcp"}
 

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -65,6 +67,18 @@ type conn struct {
 	applied uint64 // non-fetching operations of the peer applied here
 	ackSent uint64
 	byeSeen bool
+	dirty   bool // the reader queued frames it has not flushed
+	frames  uint64
+	flushed uint64 // frames when the reader last flushed
+
+	// The reader's writes that never block (readerFlush): the socket, and
+	// the buffer and result of the write under way, with a method value
+	// made once so that a write allocates nothing.
+	raw      syscall.RawConn // nil where nc is not a socket
+	rawWrite func(fd uintptr) bool
+	rbuf     []byte
+	rn       int
+	rerr     error
 
 	failOnce   sync.Once
 	failed     atomic.Pointer[core.PeerLostError]
@@ -112,6 +126,11 @@ func newConn(d *domain, peer int, nc net.Conn) *conn {
 		kick: make(chan struct{}, 1), dead: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
 	c.tune()
+	if sc, ok := nc.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw, c.rawWrite = raw, c.writeRaw
+		}
+	}
 	go c.readLoop()
 	go c.writeLoop()
 	return c
@@ -223,8 +242,10 @@ func (c *conn) request(h *header, r *request) error {
 	h.id = r.id
 	c.out = appendHeader(c.out, h)
 	c.enq++
-	c.kickLocked()
 	c.bmu.Unlock()
+	// The caller waits for the reply anyway: write it from here, without
+	// waking the writer.
+	c.flush()
 	return nil
 }
 
@@ -334,9 +355,8 @@ func (c *conn) linger(d time.Duration) {
 }
 
 // queue appends a frame of the reader's (ack or reply), the payload
-// copied, or with ref sent from where it lies. It never waits for room:
-// the reader must keep reading whatever the peer does, or two PEs writing
-// to each other could each wait for the other to read.
+// copied, or with ref sent from where it lies. The reader writes it, or
+// wakes the writer, before it next waits for the socket (see read).
 func (c *conn) queue(h *header, payload, ref []byte) {
 	c.bmu.Lock()
 	defer c.bmu.Unlock()
@@ -349,7 +369,85 @@ func (c *conn) queue(h *header, payload, ref []byte) {
 		c.refs = append(c.refs, segment{at: len(c.out), ref: ref})
 	}
 	c.enq++
+	c.dirty = true
+}
+
+// readerFlush writes what the reader queued without ever blocking: the
+// reader must keep reading whatever the peer does, or two PEs writing to
+// each other could each wait for the other to read. It writes what the
+// socket takes at once, puts the rest back at the head of the queue and
+// leaves it, like a queue it cannot write now (somebody is writing, or
+// there are payloads by reference), to the writer.
+func (c *conn) readerFlush() {
+	c.dirty = false
+	if c.raw == nil || !c.wmu.TryLock() {
+		c.wakeWriter()
+		return
+	}
+	defer c.wmu.Unlock()
+	c.bmu.Lock()
+	if len(c.refs) > 0 || len(c.out) == 0 {
+		if len(c.refs) > 0 {
+			c.kickLocked()
+		}
+		c.bmu.Unlock()
+		return
+	}
+	buf, end := c.out, c.enq
+	c.out = c.spare[:0]
+	c.bmu.Unlock()
+	c.rbuf, c.rn, c.rerr = buf, 0, nil
+	if err := c.raw.Write(c.rawWrite); err != nil && c.rerr == nil {
+		c.rerr = err
+	}
+	n, err := c.rn, c.rerr
+	c.rbuf = nil
+	if err != nil {
+		c.fail(lostReason(c.d, err))
+		return
+	}
+	if n == len(buf) {
+		c.spare = buf[:0]
+		c.written.Store(end)
+		return
+	}
+	// Put the rest back in front of what was queued meanwhile.
+	c.bmu.Lock()
+	rest := len(buf) - n
+	out := append(append(make([]byte, 0, rest+len(c.out)), buf[n:]...), c.out...)
+	for i := range c.refs {
+		c.refs[i].at += rest
+	}
+	c.spare, c.out = c.out[:0], out
 	c.kickLocked()
+	c.bmu.Unlock()
+}
+
+// writeRaw writes c.rbuf[c.rn:] to the socket without waiting: it stops
+// at the first EAGAIN. It is a method value made once, so the reader's
+// writes allocate nothing.
+func (c *conn) writeRaw(fd uintptr) bool {
+	for c.rn < len(c.rbuf) {
+		n, err := syscall.Write(int(fd), c.rbuf[c.rn:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			return true
+		case err != nil:
+			c.rerr = os.NewSyscallError("write", err)
+			return true
+		}
+		c.rn += n
+	}
+	return true
+}
+
+// wakeWriter wakes the writer.
+func (c *conn) wakeWriter() {
+	c.bmu.Lock()
+	c.kickLocked()
+	c.bmu.Unlock()
 }
 
 // sendBye queues the last frame of a clean close.
@@ -497,10 +595,16 @@ func (c *conn) readLoop() {
 func (c *conn) read() error {
 	var hb [maxHdrLen]byte
 	for {
-		if c.applied != c.ackSent && (c.br.Buffered() == 0 || c.applied-c.ackSent >= ackEvery) {
+		idle := c.br.Buffered() == 0
+		if c.applied != c.ackSent && (idle || c.applied-c.ackSent >= ackEvery) {
 			c.ackSent = c.applied
 			c.queue(&header{op: opAck, off: c.applied}, nil, nil)
 		}
+		if c.dirty && (idle || c.frames-c.flushed >= ackEvery) {
+			c.flushed = c.frames
+			c.readerFlush()
+		}
+		c.frames++
 		if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
 			if err == io.EOF && c.byeSeen {
 				return nil
