@@ -35,16 +35,17 @@ type conn struct {
 	// written reaches its ticket. sent counts the non-fetching operations
 	// queued, which the peer's acks count off; batches says whose counters
 	// they complete.
-	bmu     sync.Mutex
-	out     []byte
-	refs    []segment
-	kicked  bool // the writer was kicked and has not found the queue empty since
-	bye     bool // opBye is queued: nothing more may be
-	enq     uint64
-	sent    uint64
-	acked   uint64
-	batches []batch
-	bhead   int
+	bmu      sync.Mutex
+	out      []byte
+	refs     []segment
+	kicked   bool  // the writer was kicked and has not found the queue empty since
+	lastSend int64 // nanotime of the last send
+	bye      bool  // opBye is queued: nothing more may be
+	enq      uint64
+	sent     uint64
+	acked    uint64
+	batches  []batch
+	bhead    int
 
 	kick chan struct{}
 
@@ -111,6 +112,15 @@ type request struct {
 	ep  *endpoint // non-blocking requests: completed there
 	nbi bool
 }
+
+// burstGap is the time between two puts under which the second is part of
+// a burst, left to the writer to combine.
+const burstGap = int64(2 * time.Microsecond)
+
+// nanotime is a monotonic clock in nanoseconds.
+func nanotime() int64 { return int64(time.Since(epoch)) }
+
+var epoch = time.Now()
 
 // ackEvery bounds how many operations the reader applies before it acks
 // even while more frames are waiting.
@@ -222,11 +232,27 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
 	c.enq++
 	ticket := c.enq
 	full := len(c.out) >= c.d.set.buffer
-	c.kickLocked()
+	now := nanotime()
+	// A put that follows the last by more than burstGap while the writer
+	// sleeps starts no burst: write it now, saving the writer's wake-up.
+	// Within a burst, the writer combines.
+	alone := !c.kicked && now-c.lastSend > burstGap
+	c.lastSend = now
+	if !alone {
+		c.kickLocked()
+	}
 	c.bmu.Unlock()
-	if byRef || full {
+	switch {
+	case byRef || full:
 		// Write it ourselves: we would wait for the writer anyway.
 		c.flush()
+	case alone:
+		if c.wmu.TryLock() {
+			c.flushLocked()
+			c.wmu.Unlock()
+		} else {
+			c.wakeWriter()
+		}
 	}
 	if byRef && c.written.Load() < ticket {
 		return c.err()

@@ -35,24 +35,28 @@
 // no reflection) into the connection's queue: a put of up to InjectSize
 // bytes is copied there, so Put returns at once; a larger put is queued by
 // reference and written straight from the caller's buffer (writev) before
-// Put returns. A writer goroutine per connection, woken when the queue
-// turns non-empty, writes everything queued in one system call, so a
-// burst of small puts leaves in few writes: combining happens while the
-// previous write is under way, without a timer. GOSHMEM_TCP_FLUSH_IDLE
-// makes the writer wait a little for more before writing a partly filled
-// queue. A goroutine about to wait (a get, a fetching atomic, Quiet)
-// writes the queue itself rather than wait for the writer to wake, and so
-// does one that finds the queue past GOSHMEM_TCP_BUFFER bytes (the
-// backpressure). Nagle's algorithm is off.
+// Put returns. Small puts are combined: a writer goroutine per connection,
+// woken when a burst starts, writes everything queued in one system call,
+// and whatever is queued while it writes goes in its next one, so a burst
+// of puts leaves in few writes without a timer (GOSHMEM_TCP_FLUSH_IDLE
+// makes it wait a little for more). A put that starts no burst (the last
+// one was more than burstGap ago and the writer sleeps) is written by its
+// issuer, saving the writer's wake-up; so are requests (gets, fetching
+// atomics), whose issuers wait for the reply anyway, the queue at Quiet,
+// and a queue past GOSHMEM_TCP_BUFFER bytes (the backpressure). Nagle's
+// algorithm is off.
 //
 // # Progress and completion
 //
 // A reader goroutine per connection applies the peer's frames in order:
 // puts are read from the socket straight into the region, atomics are
-// executed, requests are answered through the queue (large replies by
-// reference to the region). The reader never waits for room in the queue,
-// so two PEs writing to each other can never each wait for the other to
-// read. Replies are read straight into the requester's buffer.
+// executed, requests are answered (large replies by reference to the
+// region, written from there). Replies are read straight into the
+// requester's buffer. Before the reader waits for the socket it writes
+// the replies and acknowledgements it queued, but never waits to write:
+// what the socket does not take at once it leaves to the writer. Two PEs
+// that write to each other can therefore never each wait for the other
+// to read.
 //
 // Puts and non-fetching atomics are counted per connection; the target
 // acknowledges how many it has applied whenever it has drained its socket

@@ -1,12 +1,14 @@
 package tcp_test
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -30,6 +32,9 @@ const (
 
 // runScenario runs one PE of a scenario and returns its exit status.
 func runScenario(name string) int {
+	if name == "raw" {
+		return rawPeer()
+	}
 	job, launched, err := bootstrap.JobFromEnv(os.LookupEnv)
 	if err != nil || !launched {
 		fmt.Fprintf(os.Stderr, "scenario %s: not started as a PE of a job (%v)\n", name, err)
@@ -262,3 +267,86 @@ func benchProcBandwidth(b *testing.B, size int) {
 
 func BenchmarkProcPut1MiB(b *testing.B) { benchProcBandwidth(b, 1<<20) }
 func BenchmarkProcPut4MiB(b *testing.B) { benchProcBandwidth(b, 4<<20) }
+
+// rawPeer is the far end of the raw TCP baselines: it listens on
+// 127.0.0.1, prints its address, and answers each 8-byte message of its
+// first connection with the same 8 bytes, or with raw mode "sink"
+// consumes everything.
+func rawPeer() int {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(ln.Addr())
+	c, err := ln.Accept()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if os.Getenv(envRawMode) == "sink" {
+		buf := make([]byte, 4<<20)
+		for {
+			if _, err := io.ReadFull(c, buf); err != nil {
+				return 0
+			}
+		}
+	}
+	var buf [8]byte
+	for {
+		if _, err := io.ReadFull(c, buf[:]); err != nil {
+			return 0
+		}
+		if _, err := c.Write(buf[:]); err != nil {
+			return 0
+		}
+	}
+}
+
+const envRawMode = "GOSHMEM_TCP_TEST_RAW"
+
+// rawPair starts rawPeer in a process and returns a connection to it.
+func rawPair(b *testing.B, mode string) net.Conn {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), envScenario+"=raw", envRawMode+"="+mode)
+	out, err := cmd.StdoutPipe()
+	require.NoError(b, err)
+	require.NoError(b, cmd.Start())
+	addr, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(b, err)
+	c, err := net.Dial("tcp", strings.TrimSpace(addr))
+	require.NoError(b, err)
+	b.Cleanup(func() {
+		_ = c.Close()
+		_ = cmd.Wait()
+	})
+	return c
+}
+
+// BenchmarkProcRawPingPong8 is the floor under the latencies above: an
+// 8-byte round trip between two processes over plain Go TCP sockets.
+func BenchmarkProcRawPingPong8(b *testing.B) {
+	c := rawPair(b, "echo")
+	buf := make([]byte, 8)
+	for b.Loop() {
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(c, buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkProcRawStream4MiB is the ceiling over the bandwidths above: one
+// Go TCP stream between two processes, written 4 MiB at a time.
+func BenchmarkProcRawStream4MiB(b *testing.B) {
+	c := rawPair(b, "sink")
+	buf := make([]byte, 4<<20)
+	b.SetBytes(int64(len(buf)))
+	for b.Loop() {
+		if _, err := c.Write(buf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
