@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"net"
-	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -136,10 +135,8 @@ func newConn(d *domain, peer int, nc net.Conn) *conn {
 		kick: make(chan struct{}, 1), dead: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
 	c.tune()
-	if sc, ok := nc.(syscall.Conn); ok {
-		if raw, err := sc.SyscallConn(); err == nil {
-			c.raw, c.rawWrite = raw, c.writeRaw
-		}
+	if raw := rawConn(nc); raw != nil {
+		c.raw, c.rawWrite = raw, c.writeRaw
 	}
 	go c.readLoop()
 	go c.writeLoop()
@@ -447,26 +444,6 @@ func (c *conn) readerFlush() {
 	c.spare, c.out = c.out[:0], out
 	c.kickLocked()
 	c.bmu.Unlock()
-}
-
-// writeRaw writes c.rbuf[c.rn:] to the socket without waiting: it stops
-// at the first EAGAIN. It is a method value made once, so the reader's
-// writes allocate nothing.
-func (c *conn) writeRaw(fd uintptr) bool {
-	for c.rn < len(c.rbuf) {
-		n, err := syscall.Write(int(fd), c.rbuf[c.rn:])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return true
-		case err != nil:
-			c.rerr = os.NewSyscallError("write", err)
-			return true
-		}
-		c.rn += n
-	}
-	return true
 }
 
 // wakeWriter wakes the writer.
