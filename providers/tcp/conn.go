@@ -143,10 +143,13 @@ func newConn(d *domain, peer int, nc net.Conn) *conn {
 	return c
 }
 
-// tune sets what makes a connection fast and its loss noticed: no Nagle,
-// keepalive probes and a user timeout that end a connection to a silent
-// host after about the TIMEOUT setting, and the socket buffers if set.
-// Failures only make loss detection slower, so they are not fatal.
+// tune sets what makes a connection fast and its loss noticed: no Nagle;
+// keepalive probes after half the TIMEOUT setting of silence, and a user
+// timeout that drops the connection once the peer has acknowledged
+// nothing, data or probe, for TIMEOUT (on Linux it overrides the probe
+// count), so a silent host is lost after about TIMEOUT whether or not
+// data is waiting for it; and the socket buffers if set. Failures only
+// make loss detection slower, so they are not fatal.
 func (c *conn) tune() {
 	tc, ok := c.nc.(*net.TCPConn)
 	if !ok {
@@ -155,7 +158,7 @@ func (c *conn) tune() {
 	t := c.d.set.timeout
 	_ = tc.SetNoDelay(true)
 	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(t/2, time.Second),
-		Interval: max(t/10, time.Second), Count: 5})
+		Interval: max(t/10, time.Second), Count: 3})
 	if rc, err := tc.SyscallConn(); err == nil {
 		_ = sys.SetTCPUserTimeout(rc, t)
 	}

@@ -26,8 +26,8 @@ import (
 
 // Child scenarios: this test binary started as one PE of a job.
 const (
-	envScenario   = "GOSHMEM_TCP_TEST_SCENARIO"
-	envRegionSize = "GOSHMEM_TCP_TEST_REGION"
+	envScenario   = "TCPTEST_SCENARIO"
+	envRegionSize = "TCPTEST_REGION"
 )
 
 // runScenario runs one PE of a scenario and returns its exit status.
@@ -303,7 +303,7 @@ func rawPeer() int {
 	}
 }
 
-const envRawMode = "GOSHMEM_TCP_TEST_RAW"
+const envRawMode = "TCPTEST_RAW"
 
 // rawPair starts rawPeer in a process and returns a connection to it.
 func rawPair(b *testing.B, mode string) net.Conn {
