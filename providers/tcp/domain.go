@@ -215,6 +215,7 @@ func (d *domain) shutdown(clean bool) {
 		}
 		timer := time.NewTimer(d.set.timeout)
 		defer timer.Stop()
+	wait:
 		for _, c := range conns {
 			if c == nil {
 				continue
@@ -222,6 +223,7 @@ func (d *domain) shutdown(clean bool) {
 			select {
 			case <-c.readerDone:
 			case <-timer.C:
+				break wait // the rest are dropped unclean
 			}
 		}
 	}

@@ -256,8 +256,10 @@ func (c *conn) readerFlush() {
 	}
 	defer c.wmu.Unlock()
 	c.bmu.Lock()
-	if len(c.refs) > 0 || len(c.out) == 0 {
-		if len(c.refs) > 0 {
+	if len(c.refs) > 0 || len(c.out) == 0 || c.bye {
+		// Payloads by reference, and the clean close, which ends with a
+		// half-close, are the writer's.
+		if len(c.out) > 0 {
 			c.kickLocked()
 		}
 		c.bmu.Unlock()
