@@ -77,9 +77,10 @@ type conn struct {
 	rn       int
 	rerr     error
 
-	failOnce   sync.Once
+	stopOnce   sync.Once
+	closeOnce  sync.Once
 	failed     atomic.Pointer[core.PeerLostError]
-	dead       chan struct{} // closed by fail
+	dead       chan struct{} // closed with the socket
 	readerDone chan struct{}
 	writerDone chan struct{}
 }
@@ -157,15 +158,24 @@ func (c *conn) err() error {
 	return nil
 }
 
-// fail ends the connection once: every outstanding request and
-// unacknowledged operation fails with a *core.PeerLostError giving reason,
-// and so does every later operation.
+// fail ends the connection: stop, then the socket is closed and the
+// writer stops.
 func (c *conn) fail(reason string) {
-	c.failOnce.Do(func() {
-		lost := &core.PeerLostError{PE: c.peer, Reason: reason}
-		c.failed.Store(lost)
+	c.stop(reason)
+	c.closeOnce.Do(func() {
 		close(c.dead)
 		_ = c.nc.Close()
+	})
+}
+
+// stop ends the connection's use, once: every outstanding request and
+// unacknowledged operation fails with a *core.PeerLostError giving reason,
+// and so does every later operation. The socket stays open, so that
+// after the peer's clean close this PE's own BYE can still go out.
+func (c *conn) stop(reason string) {
+	c.stopOnce.Do(func() {
+		lost := &core.PeerLostError{PE: c.peer, Reason: reason}
+		c.failed.Store(lost)
 
 		c.rmu.Lock()
 		var ended []*request
@@ -193,7 +203,7 @@ func (c *conn) fail(reason string) {
 // lostReason words why a connection broke.
 func lostReason(d *domain, err error) string {
 	if d.closing.Load() {
-		return "connection closed while the domain closes"
+		return "connection ended while the domain closes: " + err.Error()
 	}
 	if errors.Is(err, io.EOF) {
 		return "its connection closed without a clean close (the process died?)"

@@ -196,7 +196,8 @@ func (d *domain) close() error {
 }
 
 // shutdown stops listening and ends every connection, cleanly (BYE, then
-// waiting up to TIMEOUT for the peer's) if clean, and returns once no
+// waiting up to TIMEOUT in all for it to be written and for the peer's)
+// if clean, and returns once no
 // goroutine of the domain runs: after it nothing touches the regions.
 func (d *domain) shutdown(clean bool) {
 	d.closing.Store(true)
@@ -220,10 +221,14 @@ func (d *domain) shutdown(clean bool) {
 			if c == nil {
 				continue
 			}
-			select {
-			case <-c.readerDone:
-			case <-timer.C:
-				break wait // the rest are dropped unclean
+			// Our BYE is out and the peer's is in: closing now sends
+			// nothing the peer has not read to the end.
+			for _, done := range []chan struct{}{c.writerDone, c.readerDone} {
+				select {
+				case <-done:
+				case <-timer.C:
+					break wait // the rest are dropped unclean
+				}
 			}
 		}
 	}

@@ -20,7 +20,8 @@ func (c *conn) readLoop() {
 	err := c.read()
 	switch {
 	case err == nil:
-		c.fail("it closed its connection")
+		// The peer's BYE, then its half-close: ours may still be due.
+		c.stop("it closed its connection")
 	case errors.Is(err, errFrame):
 		c.d.log.Warn("tcp: dropping the connection of a PE that broke the protocol",
 			"peer", c.peer, "addr", c.nc.RemoteAddr().String(), "err", err)

@@ -302,11 +302,17 @@ func (c *conn) wakeWriter() {
 	c.bmu.Unlock()
 }
 
-// sendBye queues the last frame of a clean close.
+// sendBye queues the last frame of a clean close, also after the peer's
+// (which stops the connection but leaves the socket open for this one).
 func (c *conn) sendBye() {
 	c.bmu.Lock()
 	defer c.bmu.Unlock()
-	if c.bye || c.failed.Load() != nil {
+	select {
+	case <-c.dead:
+		return
+	default:
+	}
+	if c.bye {
 		return
 	}
 	c.out = appendHeader(c.out, &header{op: opBye})

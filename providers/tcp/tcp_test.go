@@ -107,12 +107,20 @@ func TestFlushIdle(t *testing.T) {
 	}
 }
 
-// After Close, operations fail with ErrClosed and the memory is gone.
+// Close ends every connection cleanly, each PE's BYE answered by the
+// other's; after it operations fail with ErrClosed and the memory is gone.
 func TestClose(t *testing.T) {
-	doms, _ := openJob(t, 2, nil)
+	doms, _ := openJob(t, 3, map[string]string{paramTimeout.Env: "1m"})
 	regs := newRegions(t, doms, 4096)
 	ep := newEndpoint(t, doms[0])
 	closeAll(t, doms)
+	for _, d := range doms {
+		for peer, c := range d.conns {
+			if c != nil {
+				require.Equal(t, "it closed its connection", c.failed.Load().Reason, "PE %d's connection to PE %d", d.rank, peer)
+			}
+		}
+	}
 	err := ep.Put(1, regs[0], 0, []byte{1})
 	require.True(t, errors.Is(err, core.ErrClosed), "%v", err)
 	require.Nil(t, regs[0].Local())
