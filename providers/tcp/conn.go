@@ -51,6 +51,7 @@ type conn struct {
 	spare     []byte
 	spareRefs []segment
 	iov       [][]byte
+	bufs      net.Buffers
 	written   atomic.Uint64 // enq value of the last frame written
 
 	// Outstanding requests by slot; rmu guards them and the pool.

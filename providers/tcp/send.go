@@ -180,8 +180,9 @@ func (c *conn) write(buf []byte, refs []segment) error {
 	if prev < len(buf) {
 		c.iov = append(c.iov, buf[prev:])
 	}
-	bufs := net.Buffers(c.iov)
-	_, err := bufs.WriteTo(c.nc)
+	// WriteTo consumes c.bufs; being a field, it costs no allocation.
+	c.bufs = c.iov
+	_, err := c.bufs.WriteTo(c.nc)
 	clear(c.iov)
 	return err
 }
