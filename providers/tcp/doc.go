@@ -41,8 +41,9 @@
 // of puts leaves in few writes without a timer (GOSHMEM_TCP_FLUSH_IDLE
 // makes it wait a little for more). A put that starts no burst (the last
 // one was more than burstGap ago and the writer sleeps) is written by its
-// issuer, saving the writer's wake-up; so are requests (gets, fetching
-// atomics), whose issuers wait for the reply anyway, the queue at Quiet,
+// issuer, saving the writer's wake-up; so are blocking requests (gets,
+// fetching atomics), whose issuers wait for the reply anyway, the queue at
+// Quiet,
 // and a queue past GOSHMEM_TCP_BUFFER bytes (the backpressure). Nagle's
 // algorithm is off.
 //

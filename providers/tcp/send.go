@@ -104,7 +104,9 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
 	return nil
 }
 
-// request queues a request whose reply fills r.
+// request queues a request whose reply fills r. The issuer of a blocking
+// request waits for the reply anyway: it writes the request itself,
+// without waking the writer. A non-blocking one is left to the writer.
 func (c *conn) request(h *header, r *request) error {
 	if err := c.lockSend(); err != nil {
 		return err
@@ -112,10 +114,13 @@ func (c *conn) request(h *header, r *request) error {
 	h.id = r.id
 	c.out = appendHeader(c.out, h)
 	c.enq++
+	if r.nbi {
+		c.kickLocked()
+	}
 	c.bmu.Unlock()
-	// The caller waits for the reply anyway: write it from here, without
-	// waking the writer.
-	c.flush()
+	if !r.nbi {
+		c.flush()
+	}
 	return nil
 }
 
