@@ -1,0 +1,15 @@
+//go:build !linux
+
+package sys
+
+import (
+	"errors"
+	"syscall"
+	"time"
+)
+
+// MapPrivate is not implemented on this system.
+func MapPrivate(size int) ([]byte, error) { return nil, errors.ErrUnsupported }
+
+// SetTCPUserTimeout is not implemented on this system.
+func SetTCPUserTimeout(rc syscall.RawConn, d time.Duration) error { return errors.ErrUnsupported }

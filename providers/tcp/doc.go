@@ -1,0 +1,99 @@
+// Package tcp is the provider "tcp": PEs on any hosts, connected pairwise
+// by TCP. A put travels as a frame that the target's progress goroutine
+// copies into its memory; a get or fetching atomic is a request answered
+// by a reply; an atomic is executed at the target with the same
+// sync/atomic operations (internal/mem.Atomic) the target uses for its own
+// atomics, so remote and local atomics on a word are atomic with each
+// other.
+//
+// Import it for its side effect (or import providers/all); it registers
+// itself with core.Register.
+//
+// # Connections
+//
+// Open listens (GOSHMEM_TCP_ADDR, GOSHMEM_TCP_IFACE; by default every
+// interface and a free port) and exchanges, through the job's bootstrap,
+// each PE's addresses: its listening address, or when it listens on every
+// interface the addresses of all its up interfaces, loopback last. Each
+// PE then dials every PE of lower rank, trying their addresses in order,
+// and accepts the others, so each pair has exactly one connection and two
+// PEs that dial at once never make two. Open returns once all are made,
+// on every PE (core.Agree), or fails on every PE.
+//
+// Each connection is authenticated by a challenge and response on the
+// job's secret (core.Config.Secret; see auth.go). The secret never crosses
+// the wire; a replayed handshake fails on a fresh challenge; a stranger who
+// connects gets at most GOSHMEM_TCP_TIMEOUT to prove it, at most
+// maxHandshakes strangers are heard at once, and a connection is only
+// ever attached to the PE whose proof it carried. Each refusal is logged.
+// The listener stays open until Close, refusing everyone: every pair is
+// connected already.
+//
+// # Sending
+//
+// Issuing goroutines encode frames (wire.go: fixed little-endian headers,
+// no reflection) into the connection's queue: a put of up to InjectSize
+// bytes is copied there, so Put returns at once; a larger put is queued by
+// reference and written straight from the caller's buffer (writev) before
+// Put returns. Small puts are combined: a writer goroutine per connection,
+// woken when a burst starts, writes everything queued in one system call,
+// and whatever is queued while it writes goes in its next one, so a burst
+// of puts leaves in few writes without a timer (GOSHMEM_TCP_FLUSH_IDLE
+// makes it wait a little for more). A put that starts no burst (the last
+// one was more than burstGap ago and the writer sleeps) is written by its
+// issuer, saving the writer's wake-up; so are blocking requests (gets,
+// fetching atomics), whose issuers wait for the reply anyway, the queue at
+// Quiet,
+// and a queue past GOSHMEM_TCP_BUFFER bytes (the backpressure). Nagle's
+// algorithm is off.
+//
+// # Progress and completion
+//
+// A reader goroutine per connection applies the peer's frames in order:
+// puts are read from the socket straight into the region, atomics are
+// executed, requests are answered (large replies by reference to the
+// region, written from there). Replies are read straight into the
+// requester's buffer. Before the reader waits for the socket it writes
+// the replies and acknowledgements it queued, but never waits to write:
+// what the socket does not take at once it leaves to the writer. Two PEs
+// that write to each other can therefore never each wait for the other
+// to read.
+//
+// Puts and non-fetching atomics are counted per connection; the target
+// acknowledges how many it has applied whenever it has drained its socket
+// (and at least every ackEvery operations), and the acknowledgement
+// completes them on the endpoints' counters. Quiet writes what is queued
+// and sleeps until its endpoint's counter balances. Fence is free: each
+// pair has one connection, applied in order by one goroutine
+// (Info.Order: put-after-put, atomic-after-atomic).
+//
+// # Failure
+//
+// A connection that breaks (the peer's process died and its kernel closed
+// the socket; keepalive probes or unacknowledged data found its host gone
+// after about GOSHMEM_TCP_TIMEOUT; or it sent a frame that breaks the
+// protocol: malformed, an unknown operation, memory outside a region) is
+// dropped, with a log line naming the peer when it was the peer's fault.
+// Every outstanding request and unacknowledged operation to that peer
+// fails with a *core.PeerLostError naming it, and so does every later
+// operation. Nothing is written outside a region: every frame is checked
+// against the target's region before a byte of it is applied.
+//
+// # Lifetimes and ownership
+//
+// A domain owns its listener, its connections and their goroutines (one
+// accept loop while open, one reader and one writer per connection) and
+// its regions' memory (anonymous mappings from internal/sys, outside the Go
+// heap). Close is collective: after a bootstrap barrier it queues a BYE on
+// every connection, waits (up to GOSHMEM_TCP_TIMEOUT) for each peer's BYE,
+// ends every goroutine and only then unmaps the regions, so no progress
+// goroutine ever touches freed memory. After Close every operation fails
+// with core.ErrClosed and Region.Local returns nil. The Bootstrap belongs
+// to the caller.
+//
+// # Waiting
+//
+// The domain implements core.LocalWaiter: the progress goroutines, which
+// apply every remote write, wake a PE waiting on the bytes a put or atomic
+// touched (see waiter.go), so wait_until sleeps instead of polling.
+package tcp

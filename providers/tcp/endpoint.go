@@ -1,0 +1,389 @@
+package tcp
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// endpoint issues operations over its domain's connections; it owns only
+// its counter. Operations on this PE's own memory are executed in place.
+//
+// Counting: every operation is issued on the counter when it starts.
+// Blocking ones complete when they return; puts and non-fetching atomics
+// when the target acknowledges having applied them; non-blocking gets when
+// their reply has filled the buffer. Quiet waits for the counter.
+type endpoint struct {
+	d       *domain
+	npes    int
+	closed  atomic.Bool
+	counter core.Counter
+
+	// Quiet sleeps on qcond while qwaiting; completions broadcast only
+	// then, so they cost one atomic load while nobody quiets.
+	qwaiting atomic.Int32
+	qmu      sync.Mutex
+	qcond    sync.Cond
+}
+
+var _ core.Endpoint = (*endpoint)(nil)
+
+// maxFrame is the largest payload of one frame: longer puts and gets are
+// split, so one frame's length always fits the target's checks.
+const maxFrame = 1 << 30
+
+func (e *endpoint) err(op string, pe int, err error) error {
+	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
+}
+
+// region returns r as this domain's region, or why an operation may not
+// use it.
+func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
+	reg, ok := r.(*region)
+	switch {
+	case e.closed.Load():
+		return nil, e.err(op, pe, core.ErrClosed)
+	case r == nil:
+		return nil, e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
+	case !ok || reg.d != e.d:
+		return nil, e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+	}
+	return reg, nil
+}
+
+// rma validates an access of n bytes at off on pe and returns the region
+// and the connection to pe (nil for this PE).
+func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, *conn, error) {
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := core.CheckRMA(pe, e.npes, off, n, reg.size); err != nil {
+		return nil, nil, e.err(op, pe, err)
+	}
+	return reg, e.d.conns[pe], nil
+}
+
+func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, *conn, error) {
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
+		return nil, nil, e.err(op, pe, err)
+	}
+	return reg, e.d.conns[pe], nil
+}
+
+func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, *conn, error) {
+	reg, err := e.region(opName, pe, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &fullAtomics); err != nil {
+		return nil, nil, e.err(opName, pe, err)
+	}
+	return reg, e.d.conns[pe], nil
+}
+
+// local counts an operation executed in place.
+func (e *endpoint) local() {
+	e.counter.Issue(1)
+	e.counter.Complete(1)
+}
+
+// send issues a non-fetching operation on c.
+func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
+	e.counter.Issue(1)
+	if err := c.send(e, h, payload); err != nil {
+		e.counter.Complete(1) // never queued: the error is returned, not recorded
+		return e.err(op, c.peer, err)
+	}
+	return nil
+}
+
+func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) error {
+	reg, c, err := e.rma(op, pe, r, off, len(src))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	if c == nil {
+		copy(reg.mem[off:], src)
+		e.d.notify(reg.idx, uint64(off), uint64(len(src)))
+		e.local()
+		return nil
+	}
+	for len(src) > 0 {
+		n := min(len(src), maxFrame)
+		h := header{op: opPut, region: reg.idx, off: uint64(off), arg: uint64(n)}
+		if err := e.send(op, c, &h, src[:n]); err != nil {
+			return err
+		}
+		src, off = src[n:], off+n
+	}
+	return nil
+}
+
+// Put implements core.Endpoint. Up to InjectSize bytes are copied into the
+// connection's queue; larger puts are written from src before Put returns.
+func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put", pe, r, off, src)
+}
+
+// PutNBI implements core.Endpoint like Put.
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put-nbi", pe, r, off, src)
+}
+
+// PutValue implements core.Endpoint; the target stores the value with one
+// store, as loopback does.
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	reg, c, err := e.value("put-value", pe, r, off, size)
+	if err != nil {
+		return err
+	}
+	if c == nil {
+		mem.StoreValue(reg.mem, off, v, size)
+		e.d.notify(reg.idx, uint64(off), uint64(size))
+		e.local()
+		return nil
+	}
+	h := header{op: opPutValue, typ: byte(size), region: reg.idx, off: uint64(off), arg: v}
+	return e.send("put-value", c, &h, nil)
+}
+
+// call sends a request and waits for its reply, which fills dst (or, dst
+// nil, the request's value, which call returns).
+func (e *endpoint) call(op string, c *conn, h *header, dst []byte) (uint64, error) {
+	req, err := c.newRequest(dst, nil, false)
+	if err != nil {
+		return 0, e.err(op, c.peer, err)
+	}
+	if err := c.request(h, req); err != nil {
+		if c.take(req.id) == req {
+			c.release(req)
+			return 0, e.err(op, c.peer, err)
+		}
+		// The connection failed meanwhile and is ending the request.
+	} else {
+		c.flushNow()
+	}
+	<-req.ch
+	v, err := binary.LittleEndian.Uint64(req.val[:]), req.err
+	c.release(req)
+	if err != nil {
+		return 0, e.err(op, c.peer, err)
+	}
+	e.local()
+	return v, nil
+}
+
+func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) error {
+	reg, c, err := e.rma(op, pe, r, off, len(dst))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	if c == nil {
+		copy(dst, reg.mem[off:])
+		e.local()
+		return nil
+	}
+	for len(dst) > 0 {
+		n := min(len(dst), maxFrame)
+		h := header{op: opGet, region: reg.idx, off: uint64(off), arg: uint64(n)}
+		if _, err := e.call(op, c, &h, dst[:n]); err != nil {
+			return err
+		}
+		dst, off = dst[n:], off+n
+	}
+	return nil
+}
+
+// Get implements core.Endpoint: the reply is read straight into dst.
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	return e.get("get", pe, r, off, dst)
+}
+
+// GetNBI implements core.Endpoint: dst is filled by the connection's
+// progress goroutine; Quiet waits for it.
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	reg, c, err := e.rma("get-nbi", pe, r, off, len(dst))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	if c == nil {
+		copy(dst, reg.mem[off:])
+		e.local()
+		return nil
+	}
+	for len(dst) > 0 {
+		n := min(len(dst), maxFrame)
+		e.counter.Issue(1)
+		req, err := c.newRequest(dst[:n], e, true)
+		if err != nil {
+			e.counter.Complete(1)
+			return e.err("get-nbi", pe, err)
+		}
+		h := header{op: opGet, region: reg.idx, off: uint64(off), arg: uint64(n)}
+		if err := c.request(&h, req); err != nil {
+			if c.take(req.id) == req {
+				c.release(req)
+				e.counter.Complete(1)
+				return e.err("get-nbi", pe, err)
+			}
+		}
+		dst, off = dst[n:], off+n
+	}
+	return nil
+}
+
+// GetValue implements core.Endpoint.
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg, c, err := e.value("get-value", pe, r, off, size)
+	if err != nil {
+		return 0, err
+	}
+	if c == nil {
+		v := mem.LoadValue(reg.mem, off, size)
+		e.local()
+		return v, nil
+	}
+	h := header{op: opGetValue, typ: byte(size), region: reg.idx, off: uint64(off)}
+	return e.call("get-value", c, &h, nil)
+}
+
+// Atomic implements core.Endpoint: the target executes it with
+// sync/atomic (internal/mem.Atomic), so it is atomic with the target's own
+// atomics on the word. AtomicCSwap needs a compare operand, which only
+// FetchAtomic takes.
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	reg, c, err := e.amo("atomic", pe, r, off, op, t)
+	if err != nil {
+		return err
+	}
+	if op == core.AtomicCSwap {
+		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
+			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	}
+	if c == nil {
+		mem.Atomic(reg.mem, off, op, t, operand, 0)
+		if op != core.AtomicRead {
+			e.d.notify(reg.idx, uint64(off), uint64(t.Size()))
+		}
+		e.local()
+		return nil
+	}
+	h := header{op: opAtomic, typ: byte(t), aop: byte(op), region: reg.idx, off: uint64(off), arg: operand}
+	return e.send("atomic", c, &h, nil)
+}
+
+// FetchAtomic implements core.Endpoint like Atomic and returns the old
+// value, which travels back in the reply.
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	reg, c, err := e.amo("fetch-atomic", pe, r, off, op, t)
+	if err != nil {
+		return 0, err
+	}
+	if c == nil {
+		old := mem.Atomic(reg.mem, off, op, t, operand, compare)
+		if op != core.AtomicRead {
+			e.d.notify(reg.idx, uint64(off), uint64(t.Size()))
+		}
+		e.local()
+		return old, nil
+	}
+	h := header{op: opFetch, typ: byte(t), aop: byte(op), region: reg.idx, off: uint64(off), arg: operand, cmp: compare}
+	return e.call("fetch-atomic", c, &h, nil)
+}
+
+// Fence implements core.Endpoint. It costs nothing: each pair of PEs has
+// one connection, whose frames the target applies in order.
+func (e *endpoint) Fence() error {
+	if e.closed.Load() {
+		return e.err("fence", -1, core.ErrClosed)
+	}
+	return nil
+}
+
+// Quiet implements core.Endpoint: it writes what is queued and waits until
+// the targets have acknowledged every put and atomic and every
+// non-blocking get has its data. It returns the first error among them: a
+// lost peer's operations fail with core.ErrPeerLost.
+func (e *endpoint) Quiet() error {
+	if e.closed.Load() {
+		return e.err("quiet", -1, core.ErrClosed)
+	}
+	return e.quiet()
+}
+
+func (e *endpoint) quiet() error {
+	target := e.counter.Issued()
+	if e.counter.Completed() < target {
+		for _, c := range e.d.conns {
+			if c != nil {
+				c.flushNow()
+			}
+		}
+		// Block at once rather than spin: the PE that answers may need
+		// this CPU. Every operation completes or fails, by ack, reply or
+		// its connection's failure, so this wait ends.
+		e.qmu.Lock()
+		e.qwaiting.Add(1)
+		for e.counter.Completed() < target {
+			e.qcond.Wait()
+		}
+		e.qwaiting.Add(-1)
+		e.qmu.Unlock()
+	}
+	return e.counter.TakeErr()
+}
+
+// complete records n completed operations and wakes quiet.
+func (e *endpoint) complete(n uint64) {
+	e.counter.Complete(n)
+	e.wakeQuiet()
+}
+
+// fail records n operations ended by err and wakes quiet.
+func (e *endpoint) fail(err error, n uint64) {
+	e.counter.Fail(err)
+	if n > 1 {
+		e.counter.Complete(n - 1)
+	}
+	e.wakeQuiet()
+}
+
+// wakeQuiet is a Dekker handshake with quiet: the completion's atomic add
+// comes before the load of qwaiting here, quiet's add to qwaiting before
+// its load of the count, so one of the two sees the other.
+func (e *endpoint) wakeQuiet() {
+	if e.qwaiting.Load() != 0 {
+		e.qmu.Lock()
+		e.qcond.Broadcast()
+		e.qmu.Unlock()
+	}
+}
+
+// Counter implements core.Endpoint.
+func (e *endpoint) Counter() *core.Counter { return &e.counter }
+
+// Close implements core.Endpoint: it quiets the endpoint and releases it.
+// Idempotent; later operations fail with ErrClosed.
+func (e *endpoint) Close() error {
+	if !e.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	err := e.quiet()
+	d := e.d
+	d.mu.Lock()
+	delete(d.endpoints, e) // a no-op on a nil map, after the domain closed
+	d.mu.Unlock()
+	if err != nil {
+		return e.err("close", -1, err)
+	}
+	return nil
+}

@@ -1,0 +1,175 @@
+package tcp
+
+import (
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The provider's parameters, read from GOSHMEM_TCP_<NAME>.
+var (
+	paramAddr = core.NewParam(Name, "ADDR", "",
+		`address this PE listens on: "host:port", "host" or ":port"; empty: every interface, a free port`)
+	paramIface = core.NewParam(Name, "IFACE", "",
+		"network interface to listen on, when ADDR names no host (its first IPv4 address, else IPv6)")
+	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
+		"a peer whose host stops answering is lost after about this long (keepalive and unacknowledged data)")
+	paramConnect = core.NewParam(Name, "CONNECT_TIMEOUT", "30s",
+		"how long opening the job waits for every connection between PEs")
+	paramBuffer = core.NewParam(Name, "BUFFER", "256K",
+		"bytes of small operations combined per connection before the issuing PE writes them itself")
+	paramSockBuf = core.NewParam(Name, "SOCKBUF", "0",
+		"kernel send and receive buffer of each connection; 0 leaves it to the kernel's autotuning")
+	paramFlushIdle = core.NewParam(Name, "FLUSH_IDLE", "0",
+		"how long a connection's writer waits for more small operations before writing a partly filled buffer; 0: write at once")
+)
+
+var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle}
+
+// settings are the parameters as one PE read them.
+type settings struct {
+	listen    string // host:port for net.Listen
+	timeout   time.Duration
+	connect   time.Duration
+	buffer    int
+	sockBuf   int
+	flushIdle time.Duration
+}
+
+func readSettings(cfg *core.Config) (settings, error) {
+	var s settings
+	var err error
+	if s.listen, err = listenAddr(cfg); err != nil {
+		return s, err
+	}
+	if s.timeout, err = cfg.Duration(paramTimeout); err != nil {
+		return s, err
+	}
+	if s.connect, err = cfg.Duration(paramConnect); err != nil {
+		return s, err
+	}
+	buf, err := core.ParseSizeVar(paramBuffer.Env, cfg.Value(paramBuffer), 4<<10, 1<<30)
+	if err != nil {
+		return s, err
+	}
+	s.buffer = int(buf)
+	sb, err := core.ParseSizeVar(paramSockBuf.Env, cfg.Value(paramSockBuf), 0, 1<<30)
+	if err != nil {
+		return s, err
+	}
+	s.sockBuf = int(sb)
+	if v := strings.TrimSpace(cfg.Value(paramFlushIdle)); v != "0" {
+		d, perr := time.ParseDuration(v)
+		if perr != nil || d < 0 || d > time.Second {
+			return s, &core.EnvError{Var: paramFlushIdle.Env, Value: v, Allowed: `0 or a duration up to 1s such as "20us"`}
+		}
+		s.flushIdle = d
+	}
+	return s, nil
+}
+
+// listenAddr combines ADDR and IFACE into an address for net.Listen.
+func listenAddr(cfg *core.Config) (string, error) {
+	addr := strings.TrimSpace(cfg.Value(paramAddr))
+	host, port := addr, "0"
+	if addr != "" {
+		if h, p, err := net.SplitHostPort(addr); err == nil {
+			host, port = h, p
+		} else if strings.Count(addr, ":") == 1 {
+			return "", &core.EnvError{Var: paramAddr.Env, Value: addr, Allowed: `"host:port", "host", ":port" or empty`}
+		}
+	}
+	if ifname := strings.TrimSpace(cfg.Value(paramIface)); ifname != "" {
+		if host != "" {
+			return "", fmt.Errorf("%s=%q and %s=%q both choose the host to listen on; set one: %w",
+				paramAddr.Env, addr, paramIface.Env, ifname, core.ErrInvalid)
+		}
+		ip, err := ifaceAddr(ifname)
+		if err != nil {
+			return "", &core.EnvError{Var: paramIface.Env, Value: ifname,
+				Allowed: fmt.Sprintf("the name of an up interface with an IP address (%v; this host has %s)", err, ifaceNames())}
+		}
+		host = ip.String()
+	}
+	return net.JoinHostPort(host, port), nil
+}
+
+func ifaceAddr(name string) (net.IP, error) {
+	ifc, err := net.InterfaceByName(name)
+	if err != nil {
+		return nil, err
+	}
+	addrs, err := ifc.Addrs()
+	if err != nil {
+		return nil, err
+	}
+	var v6 net.IP
+	for _, a := range addrs {
+		if n, ok := a.(*net.IPNet); ok {
+			if n.IP.To4() != nil {
+				return n.IP, nil
+			}
+			if v6 == nil && !n.IP.IsLinkLocalUnicast() {
+				v6 = n.IP
+			}
+		}
+	}
+	if v6 == nil {
+		return nil, fmt.Errorf("interface %s has no usable address", name)
+	}
+	return v6, nil
+}
+
+func ifaceNames() string {
+	ifs, err := net.Interfaces()
+	if err != nil || len(ifs) == 0 {
+		return "none"
+	}
+	names := make([]string, len(ifs))
+	for i, f := range ifs {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// advertised lists the addresses peers may dial to reach a listener on
+// ln: its own address when it is bound to one, else every address of
+// every up interface, loopback last (a peer on another host that dials it
+// reaches its own loopback, where the handshake refuses whoever answers).
+func advertised(ln net.Addr) []string {
+	ta, ok := ln.(*net.TCPAddr)
+	if !ok {
+		return []string{ln.String()}
+	}
+	port := fmt.Sprint(ta.Port)
+	if !ta.IP.IsUnspecified() {
+		return []string{net.JoinHostPort(ta.IP.String(), port)}
+	}
+	var out, loop []string
+	ifs, _ := net.Interfaces()
+	for _, f := range ifs {
+		if f.Flags&net.FlagUp == 0 {
+			continue
+		}
+		addrs, _ := f.Addrs()
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLinkLocalUnicast() || n.IP.IsLinkLocalMulticast() {
+				continue
+			}
+			s := net.JoinHostPort(n.IP.String(), port)
+			if n.IP.IsLoopback() {
+				loop = append(loop, s)
+			} else {
+				out = append(out, s)
+			}
+		}
+	}
+	if len(out)+len(loop) == 0 {
+		return []string{net.JoinHostPort("127.0.0.1", port)}
+	}
+	return append(out, loop...)
+}

@@ -1,0 +1,204 @@
+package tcp
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// ackEvery bounds how many operations the reader applies before it acks
+// even while more frames are waiting.
+const ackEvery = 1024
+
+// readLoop is the connection's progress: it applies the peer's frames in
+// order until the peer's clean close, an error or a malformed frame.
+func (c *conn) readLoop() {
+	defer close(c.readerDone)
+	err := c.read()
+	switch {
+	case err == nil:
+		// The peer's BYE, then its half-close: ours may still be due.
+		c.stop("it closed its connection")
+	case errors.Is(err, errFrame):
+		c.d.log.Warn("tcp: dropping the connection of a PE that broke the protocol",
+			"peer", c.peer, "addr", c.nc.RemoteAddr().String(), "err", err)
+		c.fail("broke the protocol: " + err.Error())
+	default:
+		c.fail(lostReason(c.d, err))
+	}
+}
+
+func (c *conn) read() error {
+	var hb [maxHdrLen]byte
+	for {
+		idle := c.br.Buffered() == 0
+		if c.applied != c.ackSent && (idle || c.applied-c.ackSent >= ackEvery) {
+			c.ackSent = c.applied
+			c.queue(&header{op: opAck, off: c.applied}, nil, nil)
+		}
+		if c.dirty && (idle || c.frames-c.flushed >= ackEvery) {
+			c.flushed = c.frames
+			c.readerFlush()
+		}
+		c.frames++
+		if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
+			if err == io.EOF && c.byeSeen {
+				return nil
+			}
+			return err
+		}
+		if c.byeSeen {
+			return frameErr("%s after bye", opName(hb[0]))
+		}
+		h, err := decodeHeader(hb[:hdrLen])
+		if err != nil {
+			return err
+		}
+		if isRequest(h.op) {
+			if _, err := io.ReadFull(c.br, hb[hdrLen:maxHdrLen]); err != nil {
+				return err
+			}
+			if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
+				return err
+			}
+		}
+		if err := c.apply(&h); err != nil {
+			return err
+		}
+	}
+}
+
+// apply executes one frame whose header has been read.
+func (c *conn) apply(h *header) error {
+	d := c.d
+	switch h.op {
+	case opPut:
+		b, err := d.target(h, h.arg, 1)
+		if err != nil {
+			return err
+		}
+		if _, err := io.ReadFull(c.br, b); err != nil {
+			return err
+		}
+		d.notify(h.region, h.off, h.arg)
+		c.applied++
+	case opPutValue:
+		b, err := d.target(h, uint64(h.typ), 1)
+		if err != nil {
+			return err
+		}
+		mem.StoreValue(b, 0, h.arg, int(h.typ))
+		d.notify(h.region, h.off, uint64(h.typ))
+		c.applied++
+	case opAtomic, opFetch:
+		t := core.AtomicType(h.typ)
+		w := uint64(t.Size())
+		b, err := d.target(h, w, w)
+		if err != nil {
+			return err
+		}
+		op := core.AtomicOp(h.aop)
+		old := mem.Atomic(b, 0, op, t, h.arg, h.cmp)
+		if op != core.AtomicRead {
+			d.notify(h.region, h.off, w)
+		}
+		if h.op == opAtomic {
+			c.applied++
+		} else {
+			c.replyValue(h.id, old)
+		}
+	case opGet:
+		b, err := d.target(h, h.arg, 1)
+		if err != nil {
+			return err
+		}
+		rh := header{op: opReply, off: h.id, arg: h.arg}
+		if len(b) > smallReply {
+			c.queue(&rh, nil, b)
+		} else {
+			c.queue(&rh, b, nil)
+		}
+	case opGetValue:
+		b, err := d.target(h, uint64(h.typ), 1)
+		if err != nil {
+			return err
+		}
+		c.replyValue(h.id, mem.LoadValue(b, 0, int(h.typ)))
+	case opReply:
+		return c.reply(h.off, h.arg)
+	case opAck:
+		return c.ack(h.off)
+	case opBye:
+		c.byeSeen = true
+	}
+	return nil
+}
+
+func (c *conn) replyValue(id, v uint64) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], v)
+	c.queue(&header{op: opReply, off: id, arg: 8}, b[:], nil)
+}
+
+// reply reads the payload of the reply to request id into its buffer.
+func (c *conn) reply(id, n uint64) error {
+	r := c.take(id)
+	if r == nil {
+		return frameErr("reply to request %#x, which is not outstanding", id)
+	}
+	if n != uint64(len(r.dst)) {
+		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: "broke the protocol"})
+		return frameErr("reply of %d bytes to a request of %d", n, len(r.dst))
+	}
+	if _, err := io.ReadFull(c.br, r.dst); err != nil {
+		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: lostReason(c.d, err)})
+		return err
+	}
+	c.finish(r, nil)
+	return nil
+}
+
+// ack completes the operations the peer says it has applied, count in all.
+// Counters are completed outside bmu, a few runs at a time.
+func (c *conn) ack(count uint64) error {
+	c.bmu.Lock()
+	if count <= c.acked || count > c.sent {
+		sent, acked := c.sent, c.acked
+		c.bmu.Unlock()
+		return frameErr("ack of %d operations when %d were sent and %d acked", count, sent, acked)
+	}
+	c.acked = count
+	c.bmu.Unlock()
+	for {
+		var done [8]batch
+		nd := 0
+		c.bmu.Lock()
+		for c.bhead < len(c.batches) && nd < len(done) {
+			b := &c.batches[c.bhead]
+			first := b.end - b.n + 1
+			if first > count {
+				break
+			}
+			k := min(b.end, count) - first + 1
+			done[nd] = batch{ep: b.ep, n: k}
+			nd++
+			if b.n -= k; b.n > 0 {
+				break
+			}
+			c.bhead++
+		}
+		if c.bhead == len(c.batches) {
+			c.batches, c.bhead = c.batches[:0], 0
+		}
+		c.bmu.Unlock()
+		for _, b := range done[:nd] {
+			b.ep.complete(b.n)
+		}
+		if nd < len(done) {
+			return nil
+		}
+	}
+}

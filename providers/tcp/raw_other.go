@@ -1,0 +1,15 @@
+//go:build !unix
+
+package tcp
+
+import (
+	"net"
+	"syscall"
+)
+
+// rawConn returns nil here: the reader leaves all its writes to the
+// writer goroutine.
+func rawConn(net.Conn) syscall.RawConn { return nil }
+
+// writeRaw is never called where rawConn returns nil.
+func (c *conn) writeRaw(uintptr) bool { return true }

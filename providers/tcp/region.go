@@ -1,0 +1,123 @@
+package tcp
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"syscall"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// region is a symmetric region: this PE's part, in memory of its own.
+type region struct {
+	d    *domain
+	idx  uint32
+	size int
+	mem  []byte
+}
+
+func (r *region) Local() []byte {
+	if r.d.closed.Load() {
+		return nil
+	}
+	return r.mem
+}
+
+// maxRegion bounds a region so that (index, offset) fits a watch key.
+const maxRegion = 1 << watchOffBits
+
+// NewRegion implements core.Domain. The PEs exchange sizes first and all
+// fail, naming them, if they differ. Each PE maps its part and publishes
+// it to its progress goroutines before the closing agreement, so no put
+// can arrive for a region its target does not know yet.
+func (d *domain) NewRegion(size int) (core.Region, error) {
+	if d.closed.Load() {
+		return nil, d.opErr("new region", core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
+	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
+	all, err := d.boot.Allgather(msg)
+	if err != nil {
+		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
+	}
+	if err := sizesAgree(all, idx, size); err != nil {
+		return nil, d.opErr("new region", err)
+	}
+	r := &region{d: d, idx: uint32(idx), size: size}
+	if size > 0 {
+		r.mem, err = sys.MapPrivate(size)
+		if errors.Is(err, syscall.ENOMEM) {
+			err = fmt.Errorf("region of %d bytes: %w: %w", size, err, core.ErrNoMemory)
+		}
+	}
+	if err == nil {
+		d.publish(idx, r)
+	}
+	if err = core.Agree(d.boot, err); err != nil {
+		d.publish(idx, nil)
+		return nil, d.opErr("new region", errors.Join(err, sys.Unmap(r.mem)))
+	}
+	return r, nil
+}
+
+// publish sets regions[idx] to r.
+func (d *domain) publish(idx int, r *region) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	old := *d.regions.Load()
+	regs := make([]*region, max(len(old), idx+1))
+	copy(regs, old)
+	regs[idx] = r
+	d.regions.Store(&regs)
+}
+
+// sizesAgree checks the size exchange of NewRegion: 8 bytes of size and 4
+// of region index from every PE, all equal.
+func sizesAgree(all [][]byte, idx, size int) error {
+	var diff []string
+	for pe, m := range all {
+		if len(m) != 12 {
+			return fmt.Errorf("PE %d sent a malformed size exchange of %d bytes: %w", pe, len(m), core.ErrInvalid)
+		}
+		s, i := int64(binary.LittleEndian.Uint64(m)), int(binary.LittleEndian.Uint32(m[8:]))
+		if i != idx {
+			return fmt.Errorf("PEs disagree on how many regions they created before: PE %d is at %d, this PE at %d: %w",
+				pe, i, idx, core.ErrInvalid)
+		}
+		if s != int64(size) {
+			diff = append(diff, fmt.Sprintf("%d on PE %d", s, pe))
+		}
+	}
+	if len(diff) > 0 {
+		return fmt.Errorf("PEs passed different sizes (%d on this PE, %s): %w", size, strings.Join(diff, ", "), core.ErrInvalid)
+	}
+	if size < 0 || size >= maxRegion {
+		return fmt.Errorf("region of %d bytes: allowed 0 to %d: %w", size, maxRegion-1, core.ErrInvalid)
+	}
+	return nil
+}
+
+// target returns the n bytes at h's offset in h's region of this PE, or
+// the protocol error of a frame that names memory this PE does not have.
+func (d *domain) target(h *header, n, align uint64) ([]byte, error) {
+	regs := *d.regions.Load()
+	if uint64(h.region) >= uint64(len(regs)) || regs[h.region] == nil {
+		return nil, frameErr("%s names region %d, which this PE does not have", opName(h.op), h.region)
+	}
+	m := regs[h.region].mem
+	size := uint64(len(m))
+	if h.off > size || n > size-h.off {
+		return nil, frameErr("%s of %d bytes at offset %d lies outside region %d of %d bytes", opName(h.op), n, h.off, h.region, size)
+	}
+	if h.off%align != 0 {
+		return nil, frameErr("%s at offset %d is not %d-byte aligned", opName(h.op), h.off, align)
+	}
+	return m[h.off : h.off+n], nil
+}

@@ -1,0 +1,128 @@
+package tcp
+
+import (
+	"errors"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
+)
+
+// A malformed setting is an error on every PE naming the variable and what
+// it accepts, and no PE is left listening.
+func TestBadParams(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		want    string
+		invalid bool // the error wraps core.ErrInvalid
+	}{
+		{map[string]string{paramTimeout.Env: "soon"}, paramTimeout.Env, true},
+		{map[string]string{paramBuffer.Env: "1"}, paramBuffer.Env, true},
+		{map[string]string{paramFlushIdle.Env: "2s"}, paramFlushIdle.Env, true},
+		{map[string]string{paramIface.Env: "no-such-interface0"}, "no-such-interface0", true},
+		{map[string]string{paramAddr.Env: "127.0.0.1", paramIface.Env: "lo"}, "set one", true},
+		{map[string]string{paramAddr.Env: "256.0.0.1:0"}, "listen on 256.0.0.1:0", false},
+	} {
+		boots := bootstrap.NewLocal(2)
+		errs := make([]error, 2)
+		done := make(chan struct{})
+		for rank := range 2 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				cfg := &core.Config{Bootstrap: boots[rank], Log: slog.New(slog.DiscardHandler),
+					Env: func(k string) (string, bool) {
+						// Only PE 1 has the bad setting: PE 0 fails with it.
+						if rank == 0 && k != paramAddr.Env {
+							return "", false
+						}
+						v, ok := tc.env[k]
+						return v, ok
+					}}
+				d, err := provider{}.Open(cfg)
+				errs[rank] = err
+				if err == nil {
+					_ = d.Close()
+				}
+			}()
+		}
+		<-done
+		<-done
+		for rank, err := range errs {
+			require.ErrorContains(t, err, tc.want, "PE %d", rank)
+			if tc.invalid {
+				require.ErrorIs(t, err, core.ErrInvalid, "PE %d with %v", rank, tc.env)
+			}
+		}
+	}
+}
+
+// Puts wake a waiter watching the bytes they land on, and only those.
+func TestLocalWaiter(t *testing.T) {
+	doms, _ := openJob(t, 2, nil)
+	regs := newRegions(t, doms, 4096)
+	d, r := doms[0], regs[1] // PE 1 writes into PE 0's part of the region
+	ep := newEndpoint(t, doms[1])
+
+	seq, watch := d.WaitArm(regs[0], 0, 8)
+	require.NoError(t, ep.Put(0, r, 100, []byte{1}))
+	require.NoError(t, ep.Quiet()) // acknowledged: applied, and notify ran
+	require.Equal(t, seq, d.WaitChange(seq, 0), "a put elsewhere woke the waiter")
+
+	woke := make(chan uint32)
+	go func() { woke <- d.WaitChange(seq, time.Minute) }()
+	require.NoError(t, ep.Atomic(0, r, 0, core.AtomicAdd, core.Uint64, 1))
+	require.NotEqual(t, seq, <-woke, "the atomic on the watched word did not wake the waiter")
+	d.WaitDisarm(watch)
+
+	// Without a range, any put wakes.
+	seq, watch = d.WaitArm(nil, 0, 0)
+	require.NoError(t, ep.PutValue(0, r, 200, 7, 4))
+	require.NoError(t, ep.Quiet())
+	require.NotEqual(t, seq, d.WaitChange(seq, 0))
+	d.WaitDisarm(watch)
+}
+
+// With FLUSH_IDLE the writer waits for more before writing; everything
+// still arrives in order.
+func TestFlushIdle(t *testing.T) {
+	doms, _ := openJob(t, 2, map[string]string{paramFlushIdle.Env: "200us"})
+	regs := newRegions(t, doms, 1<<16)
+	ep := newEndpoint(t, doms[0])
+	for i := range 1000 {
+		require.NoError(t, ep.PutValue(1, regs[0], (i%64)*8, uint64(i), 8))
+	}
+	require.NoError(t, ep.Quiet())
+	last := make([]uint64, 64)
+	for i := range 1000 {
+		last[i%64] = uint64(i)
+	}
+	for w := range 64 {
+		v, err := ep.GetValue(1, regs[0], w*8, 8)
+		require.NoError(t, err)
+		require.Equal(t, last[w], v, "the last put to word %d", w)
+	}
+}
+
+// Close ends every connection cleanly, each PE's BYE answered by the
+// other's; after it operations fail with ErrClosed and the memory is gone.
+func TestClose(t *testing.T) {
+	doms, _ := openJob(t, 3, map[string]string{paramTimeout.Env: "1m"})
+	regs := newRegions(t, doms, 4096)
+	ep := newEndpoint(t, doms[0])
+	closeAll(t, doms)
+	for _, d := range doms {
+		for peer, c := range d.conns {
+			if c != nil {
+				require.Equal(t, "it closed its connection", c.failed.Load().Reason, "PE %d's connection to PE %d", d.rank, peer)
+			}
+		}
+	}
+	err := ep.Put(1, regs[0], 0, []byte{1})
+	require.True(t, errors.Is(err, core.ErrClosed), "%v", err)
+	require.Nil(t, regs[0].Local())
+	require.NoError(t, doms[0].Close(), "Close is idempotent")
+}
