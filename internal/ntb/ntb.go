@@ -161,3 +161,10 @@ type Stats struct {
 	PeerSpadReads, PeerSpadWrites uint64
 	DMADescriptors, DMABytes      uint64
 }
+
+// Inspector is implemented by ports that keep Stats, for tools that show
+// them. It was added after the first version of this contract, and a Port
+// need not implement it: callers type-assert.
+type Inspector interface {
+	Stats() Stats
+}

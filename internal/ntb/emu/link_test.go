@@ -1,0 +1,79 @@
+package emu
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+func TestLinkDownVisibleAndResetsTranslations(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	_, err := b.MWSetTrans(0, 4096)
+	require.NoError(t, err)
+	_, err = a.PeerMW(0)
+	require.NoError(t, err)
+	require.NoError(t, b.SpadWrite(2, 77))
+
+	require.NoError(t, a.SetLinkDown(true))
+	nextEvent(t, b, ntb.LinkEvent)
+	nextEvent(t, a, ntb.LinkEvent)
+	require.False(t, a.LinkIsUp())
+	require.False(t, b.LinkIsUp())
+	v, err := a.PeerSpadRead(2)
+	require.ErrorIs(t, err, ntb.ErrLinkDown)
+	require.Equal(t, uint32(math.MaxUint32), v)
+	require.ErrorIs(t, a.PeerSpadWrite(2, 1), ntb.ErrLinkDown)
+	require.ErrorIs(t, a.PeerDBSet(1), ntb.ErrLinkDown)
+	_, err = a.PeerMW(0)
+	require.ErrorIs(t, err, ntb.ErrLinkDown)
+
+	require.NoError(t, a.SetLinkDown(false))
+	nextEvent(t, b, ntb.LinkEvent)
+	require.NoError(t, a.WaitLink(10*time.Second))
+	_, err = a.PeerMW(0)
+	require.ErrorIs(t, err, ntb.ErrRange, "the link down reset the translation")
+	v, err = a.PeerSpadRead(2)
+	require.NoError(t, err)
+	require.Equal(t, uint32(77), v, "scratchpads survive a link down")
+}
+
+func TestLinkDisable(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	require.NoError(t, b.LinkDisable())
+	require.False(t, a.LinkIsUp())
+	nextEvent(t, a, ntb.LinkEvent)
+	require.ErrorIs(t, a.WaitLink(20*time.Millisecond), ntb.ErrLinkDown)
+	require.NoError(t, b.LinkEnable())
+	require.NoError(t, a.WaitLink(10*time.Second))
+}
+
+func TestKilledHostIsSeen(t *testing.T) {
+	r := newRing(t, 3, fastOptions())
+	r.Hosts[1].Inject(FaultKill)
+	left, right := r.Hosts[0].Right, r.Hosts[2].Left
+	nextEvent(t, left, ntb.LinkEvent)
+	nextEvent(t, right, ntb.LinkEvent)
+	require.False(t, left.LinkIsUp())
+	require.True(t, left.peerDead.Load())
+	_, err := r.Hosts[1].Left.SpadRead(0)
+	require.ErrorIs(t, err, ntb.ErrClosed)
+	require.True(t, r.Hosts[2].Right.LinkIsUp(), "the link between 2 and 0 is untouched")
+}
+
+func TestClosedPort(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close())
+	for range a.Events() {
+	}
+	_, err := a.SpadRead(0)
+	require.ErrorIs(t, err, ntb.ErrClosed)
+	require.ErrorIs(t, a.PeerDBSet(1), ntb.ErrClosed)
+	nextEvent(t, b, ntb.LinkEvent)
+	require.False(t, b.LinkIsUp())
+	require.False(t, b.peerDead.Load(), "a closed peer is gone, not dead")
+}
