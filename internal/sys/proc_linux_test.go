@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -16,7 +17,10 @@ func TestProcessAlive(t *testing.T) {
 	require.False(t, ProcessAlive(0))
 	require.False(t, ProcessAlive(-1))
 
+	// A child that died and was not reaped yet is a zombie: dead.
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	require.NoError(t, cmd.Run())
+	require.NoError(t, cmd.Start())
+	require.Eventually(t, func() bool { return !ProcessAlive(cmd.Process.Pid) }, time.Minute, time.Millisecond)
+	require.NoError(t, cmd.Wait())
 	require.False(t, ProcessAlive(cmd.Process.Pid), "a reaped child is gone")
 }

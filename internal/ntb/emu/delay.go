@@ -3,19 +3,17 @@ package emu
 import (
 	"runtime"
 	"time"
-
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
-// Pacing never uses time.Sleep for short waits: the kernel's timers
-// deliver a sleep of a microsecond after tens of microseconds. A wait
-// spins for a few polls, then yields the CPU on every poll (to this
-// process's goroutines and to other processes) until the deadline; only
-// the part of a long wait that lies more than sleepSlack before the
-// deadline is slept.
+// Pacing never sleeps for short waits: the kernel's timers deliver a sleep
+// of a microsecond after tens of microseconds, and on a loaded host a
+// sched_yield can lose the CPU for a whole time slice. A wait polls the
+// clock a few times, then yields to the process's other goroutines on
+// every poll until the deadline; only the part of a long wait that lies
+// more than sleepSlack before the deadline is slept.
 const (
 	spinPolls  = 32
-	sleepSlack = time.Millisecond
+	sleepSlack = 80 * time.Microsecond
 )
 
 // waitUntil returns at or soon after t.
@@ -27,10 +25,8 @@ func waitUntil(t time.Time) {
 			return
 		case d > 2*sleepSlack:
 			time.Sleep(d - sleepSlack)
-		case i < spinPolls:
-		default:
+		case i >= spinPolls:
 			runtime.Gosched()
-			sys.Yield()
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package emu
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -62,8 +61,8 @@ func (p *Port) DMA(c int) (ntb.DMAChannel, error) {
 // write across the link) or an inbound translation.
 func (c *dmaChan) Submit(dst, src []byte, done func(error)) error {
 	p := c.p
-	if err := p.check(fmt.Sprintf("dma %d submit", c.idx)); err != nil {
-		return err
+	if p.closed.Load() {
+		return p.errorf(ntb.ErrClosed, "dma %d submit", c.idx)
 	}
 	if len(dst) < len(src) {
 		return p.errorf(ntb.ErrRange, "dma %d submit: %d bytes do not fit a destination of %d", c.idx, len(src), len(dst))
@@ -156,12 +155,16 @@ func (c *dmaChan) copy(d *desc) error {
 	delay(m.DMASetup)
 	for off := 0; off < len(d.src); off += dmaChunk {
 		end := min(off+dmaChunk, len(d.src))
+		// The chunk books its link time before it copies, so the copy
+		// overlaps the time the link would take.
+		var until time.Time
+		if m.DMABytesPerSec > 0 {
+			until = p.reserve(end-off, m.DMABytesPerSec)
+		}
 		if err := c.chunk(d, off, end); err != nil {
 			return err
 		}
-		if m.DMABytesPerSec > 0 {
-			waitUntil(p.reserve(end-off, m.DMABytesPerSec))
-		}
+		waitUntil(until)
 	}
 	p.own.count(statDMADesc, 1)
 	p.own.count(statDMABytes, uint64(len(d.src)))
