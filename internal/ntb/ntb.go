@@ -24,6 +24,7 @@ package ntb
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -167,4 +168,22 @@ type Stats struct {
 // need not implement it: callers type-assert.
 type Inspector interface {
 	Stats() Stats
+}
+
+// MarshalText writes the side's name, so JSON shows "left" or "right".
+// It and UnmarshalText were added after the first version of this
+// contract.
+func (s Side) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads "left" or "right".
+func (s *Side) UnmarshalText(b []byte) error {
+	switch string(b) {
+	case "left":
+		*s = Left
+	case "right":
+		*s = Right
+	default:
+		return fmt.Errorf("ntb: side %q: allowed \"left\" or \"right\"", b)
+	}
+	return nil
 }
