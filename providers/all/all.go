@@ -6,4 +6,5 @@ package all
 
 import (
 	_ "github.com/goshmem/goshmem/providers/loopback"
+	_ "github.com/goshmem/goshmem/providers/ntbring"
 )

@@ -1,0 +1,517 @@
+package ntbring
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// seed is the protocol of the seed papers: per-transfer metadata in the
+// receiver's scratchpads, one doorbell per worker, a pool of workers per
+// host that land payloads, answer requests and relay transfers for other
+// hosts through the bypass windows, and the two-round ring barrier on the
+// BARRIER_START and BARRIER_END doorbells.
+//
+// Goroutines, all stopped by close: one dispatcher per port, reading its
+// events; workers, woken by their doorbell on either port; forwarders,
+// sending what workers queued (relays and answers). Workers never send
+// themselves: a worker that waited for a busy link while holding its own
+// inbound slot could close a cycle of waits around the ring.
+type seed struct {
+	d     *domain
+	s     settings
+	ports *ringPorts
+	links [2]*link // by ntb.Side
+	lim   metaLimits
+
+	workers []*worker
+	fwd     fwdQueue
+	bufs    sync.Pool // *[]byte of slotSize capacity, for relays and answers
+
+	bar ringBarrier
+
+	stop chan struct{}
+	wg   sync.WaitGroup
+}
+
+// worker n serves doorbell bit n on both ports.
+type worker struct {
+	n    int
+	kick chan struct{}
+	// sides has bit s set when ntb.Side s rang since the worker last looked.
+	sides atomic.Uint32
+}
+
+func newSeed(d *domain, r *ringPorts, s settings) (*seed, error) {
+	p := &seed{d: d, s: s, ports: r, stop: make(chan struct{}),
+		lim: metaLimits{self: d.rank, hosts: d.npes, slots: s.workers, slotSize: s.slotSize}}
+	p.bufs.New = func() any { b := make([]byte, s.slotSize); return &b }
+	p.fwd.wake = make(chan struct{}, 1)
+	for side, port := range []ntb.Port{r.left, r.right} {
+		l, err := newLink(ntb.Side(side), port, neighbour(d.rank, d.npes, ntb.Side(side)), s.workers, s.slotSize)
+		if err != nil {
+			return nil, err
+		}
+		p.links[side] = l
+	}
+	return p, nil
+}
+
+// setup is the seeds' initialisation: set the inbound windows, exchange
+// host ids and window sizes through the scratchpads, map the neighbours'
+// windows, then start the goroutines and unmask the doorbells. Every step
+// ends in core.Agree, so all hosts fail together.
+func (p *seed) setup() error {
+	b := p.d.boot
+	var err error
+	for _, l := range p.links {
+		if err == nil {
+			err = l.setInbound()
+		}
+	}
+	// Enable both links before waiting for either: each comes up only
+	// once the neighbour has enabled its side.
+	for _, l := range p.links {
+		if err == nil {
+			if err = l.port.LinkEnable(); err != nil {
+				err = l.linkError("enable the link", err)
+			}
+		}
+	}
+	for _, l := range p.links {
+		if err == nil {
+			if err = l.port.WaitLink(p.s.timeout); err != nil {
+				err = l.linkError("bring the link up", err)
+			}
+		}
+	}
+	for _, l := range p.links {
+		if err == nil {
+			err = p.hello(l)
+		}
+	}
+	if err := core.Agree(b, err); err != nil {
+		return err
+	}
+	for _, l := range p.links {
+		if err == nil {
+			err = p.checkHello(l)
+		}
+		if err == nil {
+			err = l.mapOutbound()
+		}
+	}
+	if err := core.Agree(b, err); err != nil {
+		return err
+	}
+	p.start()
+	return nil
+}
+
+// The scratchpad words of the hello exchange, written by each host into
+// its neighbour's scratchpads. They are zeroed before any transfer.
+const (
+	spadMagic = iota
+	spadHost
+	spadHosts
+	spadSlots
+	spadSlotSize
+	helloWords
+
+	helloMagic = 0x4e54_4252 // "NTBR"
+)
+
+func (p *seed) hello(l *link) error {
+	words := [helloWords]uint32{helloMagic, uint32(p.d.rank), uint32(p.d.npes), uint32(p.s.workers), uint32(p.s.slotSize)}
+	if l.port.SpadCount() < helloWords {
+		return fmt.Errorf("%s port has %d scratchpads, the hello needs %d: %w", l.side, l.port.SpadCount(), helloWords, core.ErrNotSupported)
+	}
+	for i := helloWords - 1; i >= 0; i-- {
+		if err := l.port.PeerSpadWrite(i, words[i]); err != nil {
+			return l.linkError("write hello", err)
+		}
+	}
+	return nil
+}
+
+// checkHello reads what the neighbour wrote and checks it is the host the
+// ring says, configured alike; then clears the scratchpads for transfers.
+func (p *seed) checkHello(l *link) error {
+	var w [helloWords]uint32
+	for i := range w {
+		v, err := l.port.SpadRead(i)
+		if err != nil {
+			return l.linkError("read hello", err)
+		}
+		w[i] = v
+	}
+	want := [helloWords]uint32{helloMagic, uint32(l.peer), uint32(p.d.npes), uint32(p.s.workers), uint32(p.s.slotSize)}
+	if w != want {
+		return fmt.Errorf("%s port: the neighbour says magic %#x, host %d of %d, %d workers, slots of %d bytes; want host %d of %d, %d workers, slots of %d bytes (are the ports cabled in ring order, and %s and %s the same on every host?): %w",
+			l.side, w[spadMagic], w[spadHost], w[spadHosts], w[spadSlots], w[spadSlotSize],
+			want[spadHost], want[spadHosts], want[spadSlots], want[spadSlotSize], paramWorkers.Env, paramSlot.Env, core.ErrInvalid)
+	}
+	for i := range l.port.SpadCount() {
+		if err := l.port.SpadWrite(i, 0); err != nil {
+			return l.linkError("clear scratchpads", err)
+		}
+	}
+	return nil
+}
+
+// start runs the goroutines and opens the doorbells.
+func (p *seed) start() {
+	for n := range p.s.workers {
+		w := &worker{n: n, kick: make(chan struct{}, 1)}
+		p.workers = append(p.workers, w)
+		p.wg.Add(2)
+		go p.work(w)
+		go p.forward()
+	}
+	for _, l := range p.links {
+		p.wg.Add(1)
+		go p.dispatch(l)
+		mask := uint64(1)<<p.s.workers - 1 | 1<<dbBarrierStart | 1<<dbBarrierEnd
+		// A failure here is a link going down, which the dispatcher sees.
+		_ = l.port.DBClearMask(mask)
+	}
+}
+
+// dispatch turns a port's events into work: doorbell bits wake their
+// workers or count barrier signals, a link that goes down fails the domain.
+func (p *seed) dispatch(l *link) {
+	defer p.wg.Done()
+	for ev := range l.port.Events() {
+		switch ev.Kind {
+		case ntb.LinkEvent:
+			if !l.port.LinkIsUp() {
+				p.d.fail(&core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("the %s link went down", l.side)})
+			}
+		case ntb.DoorbellEvent:
+			// Clear before the work is looked at: a doorbell rung after
+			// this raises a new event, so no transfer is missed.
+			if err := l.port.DBClear(ev.DB); err != nil {
+				p.d.fail(l.linkError("clear doorbells", err))
+				continue
+			}
+			for _, w := range p.workers {
+				if ev.DB&(1<<w.n) != 0 {
+					w.sides.Or(1 << l.side)
+					select {
+					case w.kick <- struct{}{}:
+					default:
+					}
+				}
+			}
+			if l.side == ntb.Left {
+				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
+			}
+		}
+	}
+}
+
+// work is worker w's loop: on each kick it looks at its metadata group on
+// each port that rang.
+func (p *seed) work(w *worker) {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-w.kick:
+		}
+		sides := w.sides.Swap(0)
+		for side, l := range p.links {
+			if sides&(1<<side) == 0 {
+				continue
+			}
+			r, ok, err := l.receive(w.n%l.groups, p.lim)
+			switch {
+			case err != nil && errors.Is(err, errBadMeta):
+				p.d.dropped(err)
+			case err != nil:
+				p.d.fail(err)
+			case ok:
+				p.handle(l, r)
+			}
+		}
+	}
+}
+
+// handle acts on one transfer and frees its metadata group.
+func (p *seed) handle(l *link, r received) {
+	m := r.m
+	if int(m.dst) != p.d.rank {
+		// Not ours: copy it out of the window into a bypass buffer, free
+		// the slot and let a forwarder take it on in the same direction.
+		buf := p.buf(len(r.payload))
+		copy(*buf, r.payload)
+		l.release(r.group)
+		p.queue(opposite(l.side), m, *buf, buf)
+		return
+	}
+	if m.kind.isResponse() {
+		p.answered(m, r.payload)
+		l.release(r.group)
+		return
+	}
+	reply := meta{src: m.dst, dst: m.src, tag: m.tag}
+	var out []byte
+	var buf *[]byte
+	switch m.kind {
+	case kindPut:
+		reg := p.d.regionFor(m.region, int(m.off), int(m.size))
+		if reg == nil {
+			reply.kind, buf = kindNack, p.nack(nackRegion)
+			break
+		}
+		reg.land(int(m.off), r.payload)
+		reply.kind = kindPutAck
+	case kindGetReq:
+		n, err := decodeGetRequest(r.payload, p.s.slotSize)
+		if err != nil {
+			l.release(r.group)
+			p.d.dropped(err)
+			return
+		}
+		reg := p.d.regionFor(m.region, int(m.off), int(n))
+		if reg == nil {
+			reply.kind, buf = kindNack, p.nack(nackRegion)
+			break
+		}
+		// The answer is DMAed straight from the region: a get reads the
+		// owner's memory as it is when the data leaves.
+		reply.kind, out = kindGetResp, reg.mem[m.off:m.off+n]
+	case kindAmoReq:
+		a, err := decodeAmoRequest(r.payload)
+		if err != nil {
+			l.release(r.group)
+			p.d.dropped(err)
+			return
+		}
+		reg := p.d.regionFor(m.region, int(m.off), a.typ.Size())
+		switch {
+		case reg == nil:
+			reply.kind, buf = kindNack, p.nack(nackRegion)
+		case int(m.off)%a.typ.Size() != 0:
+			reply.kind, buf = kindNack, p.nack(nackAtomic)
+		default:
+			old := reg.atomic(int(m.off), a)
+			buf = p.buf(8)
+			binary.LittleEndian.PutUint64(*buf, old)
+			reply.kind = kindAmoResp
+		}
+	}
+	l.release(r.group)
+	if buf != nil {
+		out = *buf
+	}
+	reply.size = uint32(len(out))
+	p.queue(p.d.sideTo(int(reply.dst)), reply, out, buf)
+}
+
+// answered finishes the op a response belongs to. A response whose tag is
+// unknown, or that comes from another host than the op's target, is
+// dropped: it is stale (its op expired) or garbage.
+func (p *seed) answered(m meta, payload []byte) {
+	o := p.d.pending.peek(m.tag)
+	if o == nil || o.pe != int(m.src) {
+		p.d.dropped(fmt.Errorf("%w: %s from host %d for tag %d, which no operation to that host waits for", errBadMeta, m.kind, m.src, m.tag))
+		return
+	}
+	if m.kind == kindGetResp && len(payload) != len(o.dst) {
+		p.d.dropped(fmt.Errorf("%w: get response of %d bytes for a get of %d", errBadMeta, len(payload), len(o.dst)))
+		return
+	}
+	if o = p.d.pending.take(m.tag); o == nil {
+		return // expired meanwhile
+	}
+	var err error
+	switch m.kind {
+	case kindGetResp:
+		copy(o.dst, payload)
+	case kindAmoResp:
+		o.old = binary.LittleEndian.Uint64(payload)
+	case kindNack:
+		err = nackReason(payload[0]).err()
+	}
+	o.finish(err)
+}
+
+func (p *seed) nack(r nackReason) *[]byte {
+	b := p.buf(1)
+	(*b)[0] = byte(r)
+	return b
+}
+
+// buf returns a pooled buffer of n bytes.
+func (p *seed) buf(n int) *[]byte {
+	b := p.bufs.Get().(*[]byte)
+	*b = (*b)[:n]
+	return b
+}
+
+func (p *seed) putBuf(b *[]byte) {
+	if b != nil {
+		*b = (*b)[:cap(*b)]
+		p.bufs.Put(b)
+	}
+}
+
+// send implements protocol: the caller's own transfer leaves by the
+// shorter way round.
+func (p *seed) send(m meta, payload []byte) error {
+	return p.links[p.d.sideTo(int(m.dst))].send(m, payload, p.s.timeout, p.d.abort)
+}
+
+func (p *seed) maxPayload() int { return p.s.slotSize }
+
+// fwdItem is a transfer a forwarder sends for a worker.
+type fwdItem struct {
+	side    ntb.Side
+	m       meta
+	payload []byte
+	buf     *[]byte // returned to the pool once sent; nil if payload is not pooled
+}
+
+// fwdQueue is unbounded, so that a worker never waits for a link.
+type fwdQueue struct {
+	mu    sync.Mutex
+	items []fwdItem
+	wake  chan struct{}
+}
+
+func (p *seed) queue(side ntb.Side, m meta, payload []byte, buf *[]byte) {
+	p.fwd.mu.Lock()
+	p.fwd.items = append(p.fwd.items, fwdItem{side: side, m: m, payload: payload, buf: buf})
+	p.fwd.mu.Unlock()
+	select {
+	case p.fwd.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forward is a forwarder's loop.
+func (p *seed) forward() {
+	defer p.wg.Done()
+	for {
+		p.fwd.mu.Lock()
+		var it fwdItem
+		ok := len(p.fwd.items) > 0
+		if ok {
+			it = p.fwd.items[0]
+			p.fwd.items[0] = fwdItem{}
+			p.fwd.items = p.fwd.items[1:]
+			if len(p.fwd.items) > 0 {
+				// More work: make sure another forwarder looks.
+				select {
+				case p.fwd.wake <- struct{}{}:
+				default:
+				}
+			}
+		}
+		p.fwd.mu.Unlock()
+		if !ok {
+			select {
+			case <-p.stop:
+				return
+			case <-p.fwd.wake:
+			}
+			continue
+		}
+		if err := p.links[it.side].send(it.m, it.payload, p.s.timeout, p.d.abort); err != nil {
+			p.d.fail(err)
+		}
+		p.putBuf(it.buf)
+	}
+}
+
+// barrier implements protocol: the seeds' ring barrier. Host 0 sends
+// BARRIER_START to its right and waits for it to come round from its left;
+// every other host waits for START from its left and passes it on. Then
+// host 0 sends BARRIER_END the same way round, and each host leaves once
+// END has reached it and it has passed it on. Host 0 leaves on sending
+// END: every host has entered by then.
+func (p *seed) barrier() error {
+	right := p.links[ntb.Right].port
+	ring := func(bit int) error {
+		if err := right.PeerDBSet(1 << bit); err != nil {
+			return p.links[ntb.Right].linkError("ring barrier doorbell", err)
+		}
+		return nil
+	}
+	gen := p.bar.enter()
+	if p.d.rank == 0 {
+		if err := ring(dbBarrierStart); err != nil {
+			return err
+		}
+		if err := p.bar.wait(gen, &p.bar.starts, p.d.abort); err != nil {
+			return err
+		}
+		return ring(dbBarrierEnd)
+	}
+	if err := p.bar.wait(gen, &p.bar.starts, p.d.abort); err != nil {
+		return err
+	}
+	if err := ring(dbBarrierStart); err != nil {
+		return err
+	}
+	if err := p.bar.wait(gen, &p.bar.ends, p.d.abort); err != nil {
+		return err
+	}
+	return ring(dbBarrierEnd)
+}
+
+// close implements protocol.
+func (p *seed) close() error {
+	close(p.stop)
+	// Closing the ports ends their event channels, and so the dispatchers.
+	err := p.ports.close()
+	p.wg.Wait()
+	for _, it := range p.fwd.items {
+		p.putBuf(it.buf)
+	}
+	p.fwd.items = nil
+	return err
+}
+
+// ringBarrier counts the barrier signals that reached this host from its
+// left. Each signal of one barrier reaches a host once, and the next
+// barrier's only after this host has left the previous one; a doorbell bit
+// that merges two rings of one signal therefore cannot happen, and a count
+// per kind is all the state there is.
+type ringBarrier struct {
+	gen          uint64 // barriers entered, by the (single) caller
+	starts, ends atomic.Uint64
+	ev           core.Event
+}
+
+func (b *ringBarrier) enter() uint64 {
+	b.gen++
+	return b.gen
+}
+
+func (b *ringBarrier) signal(start, end bool) {
+	if start {
+		b.starts.Add(1)
+	}
+	if end {
+		b.ends.Add(1)
+	}
+	if start || end {
+		b.ev.Notify()
+	}
+}
+
+// wait blocks until counter reaches gen. A barrier may legitimately wait
+// as long as the slowest host computes, so there is no timeout: only a
+// lost peer ends it early.
+func (b *ringBarrier) wait(gen uint64, counter *atomic.Uint64, abort func() error) error {
+	return b.ev.Wait(func() bool { return counter.Load() >= gen }, 0, abort)
+}
+
