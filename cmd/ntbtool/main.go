@@ -3,15 +3,16 @@
 // ntb_pingpong do for hardware.
 //
 //	ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
-//	ntbtool perf [-model gen3x8|off] [-sizes 1K,64K,4M] [-time 200ms] [-n 2000] [-json]
+//	ntbtool perf [-model gen3x8|off] [-sizes 1K,64K,4M] [-time 200ms] [-n 2000] [-procs] [-json]
 //
 // info reads one port of a running ring from its link file: link state,
 // both sides' liveness, scratchpads, doorbells and mask, window
 // translations and counters. -job is the job's directory, or a job id
 // whose directory core.JobDir names.
 //
-// perf makes its own two-host ring of goroutines in a scratch directory
-// and measures the raw link: DMA and CPU-store throughput through a
+// perf makes its own two-host ring in a scratch directory, the second host
+// a goroutine or, with -procs, a process running this executable, and
+// measures the raw link: DMA and CPU-store throughput through a
 // window for each size, and the latency of a doorbell round trip and of
 // peer scratchpad reads and writes. The GOSHMEM_NTB_* variables set the
 // timing model; -model overrides GOSHMEM_NTB_MODEL.
@@ -34,7 +35,7 @@ func main() {
 
 const usage = `usage:
   ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
-  ntbtool perf [-model gen3x8|off] [-sizes LIST] [-time D] [-n N] [-json]
+  ntbtool perf [-model gen3x8|off] [-sizes LIST] [-time D] [-n N] [-procs] [-json]
 run "ntbtool info -h" or "ntbtool perf -h" for the flags`
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -48,6 +49,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = runInfo
 	case "perf":
 		cmd = runPerf
+	case perfPeerCmd:
+		cmd = runPerfPeer
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
 		return 0

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +12,14 @@ import (
 
 	"github.com/goshmem/goshmem/internal/ntb/emu"
 )
+
+// TestMain lets perf -procs start this test binary as its host 1.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == perfPeerCmd {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
 
 func runCmd(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
@@ -91,6 +100,14 @@ func TestPerf(t *testing.T) {
 	require.Positive(t, r.Throughput[0].DMAMBps)
 	require.Len(t, r.Latency, 3)
 	require.True(t, strings.HasPrefix(r.Latency[0].Op, "doorbell"))
+
+	code, stdout, stderr = runCmd("perf", "-procs", "-model", "off", "-sizes", "8K", "-time", "5ms", "-n", "10", "-json")
+	require.Zero(t, code, stderr)
+	r = perfResult{}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &r))
+	require.Equal(t, "processes", r.Hosts)
+	require.Positive(t, r.Throughput[0].DMAIters)
+	require.Positive(t, r.Latency[0].AvgNs)
 
 	code, _, stderr = runCmd("perf", "-model", "gen9")
 	require.Equal(t, 1, code)

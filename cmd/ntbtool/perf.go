@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -17,6 +18,7 @@ import (
 
 // perfResult is what perf measured; its JSON form is perf -json's output.
 type perfResult struct {
+	Hosts      string       `json:"hosts"` // "goroutines" or "processes"
 	Model      string       `json:"model"`
 	DMAMBps    float64      `json:"model_dma_mbps"`
 	DMASetupNs int64        `json:"model_dma_setup_ns"`
@@ -52,6 +54,7 @@ func runPerf(args []string, stdout, stderr io.Writer) error {
 	sizeList := fs.String("sizes", "1K,4K,16K,64K,256K,1M,4M", "transfer sizes, comma separated")
 	per := fs.Duration("time", 200*time.Millisecond, "how long to measure each size")
 	n := fs.Int("n", 2000, "samples per latency")
+	procs := fs.Bool("procs", false, "run host 1 in a process of its own (default: a goroutine)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -76,9 +79,28 @@ func runPerf(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	opts.MWMax = max(opts.MWMax, ceilPage(slices.Max(sizes)))
-	res, err := measure(opts, sizes, *per, *n)
+	mw := ceilPage(slices.Max(sizes))
+	opts.MWMax = max(opts.MWMax, mw)
+	dir, err := os.MkdirTemp(core.ShmDir(nil), "ntbtool-perf-")
 	if err != nil {
+		return err
+	}
+	defer func() { _ = os.RemoveAll(dir) }()
+	var l *link
+	if *procs {
+		l, err = processLink(dir, opts, mw, *model)
+	} else {
+		l, err = goroutineLink(dir, opts, mw)
+	}
+	if err != nil {
+		return err
+	}
+	res, err := measure(l, opts, sizes, *per, *n)
+	res.Hosts = "goroutines"
+	if *procs {
+		res.Hosts = "processes"
+	}
+	if err = errors.Join(err, l.close()); err != nil {
 		return err
 	}
 	if *asJSON {
@@ -101,35 +123,52 @@ func parseSizes(list string) ([]int64, error) {
 	return sizes, nil
 }
 
-// measure makes a ring of two goroutine hosts and measures link 0: host
-// 0's Right port writing into host 1's Left port's window.
-func measure(opts emu.Options, sizes []int64, per time.Duration, n int) (res perfResult, err error) {
-	dir, err := os.MkdirTemp(core.ShmDir(nil), "ntbtool-perf-")
-	if err != nil {
-		return res, err
-	}
-	defer func() { _ = os.RemoveAll(dir) }()
+// link is the link perf measures: host 0's Right port writing into host
+// 1's Left port's window, whose handler answers doorbells.
+type link struct {
+	src   *emu.Port
+	win   []byte
+	close func() error
+}
+
+// goroutineLink makes a ring of two goroutine hosts in dir.
+func goroutineLink(dir string, opts emu.Options, mw int64) (*link, error) {
 	ring, err := emu.NewRing(dir, 2, opts)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	defer func() {
-		if cerr := ring.Close(); err == nil {
-			err = cerr
-		}
-	}()
+	l := &link{src: ring.Hosts[0].Right, close: ring.Close}
+	dst := ring.Hosts[1].Left
 	if err := ring.EnableAll(time.Minute); err != nil {
-		return res, err
+		return nil, errors.Join(err, l.close())
 	}
-	src, dst := ring.Hosts[0].Right, ring.Hosts[1].Left
-	if _, err := dst.MWSetTrans(0, ceilPage(slices.Max(sizes))); err != nil {
-		return res, err
+	if _, err := dst.MWSetTrans(0, mw); err != nil {
+		return nil, errors.Join(err, l.close())
 	}
-	win, err := src.PeerMW(0)
-	if err != nil {
-		return res, err
+	if l.win, err = l.src.PeerMW(0); err != nil {
+		return nil, errors.Join(err, l.close())
 	}
+	go echo(dst)
+	return l, nil
+}
 
+// echo answers every doorbell of p with doorbell 0, until p closes or its
+// link goes down.
+func echo(p *emu.Port) {
+	for e := range p.Events() {
+		switch {
+		case e.Kind == ntb.DoorbellEvent:
+			_ = p.DBClear(e.DB)
+			_ = p.PeerDBSet(1)
+		case !p.LinkIsUp():
+			return
+		}
+	}
+}
+
+// measure measures link l.
+func measure(l *link, opts emu.Options, sizes []int64, per time.Duration, n int) (perfResult, error) {
+	var res perfResult
 	res.Model = "gen3x8"
 	if opts.Model.Off() {
 		res.Model = "off"
@@ -140,25 +179,27 @@ func measure(opts emu.Options, sizes []int64, per time.Duration, n int) (res per
 	for _, size := range sizes {
 		buf := make([]byte, size)
 		t := throughput{Size: size}
-		if t.DMAMBps, t.DMAIters, err = dmaRate(src, win[:size], buf, per); err != nil {
+		var err error
+		if t.DMAMBps, t.DMAIters, err = dmaRate(l.src, l.win[:size], buf, per); err != nil {
 			return res, err
 		}
-		t.CPUMBps = storeRate(win[:size], buf, per)
+		t.CPUMBps = storeRate(l.win[:size], buf, per)
 		res.Throughput = append(res.Throughput, t)
 	}
+	src := l.src
 	for _, m := range []struct {
 		op string
 		f  func() error
 	}{
-		{"doorbell round trip", pingPong(src, dst)},
+		{"doorbell round trip", func() error { return ping(src) }},
 		{"peer scratchpad read", func() error { _, err := src.PeerSpadRead(0); return err }},
 		{"peer scratchpad write", func() error { return src.PeerSpadWrite(0, 1) }},
 	} {
-		l, err := sample(m.op, n, m.f)
+		lat, err := sample(m.op, n, m.f)
 		if err != nil {
 			return res, err
 		}
-		res.Latency = append(res.Latency, l)
+		res.Latency = append(res.Latency, lat)
 	}
 	return res, nil
 }
@@ -199,28 +240,17 @@ func storeRate(win, buf []byte, per time.Duration) float64 {
 	return float64(copies) * float64(len(buf)) / time.Since(start).Seconds() / 1e6
 }
 
-// pingPong returns one doorbell round trip: src rings dst, whose handler
-// rings back. The handler runs until the ring closes.
-func pingPong(src, dst *emu.Port) func() error {
-	go func() {
-		for e := range dst.Events() {
-			if e.Kind == ntb.DoorbellEvent {
-				_ = dst.DBClear(e.DB)
-				_ = dst.PeerDBSet(1)
-			}
-		}
-	}()
-	return func() error {
-		if err := src.PeerDBSet(1); err != nil {
-			return err
-		}
-		for e := range src.Events() {
-			if e.Kind == ntb.DoorbellEvent {
-				return src.DBClear(e.DB)
-			}
-		}
-		return fmt.Errorf("port closed during the ping-pong: %w", ntb.ErrClosed)
+// ping rings the peer and waits for its echo.
+func ping(src *emu.Port) error {
+	if err := src.PeerDBSet(1); err != nil {
+		return err
 	}
+	for e := range src.Events() {
+		if e.Kind == ntb.DoorbellEvent {
+			return src.DBClear(e.DB)
+		}
+	}
+	return fmt.Errorf("port closed during the ping-pong: %w", ntb.ErrClosed)
 }
 
 // sample times n calls of f.
@@ -242,10 +272,10 @@ func sample(op string, n int, f func() error) (latency, error) {
 
 func printPerf(w io.Writer, r perfResult) error {
 	if r.Model == "off" {
-		fmt.Fprintln(w, "emulated link, timing model off")
+		fmt.Fprintf(w, "emulated link between two %s, timing model off\n", r.Hosts)
 	} else {
-		fmt.Fprintf(w, "emulated link, model %s: DMA %.0f MB/s, %v per descriptor, peer scratchpad read %v\n",
-			r.Model, r.DMAMBps, time.Duration(r.DMASetupNs), time.Duration(r.SpadReadNs))
+		fmt.Fprintf(w, "emulated link between two %s, model %s: DMA %.0f MB/s, %v per descriptor, peer scratchpad read %v\n",
+			r.Hosts, r.Model, r.DMAMBps, time.Duration(r.DMASetupNs), time.Duration(r.SpadReadNs))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "size\tDMA MB/s\tCPU store MB/s\t")

@@ -58,7 +58,7 @@ func TestKilledHostIsSeen(t *testing.T) {
 	nextEvent(t, left, ntb.LinkEvent)
 	nextEvent(t, right, ntb.LinkEvent)
 	require.False(t, left.LinkIsUp())
-	require.True(t, left.peerDead.Load())
+	require.True(t, left.PeerDead())
 	_, err := r.Hosts[1].Left.SpadRead(0)
 	require.ErrorIs(t, err, ntb.ErrClosed)
 	require.True(t, r.Hosts[2].Right.LinkIsUp(), "the link between 2 and 0 is untouched")
@@ -75,5 +75,5 @@ func TestClosedPort(t *testing.T) {
 	require.ErrorIs(t, a.PeerDBSet(1), ntb.ErrClosed)
 	nextEvent(t, b, ntb.LinkEvent)
 	require.False(t, b.LinkIsUp())
-	require.False(t, b.peerDead.Load(), "a closed peer is gone, not dead")
+	require.False(t, b.PeerDead(), "a closed peer is gone, not dead")
 }

@@ -133,6 +133,11 @@ func (p *Port) LinkIsUp() bool {
 func (p *Port) forced() *uint32 { return regs{p.file}.u32(offForced) }
 func (p *Port) epoch() *uint32  { return regs{p.file}.u32(offEpoch) }
 
+// PeerDead reports whether the peer's host died: its process is gone, it
+// was killed by fault injection, or its heartbeat stopped. A link that is
+// merely down, or a peer that closed its port, is not a dead peer.
+func (p *Port) PeerDead() bool { return p.peerDead.Load() }
+
 // LinkEnable allows traffic across the link; the link comes up once the
 // peer has enabled it too.
 func (p *Port) LinkEnable() error {
