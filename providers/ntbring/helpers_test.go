@@ -3,6 +3,7 @@ package ntbring
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"maps"
 	"sync"
 	"testing"
 
@@ -34,8 +35,9 @@ func randomID() string {
 	return hex.EncodeToString(b)
 }
 
-// openRingT opens n domains as goroutine hosts and closes them at cleanup.
-func openRingT(t testing.TB, n int, env map[string]string) []*domain {
+// openRingErr opens n domains as goroutine hosts, each with env and
+// perHost(rank) if set, and returns them or the first error.
+func openRingErr(t testing.TB, n int, env map[string]string, perHost ...func(rank int) map[string]string) ([]*domain, error) {
 	t.Helper()
 	boots := bootstrap.NewLocal(n)
 	shm, job := t.TempDir(), randomID()
@@ -43,8 +45,15 @@ func openRingT(t testing.TB, n int, env map[string]string) []*domain {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
+		e := maps.Clone(env)
+		if e == nil {
+			e = map[string]string{}
+		}
+		for _, f := range perHost {
+			maps.Copy(e, f(i))
+		}
 		wg.Go(func() {
-			d, err := provider{}.Open(&core.Config{Bootstrap: boots[i], JobID: job, Env: testEnv(shm, env)})
+			d, err := provider{}.Open(&core.Config{Bootstrap: boots[i], JobID: job, Env: testEnv(shm, e)})
 			errs[i] = err
 			if err == nil {
 				doms[i] = d.(*domain)
@@ -53,8 +62,18 @@ func openRingT(t testing.TB, n int, env map[string]string) []*domain {
 	}
 	wg.Wait()
 	for _, err := range errs {
-		require.NoError(t, err)
+		if err != nil {
+			return nil, err
+		}
 	}
+	return doms, nil
+}
+
+// openRingT opens n domains as goroutine hosts and closes them at cleanup.
+func openRingT(t testing.TB, n int, env map[string]string) []*domain {
+	t.Helper()
+	doms, err := openRingErr(t, n, env)
+	require.NoError(t, err)
 	t.Cleanup(func() {
 		var wg sync.WaitGroup
 		for i, d := range doms {

@@ -514,4 +514,3 @@ func (b *ringBarrier) signal(start, end bool) {
 func (b *ringBarrier) wait(gen uint64, counter *atomic.Uint64, abort func() error) error {
 	return b.ev.Wait(func() bool { return counter.Load() >= gen }, 0, abort)
 }
-
