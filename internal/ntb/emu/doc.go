@@ -67,9 +67,10 @@
 //
 // The link is up when both ports are held and enabled, the link is not
 // forced down, and the peer lives. Each port's event goroutine beats a
-// heartbeat and watches the peer's: a peer whose process is gone is dead
-// within GOSHMEM_NTB_DEAD_AFTER's poll (20 ms), one whose heartbeat stood
-// still for GOSHMEM_NTB_DEAD_AFTER is dead too. The other side then sees a
+// heartbeat and watches the peer's: a peer whose process is gone (or is a
+// zombie) is dead within a poll period (Options.Poll, 20 ms), one whose
+// heartbeat stood still for GOSHMEM_NTB_DEAD_AFTER is dead too; PeerDead
+// tells a dead peer from a link that is merely down. The other side then sees a
 // LinkEvent and LinkIsUp false; peer operations fail with ntb.ErrLinkDown
 // and peer scratchpad reads return 0xFFFFFFFF. When a link goes down,
 // every inbound translation is reset, as on PLX hardware; scratchpads

@@ -13,8 +13,12 @@ import (
 	"github.com/goshmem/goshmem/internal/ntb"
 )
 
-// envChildDir makes the test binary host 1 of TestMultiProcess's ring.
-const envChildDir = "GOSHMEM_NTB_TEST_CHILD_DIR"
+// envChildDir makes the test binary host 1 of TestMultiProcess's ring;
+// envChildIdle makes it a host that only waits for its injected death.
+const (
+	envChildDir  = "GOSHMEM_NTB_TEST_CHILD_DIR"
+	envChildIdle = "GOSHMEM_NTB_TEST_CHILD_IDLE"
+)
 
 // The doorbell bits of the exchange.
 const (
@@ -102,6 +106,10 @@ func childHost(t *testing.T, dir string) {
 	require.NoError(t, right.LinkEnable())
 	require.NoError(t, left.WaitLink(time.Minute))
 	require.NoError(t, right.WaitLink(time.Minute))
+	if os.Getenv(envChildIdle) != "" {
+		time.Sleep(time.Minute) // GOSHMEM_NTB_FAULT kills the process long before
+		t.Fatal("the injected kill did not happen")
+	}
 
 	require.NoError(t, right.PeerDBSet(bitHello))
 	buf, err := left.MWSetTrans(0, 1<<20)
@@ -116,4 +124,32 @@ func childHost(t *testing.T, dir string) {
 	require.NoError(t, left.SpadWrite(1, ok))
 	require.NoError(t, left.PeerDBSet(bitSeen))
 	h.Inject(FaultKill)
+}
+
+// TestInjectedKillAcrossProcesses: GOSHMEM_NTB_FAULT kills host 1's
+// process at the chosen moment, and host 0 sees both links go down.
+func TestInjectedKillAcrossProcesses(t *testing.T) {
+	dir := t.TempDir()
+	var out bytes.Buffer
+	cmd := exec.Command(os.Args[0], "-test.run=^TestMultiProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), envChildDir+"="+dir, envChildIdle+"=1", "GOSHMEM_NTB_MODEL=off",
+		"GOSHMEM_NTB_MW_SIZE=16M", "GOSHMEM_NTB_FAULT=host=1:kill@300ms")
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+
+	h, err := Open(dir, 0, 2, fastOptions())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, h.Close()) }()
+	require.NoError(t, h.Right.LinkEnable())
+	require.NoError(t, h.Left.LinkEnable())
+	require.NoError(t, h.Right.WaitLink(time.Minute))
+	require.NoError(t, h.Left.WaitLink(time.Minute))
+	require.Eventually(t, func() bool { return h.Left.PeerDead() && h.Right.PeerDead() }, time.Minute, time.Millisecond,
+		"host 1 said:\n%s", &out)
+	require.False(t, h.Right.LinkIsUp())
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, "signal: killed", ee.Error(), "host 1 said:\n%s", out.String())
+	require.NotContains(t, out.String(), "FAIL")
 }
