@@ -173,6 +173,9 @@ func (c *dmaChan) copy(d *desc) error {
 
 func (c *dmaChan) chunk(d *desc, off, end int) error {
 	p := c.p
+	if p.closed.Load() {
+		return p.errorf(ntb.ErrClosed, "dma %d: %d of %d bytes copied", c.idx, off, len(d.src))
+	}
 	if !d.outbound {
 		copy(d.dst[off:end], d.src[off:end])
 		return nil

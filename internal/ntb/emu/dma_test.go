@@ -1,8 +1,12 @@
 package emu
 
 import (
+	"bytes"
+	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,4 +77,65 @@ func TestDMAErrors(t *testing.T) {
 	require.ErrorIs(t, <-done, ntb.ErrLinkDown)
 	require.ErrorIs(t, ch.Wait(), ntb.ErrLinkDown)
 	require.NoError(t, ch.Wait())
+}
+
+// TestDMACloseFailsQueued: closing a port completes every descriptor,
+// each either copied or failed with ErrClosed, and leaves Wait returning.
+func TestDMACloseFailsQueued(t *testing.T) {
+	r, err := NewRing(t.TempDir(), 2, fastOptions())
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r.Close()) }()
+	require.NoError(t, r.EnableAll(10*time.Second))
+	a, b := pair(r)
+	_, err = b.MWSetTrans(0, 1<<20)
+	require.NoError(t, err)
+	out, err := a.PeerMW(0)
+	require.NoError(t, err)
+	ch, err := a.DMA(2)
+	require.NoError(t, err)
+	const n = 200
+	var calls atomic.Int32
+	var closed atomic.Int32
+	src := make([]byte, 1<<20)
+	for range n {
+		require.NoError(t, ch.Submit(out, src, func(err error) {
+			calls.Add(1)
+			if errors.Is(err, ntb.ErrClosed) {
+				closed.Add(1)
+			} else if err != nil {
+				t.Errorf("unexpected %v", err)
+			}
+		}))
+	}
+	require.NoError(t, a.Close())
+	require.Equal(t, int32(n), calls.Load(), "every callback ran")
+	t.Logf("%d of %d failed with ErrClosed", closed.Load(), n)
+	require.ErrorIs(t, ch.Submit(out, src, nil), ntb.ErrClosed)
+	_ = ch.Wait()
+}
+
+// TestDMAChannelsInParallel: the four channels run at once, each in
+// order, under the race detector.
+func TestDMAChannelsInParallel(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	buf, err := b.MWSetTrans(0, 4<<16)
+	require.NoError(t, err)
+	out, err := a.PeerMW(0)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for c := range a.DMAChannels() {
+		wg.Go(func() {
+			ch, err := a.DMA(c)
+			require.NoError(t, err)
+			part := out[c<<16 : (c+1)<<16]
+			for i := range 50 {
+				require.NoError(t, ch.Submit(part, bytes.Repeat([]byte{byte(c*50 + i)}, 1<<16), nil))
+			}
+			require.NoError(t, ch.Wait())
+		})
+	}
+	wg.Wait()
+	for c := range 4 {
+		require.Equal(t, bytes.Repeat([]byte{byte(c*50 + 49)}, 1<<16), buf[c<<16:(c+1)<<16], "channel %d's last copy wins", c)
+	}
 }

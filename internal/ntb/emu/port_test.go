@@ -2,6 +2,7 @@ package emu
 
 import (
 	"math"
+	"sync"
 	"testing"
 	"time"
 
@@ -144,4 +145,42 @@ func TestWindows(t *testing.T) {
 	require.ErrorIs(t, err, ntb.ErrRange)
 	_, err = a.PeerMW(-1)
 	require.ErrorIs(t, err, ntb.ErrRange)
+}
+
+// TestDoorbellStorm: both sides ring every bit from several goroutines;
+// the receiver, clearing what it is told, sees every bit, and the event
+// count never exceeds the sets (bits merge, events are never invented).
+func TestDoorbellStorm(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	const rounds = 200
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range rounds {
+				if err := a.PeerDBSet(1 << ((g*rounds + i) % 16)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	var seen uint64
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	events := 0
+	for seen != 0xffff {
+		select {
+		case e := <-b.Events():
+			if e.Kind == ntb.DoorbellEvent {
+				events++
+				seen |= e.DB
+				require.NoError(t, b.DBClear(e.DB))
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("bits seen %#x", seen)
+		}
+	}
+	<-done
+	require.LessOrEqual(t, events, 4*rounds)
+	require.Equal(t, uint64(4*rounds), a.Stats().DoorbellsSent)
 }
