@@ -19,7 +19,7 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	job := fs.String("job", "", "the job's directory, or its id")
 	host := fs.Int("host", -1, "the host whose port to show")
 	side := fs.String("side", "right", `the port: "left" (towards host-1) or "right" (towards host+1)`)
-	tag := fs.String("tag", "", "the ring's tag, if it has one")
+	tag := fs.String("tag", "", "the ring's tag (default: the only ring in the directory)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -39,6 +39,20 @@ func runInfo(args []string, stdout, stderr io.Writer) error {
 	dir := *job
 	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 		dir = core.JobDir(nil, *job)
+	}
+	if !flagSet(fs, "tag") {
+		tags, err := emu.Tags(dir)
+		if err != nil {
+			return err
+		}
+		switch len(tags) {
+		case 0:
+			return fmt.Errorf("no ring's link files in %s", dir)
+		case 1:
+			*tag = tags[0]
+		default:
+			return usageError{fmt.Sprintf("%s holds several rings; choose one with -tag (%q)", dir, tags)}
+		}
 	}
 	snap, err := emu.Inspect(dir, *tag, *host, s)
 	if err != nil {
@@ -109,4 +123,11 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// flagSet reports whether the command line set flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

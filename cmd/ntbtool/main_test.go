@@ -81,6 +81,26 @@ func TestInfo(t *testing.T) {
 	code, _, stderr = runCmd("info", "-job", dir, "-host", "5")
 	require.Equal(t, 1, code)
 	require.NotEmpty(t, stderr)
+
+	// A tagged ring is found without -tag while it is the only one.
+	o.Tag = "d42"
+	tagged := t.TempDir()
+	r2, err := emu.NewRing(tagged, 2, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r2.Close()) }()
+	code, stdout, stderr = runCmd("info", "-job", tagged, "-host", "1", "-side", "left")
+	require.Zero(t, code, stderr)
+	require.Contains(t, stdout, "host 1 left port: link 0 of a ring of 2 hosts, down")
+	r3, err := emu.NewRing(tagged, 2, emu.Options{Model: o.Model, Windows: 2, MWMax: o.MWMax, DeadAfter: time.Second,
+		Poll: time.Millisecond, AttachTimeout: time.Second})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r3.Close()) }()
+	code, _, stderr = runCmd("info", "-job", tagged, "-host", "1")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "-tag")
+	code, _, stderr = runCmd("info", "-job", t.TempDir(), "-host", "1")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, "no ring")
 }
 
 func TestPerf(t *testing.T) {

@@ -3,6 +3,10 @@ package emu
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"os"
+	"slices"
+	"strings"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/ntb"
@@ -118,4 +122,35 @@ func sideState(r regs, windows int) SideState {
 		s.Windows = append(s.Windows, WindowState(w))
 	}
 	return s
+}
+
+// Tags lists the tags of the rings whose link files are in dir, sorted;
+// the untagged ring's tag is "".
+func Tags(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("ntb emu: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "ntb-")
+		if !ok {
+			continue
+		}
+		i := strings.LastIndex(name, "link")
+		if i < 0 || !allDigits(name[i+len("link"):]) {
+			continue
+		}
+		switch tag := name[:i]; {
+		case tag == "":
+			seen[""] = true
+		case strings.HasSuffix(tag, "-"):
+			seen[strings.TrimSuffix(tag, "-")] = true
+		}
+	}
+	return slices.Sorted(maps.Keys(seen)), nil
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool { return r < '0' || r > '9' }) < 0
 }

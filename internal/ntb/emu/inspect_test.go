@@ -29,6 +29,22 @@ func TestInspect(t *testing.T) {
 	require.Equal(t, uint64(1), s.Peer.Stats.DoorbellsSent)
 	require.True(t, s.Own.Alive)
 
+	tags, err := Tags(a.dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{""}, tags)
+	o := fastOptions()
+	o.Tag = "dom-7"
+	r2, err := NewRing(a.dir, 2, o)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, r2.Close()) }()
+	_, err = r2.Hosts[1].Left.MWSetTrans(0, 4096) // a window file is not a ring
+	require.NoError(t, err)
+	tags, err = Tags(a.dir)
+	require.NoError(t, err)
+	require.Equal(t, []string{"", "dom-7"}, tags)
+	s, err = Inspect(a.dir, "dom-7", 1, ntb.Left)
+	require.NoError(t, err)
+	require.Equal(t, 2, s.Hosts)
 	_, err = Inspect(a.dir, "", 7, ntb.Left)
 	require.Error(t, err)
 	_, err = Inspect(a.dir, "other", 0, ntb.Left)
