@@ -37,7 +37,10 @@ func (p *Port) eventLoop(epoch uint32) {
 		if now.Sub(lastBeat) >= p.opts.Poll/2 {
 			lastBeat = now
 			atomic.AddUint64(p.own.heartbeat(), 1)
-			if hb := atomic.LoadUint64(p.peer.heartbeat()); hb != lastHB {
+			// A heartbeat stalls only while the peer holds its port: one
+			// that has not attached yet has no heartbeat to miss.
+			hb := atomic.LoadUint64(p.peer.heartbeat())
+			if hb != lastHB || atomic.LoadUint32(p.peer.attached()) == 0 {
 				lastHB, lastChange = hb, now
 			}
 			p.watchPeer(now.Sub(lastChange))

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"math"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -76,4 +77,37 @@ func TestClosedPort(t *testing.T) {
 	nextEvent(t, b, ntb.LinkEvent)
 	require.False(t, b.LinkIsUp())
 	require.False(t, b.PeerDead(), "a closed peer is gone, not dead")
+}
+
+// TestStalledHeartbeat: a peer that holds its port but stops beating (a
+// hung process) is dead after DeadAfter; one that does not hold its port
+// (not attached yet) is never dead, however long it takes.
+func TestStalledHeartbeat(t *testing.T) {
+	o := fastOptions()
+	o.DeadAfter = time.Second
+	a, b := pair(newRing(t, 2, o))
+	require.True(t, a.LinkIsUp())
+	freeze(b)
+	pid := atomic.SwapUint32(b.own.attached(), 0)
+	nextEvent(t, a, ntb.LinkEvent)
+	time.Sleep(o.DeadAfter + o.DeadAfter/2)
+	require.False(t, a.PeerDead(), "a peer not holding its port has no heartbeat to miss")
+
+	// It attaches, late: its heartbeat counts from now, not from before.
+	atomic.StoreUint32(b.own.attached(), pid)
+	time.Sleep(4 * o.Poll)
+	require.False(t, a.PeerDead(), "a peer that just attached is not dead")
+	// It never beats: dead after DeadAfter.
+	require.Eventually(t, a.PeerDead, 10*time.Second, time.Millisecond)
+	require.False(t, a.LinkIsUp())
+}
+
+// freeze stops p's event goroutines, as a hung process's would stop,
+// leaving p closable.
+func freeze(p *Port) {
+	close(p.quit)
+	p.loops.Wait()
+	p.quit = make(chan struct{})
+	p.loops.Add(1)
+	go func() { <-p.quit; p.loops.Done() }()
 }
