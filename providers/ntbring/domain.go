@@ -52,6 +52,7 @@ type domain struct {
 var (
 	_ core.Domain      = (*domain)(nil)
 	_ core.LocalWaiter = (*domain)(nil)
+	_ core.Barrierer   = (*domain)(nil)
 )
 
 func (d *domain) Rank() int { return d.rank }
@@ -229,24 +230,16 @@ func (d *domain) NewEndpoint(core.EndpointOptions) (core.Endpoint, error) {
 	return e, nil
 }
 
-// Barrier is the protocol's own barrier: for the seed protocol the
-// two-round ring barrier on the BARRIER_START and BARRIER_END doorbells.
-// It completes this host's outstanding operations first, as the seeds do,
-// and is called by one goroutine per host at a time.
+// Barrier implements core.Barrierer with the protocol's own barrier: for
+// the seed protocol, the two-round ring barrier on the BARRIER_START and
+// BARRIER_END doorbells. Like sync_all it completes nothing; the seeds
+// quiet first, as shmem's barrier_all does.
 func (d *domain) Barrier() error {
 	if d.closed.Load() {
 		return d.opErr("barrier", core.ErrClosed)
 	}
-	d.mu.RLock()
-	eps := make([]*endpoint, 0, len(d.endpoints))
-	for e := range d.endpoints {
-		eps = append(eps, e)
-	}
-	d.mu.RUnlock()
-	for _, e := range eps {
-		if err := e.Quiet(); err != nil && !errors.Is(err, core.ErrClosed) {
-			return err
-		}
+	if err := d.err(); err != nil {
+		return d.opErr("barrier", err)
 	}
 	if d.proto == nil {
 		return nil

@@ -40,7 +40,7 @@ func TestMetaRejects(t *testing.T) {
 		"to itself":       func(m *meta) { m.src = 3 },
 		"size":            func(m *meta) { m.size = 64<<10 + 1 },
 		"ack with data":   func(m *meta) { m.kind, m.size = kindPutAck, 1 },
-		"short amo":       func(m *meta) { m.kind, m.size = kindAmoReq, amoRequestSize - 1 },
+		"short amo":       func(m *meta) { m.kind, m.size = kindAmoReq, amoRequestSize-1 },
 		"get req of 8":    func(m *meta) { m.kind, m.size = kindGetReq, 8 },
 		"amo answer of 4": func(m *meta) { m.kind, m.size = kindAmoResp, 4 },
 	} {

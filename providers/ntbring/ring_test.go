@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 func TestPutGetAroundTheRing(t *testing.T) {
@@ -37,6 +38,27 @@ func TestPutGetAroundTheRing(t *testing.T) {
 				old, err := ep.FetchAtomic(pe, rs[d.rank], 1024, core.AtomicAdd, core.Uint64, 1, 0)
 				require.NoError(t, err)
 				require.Less(t, old, uint64(n))
+			}
+		})
+	}
+}
+
+// The ring barrier lets no host through before all have entered: each
+// round every host puts the round number into its right neighbour and
+// quiets, and after the barrier finds its left neighbour's number.
+func TestRingBarrier(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		doms := openRingT(t, n, nil)
+		rs := regions(t, doms, 64)
+		each(doms, func(d *domain) {
+			ep, err := d.NewEndpoint(core.EndpointOptions{})
+			require.NoError(t, err)
+			for round := uint64(1); round <= 100; round++ {
+				require.NoError(t, ep.PutValue((d.rank+1)%n, rs[d.rank], 8*int(round%2), round, 8))
+				require.NoError(t, ep.Quiet())
+				require.NoError(t, d.Barrier())
+				got := mem.LoadValue(rs[d.rank].Local(), 8*int(round%2), 8)
+				require.Equal(t, round, got, "host %d after barrier %d", d.rank, round)
 			}
 		})
 	}
