@@ -59,7 +59,7 @@ func TestKilledHostIsSeen(t *testing.T) {
 	nextEvent(t, left, ntb.LinkEvent)
 	nextEvent(t, right, ntb.LinkEvent)
 	require.False(t, left.LinkIsUp())
-	require.True(t, left.PeerDead())
+	require.Eventually(t, left.PeerDead, 10*time.Second, time.Millisecond)
 	_, err := r.Hosts[1].Left.SpadRead(0)
 	require.ErrorIs(t, err, ntb.ErrClosed)
 	require.True(t, r.Hosts[2].Right.LinkIsUp(), "the link between 2 and 0 is untouched")

@@ -120,7 +120,7 @@ func TestFaultInjectionByOptions(t *testing.T) {
 	nextEvent(t, b, ntb.LinkEvent)
 	// Host 2 is killed: host 0's Left port (link 2) and host 1's Right see it.
 	require.Eventually(t, func() bool { return !r.Hosts[0].Left.LinkIsUp() && !a.LinkIsUp() }, 10*time.Second, time.Millisecond)
-	require.True(t, r.Hosts[0].Left.PeerDead())
+	require.Eventually(t, r.Hosts[0].Left.PeerDead, 10*time.Second, time.Millisecond)
 	require.True(t, r.Hosts[0].Right.LinkIsUp(), "link 0 is untouched")
 }
 

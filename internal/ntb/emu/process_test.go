@@ -25,6 +25,7 @@ const (
 	bitReady  = 1 << 1 // child to parent: window set, scratchpad written
 	bitCopied = 1 << 2 // parent to child: DMA done
 	bitSeen   = 1 << 3 // child to parent: data verified
+	bitBye    = 1 << 4 // parent to child: result read, die now
 	bitHello  = 1 << 0 // child to parent across the other link
 )
 
@@ -52,6 +53,7 @@ func TestMultiProcess(t *testing.T) {
 	defer func() {
 		if t.Failed() {
 			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
 			t.Logf("host 1 said:\n%s", out.String())
 		}
 	}()
@@ -84,6 +86,7 @@ func TestMultiProcess(t *testing.T) {
 	require.Equal(t, uint32(1), v, "host 1 found the DMA'd data intact")
 
 	// Host 1 now kills itself: both links go down within a bounded time.
+	require.NoError(t, right.PeerDBSet(bitBye))
 	start := time.Now()
 	nextEvent(t, right, ntb.LinkEvent)
 	require.False(t, right.LinkIsUp())
@@ -123,6 +126,7 @@ func childHost(t *testing.T, dir string) {
 	}
 	require.NoError(t, left.SpadWrite(1, ok))
 	require.NoError(t, left.PeerDBSet(bitSeen))
+	require.Equal(t, uint64(bitBye), nextEvent(t, left, ntb.DoorbellEvent).DB)
 	h.Inject(FaultKill)
 }
 
@@ -136,6 +140,14 @@ func TestInjectedKillAcrossProcesses(t *testing.T) {
 		"GOSHMEM_NTB_MW_SIZE=16M", "GOSHMEM_NTB_FAULT=host=1:kill@300ms")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
+	waited := false
+	defer func() {
+		if !waited {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Logf("host 1 said:\n%s", out.String())
+		}
+	}()
 
 	h, err := Open(dir, 0, 2, fastOptions())
 	require.NoError(t, err)
@@ -144,10 +156,10 @@ func TestInjectedKillAcrossProcesses(t *testing.T) {
 	require.NoError(t, h.Left.LinkEnable())
 	require.NoError(t, h.Right.WaitLink(time.Minute))
 	require.NoError(t, h.Left.WaitLink(time.Minute))
-	require.Eventually(t, func() bool { return h.Left.PeerDead() && h.Right.PeerDead() }, time.Minute, time.Millisecond,
-		"host 1 said:\n%s", &out)
+	require.Eventually(t, func() bool { return h.Left.PeerDead() && h.Right.PeerDead() }, time.Minute, time.Millisecond)
 	require.False(t, h.Right.LinkIsUp())
 	err = cmd.Wait()
+	waited = true
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	require.Equal(t, "signal: killed", ee.Error(), "host 1 said:\n%s", out.String())
