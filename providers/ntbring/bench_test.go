@@ -48,31 +48,37 @@ func newEP(b *testing.B, d *domain) core.Endpoint {
 }
 
 // BenchmarkPutThroughput is experiment (a): host 0 streams puts of one
-// size to its neighbour, with one worker, and waits for the acks at the
-// end. Compare with "ntbtool perf" on the same model for the device's
-// raw DMA rate.
+// size to its neighbour and waits for the acks at the end, with one
+// worker (as the seeds measured it) and with two. Compare with "ntbtool
+// perf" on the same model for the device's raw DMA rate.
 func BenchmarkPutThroughput(b *testing.B) {
-	for _, size := range benchSizes {
-		b.Run(sizeName(size), func(b *testing.B) {
-			doms := openRingT(b, 2, benchEnv(map[string]string{paramWorkers.Env: "1"}))
-			rs := regions(b, doms, 8<<20)
-			ep := newEP(b, doms[0])
-			src := make([]byte, size)
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			off := 0
-			for b.Loop() {
-				if err := ep.Put(1, rs[0], off, src); err != nil {
-					b.Fatal(err)
-				}
-				if off += size; off+size > 8<<20 {
-					off = 0
-				}
-			}
-			if err := ep.Quiet(); err != nil {
-				b.Fatal(err)
-			}
-		})
+	for _, workers := range []int{1, 2} {
+		for _, size := range benchSizes {
+			b.Run(fmt.Sprintf("workers=%d/%s", workers, sizeName(size)), func(b *testing.B) {
+				benchPutStream(b, workers, size)
+			})
+		}
+	}
+}
+
+func benchPutStream(b *testing.B, workers, size int) {
+	doms := openRingT(b, 2, benchEnv(map[string]string{paramWorkers.Env: fmt.Sprint(workers)}))
+	rs := regions(b, doms, 8<<20)
+	ep := newEP(b, doms[0])
+	src := make([]byte, size)
+	b.SetBytes(int64(size))
+	b.ReportAllocs()
+	off := 0
+	for b.Loop() {
+		if err := ep.Put(1, rs[0], off, src); err != nil {
+			b.Fatal(err)
+		}
+		if off += size; off+size > 8<<20 {
+			off = 0
+		}
+	}
+	if err := ep.Quiet(); err != nil {
+		b.Fatal(err)
 	}
 }
 

@@ -3,11 +3,13 @@ package ntbring
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // The two memory windows of every port, as the seeds use them: the direct
@@ -182,9 +184,7 @@ func (l *link) send(m meta, payload []byte, timeout time.Duration, abort func() 
 	g := slot % l.groups
 	l.sendMu[g].Lock()
 	defer l.sendMu[g].Unlock()
-	// Wait until the neighbour has consumed the group's last transfer: a
-	// read across the link, so spin little and back off.
-	var b core.Backoff
+	// Wait until the neighbour has consumed the group's last transfer.
 	for i := 0; ; i++ {
 		w0, err := l.port.PeerSpadRead(g * metaWords)
 		if err != nil {
@@ -201,7 +201,7 @@ func (l *link) send(m meta, payload []byte, timeout time.Duration, abort func() 
 				return l.slotTimeoutError(timeout)
 			}
 		}
-		b.Pause()
+		pollPause(i)
 	}
 
 	win := mwBypass
@@ -280,4 +280,22 @@ func (l *link) release(g int) {
 	// A failed write means the link is down; the link event reports it.
 	_ = l.port.SpadWrite(g*metaWords, 0)
 	l.recvMu[g].Unlock()
+}
+
+// pollPause paces the i-th poll of a scratchpad across the link. Each poll
+// is already a round trip of about a microsecond, so it spins only a few,
+// then yields the CPU (the worker that frees the slot may need it: hosts
+// outnumber cores in tests), and only then sleeps, briefly: the kernel
+// makes even the shortest sleep tens of microseconds.
+func pollPause(i int) {
+	switch {
+	case i < 4:
+	case i < 256:
+		runtime.Gosched()
+		if i&7 == 7 {
+			sys.Yield()
+		}
+	default:
+		time.Sleep(time.Duration(min(i-255, 100)) * time.Microsecond)
+	}
 }
