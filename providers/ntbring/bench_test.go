@@ -124,8 +124,9 @@ func BenchmarkRingNeighbourPut(b *testing.B) {
 	}
 }
 
-// BenchmarkHops is experiment (c): put (with its ack) and get latency from
-// host 0 to hosts one and two hops away on a ring of five.
+// BenchmarkHops is experiment (c): put latency (with its ack, and until
+// Put returns) and get latency from host 0 to hosts one and two hops away
+// on a ring of five.
 func BenchmarkHops(b *testing.B) {
 	doms := openRingT(b, 5, benchEnv(nil))
 	rs := regions(b, doms, 2<<20)
@@ -142,6 +143,20 @@ func BenchmarkHops(b *testing.B) {
 					if err := ep.Quiet(); err != nil {
 						b.Fatal(err)
 					}
+				}
+			})
+			// The seeds' put latency: until Put returns, the ack not awaited.
+			b.Run(fmt.Sprintf("put-return/size=%d/hops=%d", size, hops), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					if err := ep.Put(hops, rs[0], 0, buf); err != nil {
+						b.Fatal(err)
+					}
+					b.StopTimer()
+					if err := ep.Quiet(); err != nil {
+						b.Fatal(err)
+					}
+					b.StartTimer()
 				}
 			})
 			b.Run(fmt.Sprintf("get/size=%d/hops=%d", size, hops), func(b *testing.B) {

@@ -101,3 +101,25 @@ func TestGarbageInScratchpadsIsDropped(t *testing.T) {
 	require.Equal(t, byte(7), rs[1].Local()[8])
 	require.Equal(t, uint64(1), drops())
 }
+
+// A link the device takes down (fault injection) fails the hosts at its
+// two ends with a peer-lost error naming the host across it.
+func TestLinkDownFault(t *testing.T) {
+	doms, err := openRingErr(t, 3, map[string]string{"GOSHMEM_NTB_FAULT": "link=0:down@200ms"})
+	require.NoError(t, err)
+	rs := regions(t, doms, 64)
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	require.Eventually(t, func() bool { return doms[0].err() != nil && doms[1].err() != nil }, 5*time.Second, 5*time.Millisecond)
+	var pl *core.PeerLostError
+	require.ErrorAs(t, ep.Put(1, rs[0], 0, []byte{1}), &pl)
+	require.Equal(t, 1, pl.PE, "host 0 lost host 1, across link 0")
+	require.ErrorAs(t, doms[1].err(), &pl)
+	require.Equal(t, 0, pl.PE)
+	require.NoError(t, doms[2].err(), "host 2's links are up")
+	errs := make([]error, len(doms))
+	each(doms, func(d *domain) { errs[d.rank] = d.Close() })
+	require.ErrorIs(t, errs[0], core.ErrPeerLost)
+	require.ErrorIs(t, errs[1], core.ErrPeerLost)
+	require.NoError(t, errs[2])
+}
