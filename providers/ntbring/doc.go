@@ -21,8 +21,9 @@
 // neighbour's scratchpads, word 0 last, and ring the slot's doorbell
 // (doorbell_dmaputget[n]). The neighbour's worker n reads the metadata,
 // copies the payload out and clears word 0. A transfer for a host further
-// on is copied into a bypass buffer and sent on in the same direction by a
-// forwarder; transfers leave by the shorter way round.
+// on is sent on in the same direction, straight from the bypass window if
+// the next link is free at once, else from a bypass buffer by a forwarder;
+// transfers leave by the shorter way round.
 //
 // A put returns once its data has left through the first link; the
 // destination's ack, travelling back round the ring, completes it. A get

@@ -204,6 +204,41 @@ func (l *link) send(m meta, payload []byte, timeout time.Duration, abort func() 
 		pollPause(i)
 	}
 
+	return l.transmit(slot, g, m, payload)
+}
+
+// trySend is send for a caller that must not wait: a worker answering or
+// relaying. It sends only if a data slot is free and its scratchpad group
+// is free at the first look, and reports whether it did; otherwise the
+// caller queues the transfer for a forwarder.
+func (l *link) trySend(m meta, payload []byte) (bool, error) {
+	var slot int
+	select {
+	case slot = <-l.free:
+	default:
+		return false, nil
+	}
+	defer func() { l.free <- slot }()
+	g := slot % l.groups
+	if !l.sendMu[g].TryLock() {
+		return false, nil
+	}
+	defer l.sendMu[g].Unlock()
+	w0, err := l.port.PeerSpadRead(g * metaWords)
+	if err != nil {
+		return false, l.linkError("read scratchpad", err)
+	}
+	if w0 != 0 {
+		return false, nil
+	}
+	return true, l.transmit(slot, g, m, payload)
+}
+
+// transmit DMAs payload into data slot slot of the right window, writes
+// the metadata into scratchpad group g (word 0 last) and rings the slot's
+// doorbell. The caller holds the slot and the group, and has seen the
+// group free.
+func (l *link) transmit(slot, g int, m meta, payload []byte) error {
 	win := mwBypass
 	if int(m.dst) == l.peer {
 		win = mwDirect

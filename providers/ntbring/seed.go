@@ -19,9 +19,11 @@ import (
 //
 // Goroutines, all stopped by close: one dispatcher per port, reading its
 // events; workers, woken by their doorbell on either port; forwarders,
-// sending what workers queued (relays and answers). Workers never send
-// themselves: a worker that waited for a busy link while holding its own
-// inbound slot could close a cycle of waits around the ring.
+// sending what workers queued (relays and answers). Workers never wait for
+// a link: they send only when the link is free at the first look
+// (trySend), and queue otherwise. A worker that waited for a busy link
+// while holding its own inbound slot could close a cycle of waits around
+// the ring.
 type seed struct {
 	d     *domain
 	s     settings
@@ -247,12 +249,22 @@ func (p *seed) work(w *worker) {
 func (p *seed) handle(l *link, r received) {
 	m := r.m
 	if int(m.dst) != p.d.rank {
-		// Not ours: copy it out of the window into a bypass buffer, free
-		// the slot and let a forwarder take it on in the same direction.
+		// Not ours: DMA it on in the same direction straight from the
+		// window if the next link is free at once; otherwise copy it into
+		// a bypass buffer, free the slot and let a forwarder take it on.
+		out := opposite(l.side)
+		sent, err := p.links[out].trySend(m, r.payload)
+		if err != nil {
+			p.d.fail(err)
+		}
+		if sent || err != nil {
+			l.release(r.group)
+			return
+		}
 		buf := p.buf(len(r.payload))
 		copy(*buf, r.payload)
 		l.release(r.group)
-		p.queue(opposite(l.side), m, *buf, buf)
+		p.queue(out, m, *buf, buf)
 		return
 	}
 	if m.kind.isResponse() {
@@ -312,7 +324,7 @@ func (p *seed) handle(l *link, r received) {
 		out = *buf
 	}
 	reply.size = uint32(len(out))
-	p.queue(p.d.sideTo(int(reply.dst)), reply, out, buf)
+	p.answer(reply, out, buf)
 }
 
 // answered finishes the op a response belongs to. A response whose tag is
@@ -386,6 +398,7 @@ type fwdQueue struct {
 	wake  chan struct{}
 }
 
+// queue hands a transfer to the forwarders.
 func (p *seed) queue(side ntb.Side, m meta, payload []byte, buf *[]byte) {
 	p.fwd.mu.Lock()
 	p.fwd.items = append(p.fwd.items, fwdItem{side: side, m: m, payload: payload, buf: buf})
@@ -394,6 +407,21 @@ func (p *seed) queue(side ntb.Side, m meta, payload []byte, buf *[]byte) {
 	case p.fwd.wake <- struct{}{}:
 	default:
 	}
+}
+
+// answer sends a worker's answer to a request: at once if the link is
+// free, else through a forwarder.
+func (p *seed) answer(m meta, payload []byte, buf *[]byte) {
+	side := p.d.sideTo(int(m.dst))
+	sent, err := p.links[side].trySend(m, payload)
+	if err != nil {
+		p.d.fail(err)
+	}
+	if sent || err != nil {
+		p.putBuf(buf)
+		return
+	}
+	p.queue(side, m, payload, buf)
 }
 
 // forward is a forwarder's loop.
