@@ -53,6 +53,7 @@ var (
 	_ core.Domain      = (*domain)(nil)
 	_ core.LocalWaiter = (*domain)(nil)
 	_ core.Barrierer   = (*domain)(nil)
+	_ core.Failer      = (*domain)(nil)
 )
 
 func (d *domain) Rank() int { return d.rank }
@@ -72,6 +73,15 @@ func (d *domain) sideTo(dst int) ntb.Side {
 func (d *domain) err() error {
 	if p := d.failErr.Load(); p != nil {
 		return *p
+	}
+	return nil
+}
+
+// Err implements core.Failer: the failure that ended the ring for this
+// host, wrapping core.ErrPeerLost, or nil.
+func (d *domain) Err() error {
+	if err := d.err(); err != nil {
+		return d.opErr("ring", err)
 	}
 	return nil
 }

@@ -117,6 +117,8 @@ func TestLinkDownFault(t *testing.T) {
 	require.ErrorAs(t, doms[1].err(), &pl)
 	require.Equal(t, 0, pl.PE)
 	require.NoError(t, doms[2].err(), "host 2's links are up")
+	require.ErrorIs(t, doms[0].Err(), core.ErrPeerLost, "core.Failer reports the failure")
+	require.NoError(t, doms[2].Err())
 	errs := make([]error, len(doms))
 	each(doms, func(d *domain) { errs[d.rank] = d.Close() })
 	require.ErrorIs(t, errs[0], core.ErrPeerLost)
