@@ -34,7 +34,7 @@ const (
 // Each direction of a link has slots data slots: slot i is bytes
 // [i*slotSize, (i+1)*slotSize) of each window, and doorbell bit i. The
 // metadata of a transfer goes through the receiver's scratchpads, in one of
-// metaSlots groups of metaWords words; slot i uses group i % metaSlots. A
+// groups groups of metaWords words; slot i uses group i % groups. A
 // sender holds a group from the moment it finds it free (word 0 zero, read
 // across the link) until it has rung the doorbell; the receiver frees it
 // by clearing word 0 once it has copied the payload out of the window.
