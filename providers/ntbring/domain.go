@@ -30,6 +30,7 @@ type domain struct {
 
 	proto   protocol // nil in a job of one host: there is no ring
 	pending *pending
+	bufs    bufPool // payload buffers for relays and answers
 
 	failErr  atomic.Pointer[error] // the first failure, after which nothing is sent
 	closing  atomic.Bool           // Close began: links going down are expected

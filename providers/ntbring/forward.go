@@ -41,7 +41,7 @@ func (p *seed) answer(m meta, payload []byte, buf *[]byte) {
 		p.d.fail(err)
 	}
 	if sent || err != nil {
-		p.putBuf(buf)
+		p.d.bufs.put(buf)
 		return
 	}
 	p.queue(side, m, payload, buf)
@@ -78,6 +78,6 @@ func (p *seed) forward() {
 		if err := p.links[it.side].send(it.m, it.payload, p.s.timeout, p.d.abort); err != nil {
 			p.d.fail(err)
 		}
-		p.putBuf(it.buf)
+		p.d.bufs.put(it.buf)
 	}
 }

@@ -14,12 +14,14 @@ const protoSeed = "seed"
 const abortPoll = 20 * time.Millisecond
 
 // protocol moves operations between hosts of the ring. The domain, its
-// regions, endpoints and pending table are the same for every protocol; a
-// protocol decides how bytes and requests cross the links.
+// regions, endpoints and pending table are the same for every protocol,
+// and so is what a host does with a transfer addressed to it (serve,
+// answered); a protocol decides how transfers cross the links and reach
+// the host they are for.
 type protocol interface {
-	// send starts a transfer of kind k from this host to host dst, with
-	// payload (a put's data, a request header). It returns when payload
-	// may be reused; the answer, if any, finishes the op with tag m.tag.
+	// send starts transfer m from this host to host m.dst, with payload
+	// (a put's data, a request header). It returns when payload may be
+	// reused; the answer finishes the op with tag m.tag.
 	send(m meta, payload []byte) error
 	// maxPayload is the largest payload of one transfer.
 	maxPayload() int

@@ -74,6 +74,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		return nil, err
 	}
 	d.s = s
+	d.bufs.size = s.slotSize
 	// PE 0's random number names this domain's files, so two domains of
 	// one job never meet in the job directory.
 	all, err := b.Allgather(binary.LittleEndian.AppendUint64(nil, rand.Uint64()))

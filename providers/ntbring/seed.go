@@ -1,7 +1,6 @@
 package ntbring
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
@@ -33,7 +32,6 @@ type seed struct {
 
 	workers []*worker
 	fwd     fwdQueue
-	bufs    sync.Pool // *[]byte of slotSize capacity, for relays and answers
 
 	bar ringBarrier
 
@@ -52,7 +50,6 @@ type worker struct {
 func newSeed(d *domain, r *ringPorts, s settings) (*seed, error) {
 	p := &seed{d: d, s: s, ports: r, stop: make(chan struct{}),
 		lim: metaLimits{self: d.rank, hosts: d.npes, slots: s.workers, slotSize: s.slotSize}}
-	p.bufs.New = func() any { b := make([]byte, s.slotSize); return &b }
 	p.fwd.wake = make(chan struct{}, 1)
 	for side, port := range []ntb.Port{r.left, r.right} {
 		l, err := newLink(ntb.Side(side), port, neighbour(d.rank, d.npes, ntb.Side(side)), s.workers, s.slotSize)
@@ -261,118 +258,24 @@ func (p *seed) handle(l *link, r received) {
 			l.release(r.group)
 			return
 		}
-		buf := p.buf(len(r.payload))
+		buf := p.d.bufs.get(len(r.payload))
 		copy(*buf, r.payload)
 		l.release(r.group)
 		p.queue(out, m, *buf, buf)
 		return
 	}
 	if m.kind.isResponse() {
-		p.answered(m, r.payload)
+		p.d.answered(m, r.payload)
 		l.release(r.group)
 		return
 	}
-	reply := meta{src: m.dst, dst: m.src, tag: m.tag}
-	var out []byte
-	var buf *[]byte
-	switch m.kind {
-	case kindPut:
-		reg := p.d.regionFor(m.region, int(m.off), int(m.size))
-		if reg == nil {
-			reply.kind, buf = kindNack, p.nack(nackRegion)
-			break
-		}
-		reg.land(int(m.off), r.payload)
-		reply.kind = kindPutAck
-	case kindGetReq:
-		n, err := decodeGetRequest(r.payload, p.s.slotSize)
-		if err != nil {
-			l.release(r.group)
-			p.d.dropped(err)
-			return
-		}
-		reg := p.d.regionFor(m.region, int(m.off), int(n))
-		if reg == nil {
-			reply.kind, buf = kindNack, p.nack(nackRegion)
-			break
-		}
-		// The answer is DMAed straight from the region: a get reads the
-		// owner's memory as it is when the data leaves.
-		reply.kind, out = kindGetResp, reg.mem[m.off:m.off+n]
-	case kindAmoReq:
-		a, err := decodeAmoRequest(r.payload)
-		if err != nil {
-			l.release(r.group)
-			p.d.dropped(err)
-			return
-		}
-		reg := p.d.regionFor(m.region, int(m.off), a.typ.Size())
-		switch {
-		case reg == nil:
-			reply.kind, buf = kindNack, p.nack(nackRegion)
-		case int(m.off)%a.typ.Size() != 0:
-			reply.kind, buf = kindNack, p.nack(nackAtomic)
-		default:
-			old := reg.atomic(int(m.off), a)
-			buf = p.buf(8)
-			binary.LittleEndian.PutUint64(*buf, old)
-			reply.kind = kindAmoResp
-		}
-	}
+	reply, out, buf, err := p.d.serve(m, r.payload)
 	l.release(r.group)
-	if buf != nil {
-		out = *buf
+	if err != nil {
+		p.d.dropped(err)
+		return
 	}
-	reply.size = uint32(len(out))
 	p.answer(reply, out, buf)
-}
-
-// answered finishes the op a response belongs to. A response whose tag is
-// unknown, or that comes from another host than the op's target, is
-// dropped: it is stale (its op expired) or garbage.
-func (p *seed) answered(m meta, payload []byte) {
-	o := p.d.pending.peek(m.tag)
-	if o == nil || o.pe != int(m.src) {
-		p.d.dropped(fmt.Errorf("%w: %s from host %d for tag %d, which no operation to that host waits for", errBadMeta, m.kind, m.src, m.tag))
-		return
-	}
-	if m.kind == kindGetResp && len(payload) != len(o.dst) {
-		p.d.dropped(fmt.Errorf("%w: get response of %d bytes for a get of %d", errBadMeta, len(payload), len(o.dst)))
-		return
-	}
-	if o = p.d.pending.take(m.tag); o == nil {
-		return // expired meanwhile
-	}
-	var err error
-	switch m.kind {
-	case kindGetResp:
-		copy(o.dst, payload)
-	case kindAmoResp:
-		o.old = binary.LittleEndian.Uint64(payload)
-	case kindNack:
-		err = nackReason(payload[0]).err()
-	}
-	o.finish(err)
-}
-
-func (p *seed) nack(r nackReason) *[]byte {
-	b := p.buf(1)
-	(*b)[0] = byte(r)
-	return b
-}
-
-// buf returns a pooled buffer of n bytes.
-func (p *seed) buf(n int) *[]byte {
-	b := p.bufs.Get().(*[]byte)
-	*b = (*b)[:n]
-	return b
-}
-
-func (p *seed) putBuf(b *[]byte) {
-	if b != nil {
-		*b = (*b)[:cap(*b)]
-		p.bufs.Put(b)
-	}
 }
 
 // send implements protocol: the caller's own transfer leaves by the
@@ -390,7 +293,7 @@ func (p *seed) close() error {
 	err := p.ports.close()
 	p.wg.Wait()
 	for _, it := range p.fwd.items {
-		p.putBuf(it.buf)
+		p.d.bufs.put(it.buf)
 	}
 	p.fwd.items = nil
 	return err
