@@ -46,7 +46,9 @@
 // A link that goes down outside Close, a scratchpad slot that stays busy,
 // an answer that does not come within GOSHMEM_NTBRING_TIMEOUT, or a PE the
 // bootstrap reports lost fail the domain: every operation in flight and
-// every later one ends with an error wrapping core.ErrPeerLost. A
+// every later one ends with an error wrapping core.ErrPeerLost. A host
+// whose domain fails rings the broken-ring alarm on both ports, and every
+// host that hears it fails and passes it on, so the whole ring learns. A
 // transfer whose metadata or header is malformed is dropped and logged;
 // its sender's operation then times out.
 package ntbring

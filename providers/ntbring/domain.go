@@ -95,10 +95,11 @@ func (d *domain) abort() error {
 	return d.boot.Err()
 }
 
-// fail records the domain's first failure and ends every operation in
-// flight with it. After a failure nothing more is sent; the job is over
-// for this host, as a lost peer means in OpenSHMEM. Links that go down
-// while the domain closes are expected and ignored.
+// fail records the domain's first failure, tells the rest of the ring,
+// and ends every operation in flight with it. After a failure nothing more
+// is sent; the job is over for this host, as a lost peer means in
+// OpenSHMEM. Links that go down while the domain closes are expected and
+// ignored.
 func (d *domain) fail(err error) {
 	if d.closing.Load() {
 		return
@@ -107,6 +108,14 @@ func (d *domain) fail(err error) {
 		return
 	}
 	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
+	if d.proto != nil {
+		lost := d.rank // the host that noticed, when the cause names none
+		var pl *core.PeerLostError
+		if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
+			lost = pl.PE
+		}
+		d.proto.broken(lost)
+	}
 	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
 		o.finish(err)
 	}

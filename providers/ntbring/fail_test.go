@@ -103,7 +103,8 @@ func TestGarbageInScratchpadsIsDropped(t *testing.T) {
 }
 
 // A link the device takes down (fault injection) fails the hosts at its
-// two ends with a peer-lost error naming the host across it.
+// two ends with a peer-lost error naming the host across it, and the
+// others through the broken-ring alarm.
 func TestLinkDownFault(t *testing.T) {
 	doms, err := openRingErr(t, 3, map[string]string{"GOSHMEM_NTB_FAULT": "link=0:down@200ms"})
 	require.NoError(t, err)
@@ -116,12 +117,43 @@ func TestLinkDownFault(t *testing.T) {
 	require.Equal(t, 1, pl.PE, "host 0 lost host 1, across link 0")
 	require.ErrorAs(t, doms[1].err(), &pl)
 	require.Equal(t, 0, pl.PE)
-	require.NoError(t, doms[2].err(), "host 2's links are up")
 	require.ErrorIs(t, doms[0].Err(), core.ErrPeerLost, "core.Failer reports the failure")
-	require.NoError(t, doms[2].Err())
+	// Host 2's links are up, but the ring is broken: the alarm tells it.
+	require.Eventually(t, func() bool { return doms[2].err() != nil }, 5*time.Second, 5*time.Millisecond)
+	require.ErrorAs(t, doms[2].err(), &pl)
+	require.Contains(t, []int{0, 1}, pl.PE, "host 2 learns of the break between 0 and 1")
 	errs := make([]error, len(doms))
 	each(doms, func(d *domain) { errs[d.rank] = d.Close() })
-	require.ErrorIs(t, errs[0], core.ErrPeerLost)
-	require.ErrorIs(t, errs[1], core.ErrPeerLost)
-	require.NoError(t, errs[2])
+	for i, err := range errs {
+		require.ErrorIs(t, err, core.ErrPeerLost, "close of host %d", i)
+	}
+}
+
+// A host far from a dead one learns of the death from the alarm, within
+// the time the links take to notice, and a ring barrier it waits in ends.
+func TestAlarmEndsBarrier(t *testing.T) {
+	doms, err := openRingErr(t, 5, nil)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- doms[0].Barrier() }() // waits for START from host 4
+	require.NoError(t, doms[2].proto.close()) // host 2 dies
+	select {
+	case err := <-done:
+		var pl *core.PeerLostError
+		require.ErrorAs(t, err, &pl)
+		require.Equal(t, 2, pl.PE)
+	case <-time.After(5 * time.Second):
+		t.Fatal("host 0's barrier did not end when host 2 died")
+	}
+	for i, d := range doms {
+		if i != 2 {
+			require.ErrorIs(t, d.err(), core.ErrPeerLost, "host %d", i)
+		}
+	}
+	doms[2].boot.(interface{ Kill() }).Kill()
+	each(doms, func(d *domain) {
+		if d.rank != 2 {
+			require.ErrorIs(t, d.Close(), core.ErrPeerLost)
+		}
+	})
 }

@@ -21,12 +21,15 @@ const (
 	nWindows = 2
 )
 
-// The doorbell bits: one per worker (doorbell_dmaputget[n]), and the two
-// of the ring barrier.
+// The doorbell bits: one per worker (doorbell_dmaputget[n]), six that
+// carry the broken-ring alarm (one plus the id of the host lost), and the
+// two of the ring barrier.
 const (
+	dbAlarmShift   = 8
+	dbAlarmMask    = 0x3F << dbAlarmShift
 	dbBarrierStart = 14
 	dbBarrierEnd   = 15
-	dbNeeded       = 1<<dbBarrierStart | 1<<dbBarrierEnd | 1<<maxSlots - 1
+	dbNeeded       = 1<<dbBarrierStart | 1<<dbBarrierEnd | dbAlarmMask | 1<<maxSlots - 1
 )
 
 // link is one port of this host and what the protocol keeps about it.

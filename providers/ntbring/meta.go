@@ -41,9 +41,10 @@ func (k kind) isResponse() bool {
 // metaWords is how many 32-bit scratchpads one transfer's metadata takes.
 const metaWords = 4
 
-// maxHosts is the largest ring: host ids travel in 8 bits, and the seeds'
-// hardware never went past a handful of hosts.
-const maxHosts = 64
+// maxHosts is the largest ring: host ids travel in 8 bits of metadata,
+// and the broken-ring alarm carries one plus a host id in 6 doorbell bits.
+// The seeds' hardware never went past a handful of hosts.
+const maxHosts = 63
 
 // maxSlots bounds the data slots (workers) of one link.
 const maxSlots = 8

@@ -27,6 +27,10 @@ type protocol interface {
 	maxPayload() int
 	// barrier returns once every host has entered it.
 	barrier() error
+	// broken tells the other hosts, as far as the ring still reaches,
+	// that it broke and which host was lost, so that none waits for a
+	// transfer that cannot come. The domain calls it once, on failure.
+	broken(lost int)
 	// close stops the protocol's goroutines and releases the device. The
 	// domain calls it after every host has stopped sending.
 	close() error
@@ -40,6 +44,9 @@ func newProtocol(d *domain, r *ringPorts, s settings) (protocol, error) {
 		if err != nil {
 			return nil, err
 		}
+		// The goroutines setup starts may fail the domain, which then
+		// alarms the ring through d.proto.
+		d.proto = p
 		return p, p.setup()
 	}
 	return nil, &core.EnvError{Var: paramProtocol.Env, Value: s.protocol, Allowed: `"` + protoSeed + `"`}

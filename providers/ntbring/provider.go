@@ -93,10 +93,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	if err := core.Agree(b, err); err != nil {
 		return nil, ports.closeQuietly(err)
 	}
-	p, err := newProtocol(d, ports, s)
+	// newProtocol sets d.proto itself, before it starts goroutines.
+	_, err = newProtocol(d, ports, s)
 	if err := core.Agree(b, err); err != nil {
 		return nil, ports.closeQuietly(err)
 	}
-	d.proto = p
 	return d, nil
 }

@@ -175,7 +175,7 @@ func (p *seed) start() {
 	for _, l := range p.links {
 		p.wg.Add(1)
 		go p.dispatch(l)
-		mask := uint64(1)<<p.s.workers - 1 | 1<<dbBarrierStart | 1<<dbBarrierEnd
+		mask := uint64(1)<<p.s.workers - 1 | dbAlarmMask | 1<<dbBarrierStart | 1<<dbBarrierEnd
 		// A failure here is a link going down, which the dispatcher sees.
 		_ = l.port.DBClearMask(mask)
 	}
@@ -209,6 +209,10 @@ func (p *seed) dispatch(l *link) {
 			}
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
+			}
+			if a := ev.DB & dbAlarmMask >> dbAlarmShift; a != 0 {
+				p.d.fail(&core.PeerLostError{PE: int(a) - 1,
+					Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", l.side, l.peer)})
 			}
 		}
 	}
@@ -285,6 +289,17 @@ func (p *seed) send(m meta, payload []byte) error {
 }
 
 func (p *seed) maxPayload() int { return p.s.slotSize }
+
+// broken implements protocol: it rings the alarm bits on both ports. Each
+// host that hears it fails and rings it on in turn, once, so it spreads
+// both ways from the break to every host. A port whose link is down
+// cannot ring, and needs not: its neighbour saw the link go down.
+func (p *seed) broken(lost int) {
+	for _, l := range p.links {
+		_ = l.port.PeerDBSet(uint64(lost+1) << dbAlarmShift & dbAlarmMask)
+	}
+	p.bar.ev.Notify() // a barrier waiting here consults the failure now
+}
 
 // close implements protocol.
 func (p *seed) close() error {
