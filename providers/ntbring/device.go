@@ -28,14 +28,8 @@ func openRing(cfg *core.Config, host, n int, tag string) (*ringPorts, error) {
 	if err != nil {
 		return nil, err
 	}
-	var once bool
-	return &ringPorts{left: h.Left, right: h.Right, close: func() error {
-		if once {
-			return nil
-		}
-		once = true
-		return h.Close()
-	}}, nil
+	// emu.Host.Close is idempotent: a second close is a no-op.
+	return &ringPorts{left: h.Left, right: h.Right, close: h.Close}, nil
 }
 
 // closeQuietly releases ports opened on a path that already failed.
