@@ -2,6 +2,7 @@ package ntbring
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -61,5 +62,27 @@ func TestRingBarrier(t *testing.T) {
 				require.Equal(t, round, got, "host %d after barrier %d", d.rank, round)
 			}
 		})
+	}
+}
+
+// A remote put wakes a host sleeping in WaitChange: shmem's wait_until
+// sleeps instead of polling.
+func TestWaiterWokenByRemotePut(t *testing.T) {
+	doms := openRingT(t, 3, nil)
+	rs := regions(t, doms, 64)
+	d := doms[2]
+	seq, watch := d.WaitArm(rs[2], 0, 8)
+	defer d.WaitDisarm(watch)
+	require.Equal(t, seq, d.WaitChange(seq, 0), "max 0 does not sleep")
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	go func() {
+		if err := ep.PutValue(2, rs[0], 0, 42, 8); err != nil {
+			t.Error(err)
+		}
+	}()
+	for mem.LoadValue(rs[2].Local(), 0, 8) != 42 {
+		// An hour: only a wake-up by the put ends this in time.
+		seq = d.WaitChange(seq, time.Hour)
 	}
 }
