@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
@@ -84,7 +85,7 @@ func (p *seed) setup() error {
 	}
 	for _, l := range p.links {
 		if err == nil {
-			if err = l.port.WaitLink(p.s.timeout); err != nil {
+			if err = l.port.WaitLink(max(p.s.timeout, linkUpTimeout)); err != nil {
 				err = l.linkError("bring the link up", err)
 			}
 		}
@@ -111,6 +112,12 @@ func (p *seed) setup() error {
 	p.start()
 	return nil
 }
+
+// linkUpTimeout bounds the wait for a neighbour to enable its side of a
+// link at start-up. Hosts start at different times, by seconds on a loaded
+// machine, so it is longer than an operation's timeout; the emulator waits
+// as long for a neighbour's link file.
+const linkUpTimeout = time.Minute
 
 // The scratchpad words of the hello exchange, written by each host into
 // its neighbour's scratchpads. They are zeroed before any transfer.
