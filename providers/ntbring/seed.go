@@ -218,7 +218,14 @@ func (p *seed) dispatch(l *link) {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
 			if a := ev.DB & dbAlarmMask >> dbAlarmShift; a != 0 {
-				p.d.fail(&core.PeerLostError{PE: int(a) - 1,
+				lost := int(a) - 1
+				if lost == p.d.rank {
+					// The alarm came the long way round from the host
+					// across the break from us: what we lost is the
+					// neighbour on the other side.
+					lost = p.links[opposite(l.side)].peer
+				}
+				p.d.fail(&core.PeerLostError{PE: lost,
 					Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", l.side, l.peer)})
 			}
 		}
