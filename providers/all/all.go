@@ -6,5 +6,6 @@ package all
 
 import (
 	_ "github.com/goshmem/goshmem/providers/loopback"
+	_ "github.com/goshmem/goshmem/providers/ntbring"
 	_ "github.com/goshmem/goshmem/providers/tcp"
 )

@@ -1,0 +1,158 @@
+package emu
+
+import (
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// eventLoop is the port's interrupt controller. It waits on the irq word
+// of its side (a futex shared with the peer's process), and on every wake
+// it beats the heartbeat, watches the peer's liveness and the link state,
+// and raises doorbell bits that are pending, unmasked and not yet
+// reported. What it finds goes to deliverLoop, so a slow reader of Events
+// never stops the heartbeat.
+//
+// epoch is the link's down count when the port attached.
+func (p *Port) eventLoop(epoch uint32) {
+	defer p.loops.Done()
+	var (
+		wasUp      bool
+		lastEpoch  = epoch
+		lastBeat   time.Time
+		lastHB     uint64
+		lastChange = time.Now()
+	)
+	for {
+		seq := atomic.LoadUint32(p.own.irq())
+		select {
+		case <-p.quit:
+			return
+		default:
+		}
+		now := time.Now()
+		if now.Sub(lastBeat) >= p.opts.Poll/2 {
+			lastBeat = now
+			atomic.AddUint64(p.own.heartbeat(), 1)
+			// A heartbeat stalls only while the peer holds its port: one
+			// that has not attached yet has no heartbeat to miss.
+			hb := atomic.LoadUint64(p.peer.heartbeat())
+			if hb != lastHB || atomic.LoadUint32(p.peer.attached()) == 0 {
+				lastHB, lastChange = hb, now
+			}
+			p.watchPeer(now.Sub(lastChange))
+		} else if atomic.LoadUint32(p.peer.attached()) == attachedKilled {
+			p.peerDead.Store(true)
+		}
+
+		// The epoch counts link downs, so one that came and went between
+		// two looks is not missed.
+		up, ep := p.LinkIsUp(), atomic.LoadUint32(p.epoch())
+		if (wasUp && !up) || ep != lastEpoch {
+			// PLX resets the link side's registers on a link down: the
+			// inbound translations are gone.
+			p.win.reset()
+		}
+		if up != wasUp || ep != lastEpoch {
+			p.post(true, 0)
+		}
+		wasUp, lastEpoch = up, ep
+		p.scanDoorbells()
+		p.waitIRQ(seq)
+	}
+}
+
+// watchPeer marks the peer dead when its process is gone, it was killed,
+// or its heartbeat has stood still for DeadAfter (stalled being how long).
+func (p *Port) watchPeer(stalled time.Duration) {
+	pid := atomic.LoadUint32(p.peer.attached())
+	switch {
+	case pid == 0:
+		return // not attached yet, or closed: the link is down, nobody died
+	case pid == attachedKilled,
+		pid != p.pid && !sys.ProcessAlive(int(pid)),
+		stalled > p.opts.DeadAfter:
+		if !p.peerDead.Swap(true) {
+			p.own.kick()
+		}
+	}
+}
+
+// scanDoorbells raises the pending, unmasked bits not yet reported.
+func (p *Port) scanDoorbells() {
+	p.dbMu.Lock()
+	fire := atomic.LoadUint32(p.own.pending()) &^ atomic.LoadUint32(p.own.mask()) &^ p.raised
+	p.raised |= fire
+	p.dbMu.Unlock()
+	if fire != 0 {
+		p.own.count(statDBEvents, 1)
+		p.post(false, fire)
+	}
+}
+
+// post hands a link event or doorbell bits to deliverLoop, merging them
+// with what it has not yet sent.
+func (p *Port) post(link bool, db uint32) {
+	p.outMu.Lock()
+	p.outLink = p.outLink || link
+	p.outDB |= db
+	p.outMu.Unlock()
+	select {
+	case p.outKick <- struct{}{}:
+	default:
+	}
+}
+
+// deliverLoop sends what eventLoop posts on the events channel, link
+// events first, and closes the channel when the port closes.
+func (p *Port) deliverLoop() {
+	defer p.loops.Done()
+	defer close(p.events)
+	for {
+		select {
+		case <-p.quit:
+			return
+		case <-p.outKick:
+		}
+		p.outMu.Lock()
+		link, db := p.outLink, p.outDB
+		p.outLink, p.outDB = false, 0
+		p.outMu.Unlock()
+		if link && !p.send(ntb.Event{Kind: ntb.LinkEvent}) {
+			return
+		}
+		if db != 0 && !p.send(ntb.Event{Kind: ntb.DoorbellEvent, DB: uint64(db)}) {
+			return
+		}
+	}
+}
+
+func (p *Port) send(e ntb.Event) bool {
+	select {
+	case p.events <- e:
+		return true
+	case <-p.quit:
+		return false
+	}
+}
+
+// waitIRQ returns when the irq word is no longer seq, or after Poll. It
+// polls a little first (a doorbell ping-pong then never sleeps), then
+// sleeps on the futex.
+func (p *Port) waitIRQ(seq uint32) {
+	irq := p.own.irq()
+	for range spinPolls {
+		if atomic.LoadUint32(irq) != seq {
+			return
+		}
+		runtime.Gosched()
+	}
+	atomic.StoreUint32(p.own.sleeping(), 1)
+	if atomic.LoadUint32(irq) == seq {
+		_ = sys.FutexWait(irq, seq, p.opts.Poll)
+	}
+	atomic.StoreUint32(p.own.sleeping(), 0)
+}

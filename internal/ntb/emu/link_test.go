@@ -1,0 +1,113 @@
+package emu
+
+import (
+	"math"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+func TestLinkDownVisibleAndResetsTranslations(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	_, err := b.MWSetTrans(0, 4096)
+	require.NoError(t, err)
+	_, err = a.PeerMW(0)
+	require.NoError(t, err)
+	require.NoError(t, b.SpadWrite(2, 77))
+
+	require.NoError(t, a.SetLinkDown(true))
+	nextEvent(t, b, ntb.LinkEvent)
+	nextEvent(t, a, ntb.LinkEvent)
+	require.False(t, a.LinkIsUp())
+	require.False(t, b.LinkIsUp())
+	v, err := a.PeerSpadRead(2)
+	require.ErrorIs(t, err, ntb.ErrLinkDown)
+	require.Equal(t, uint32(math.MaxUint32), v)
+	require.ErrorIs(t, a.PeerSpadWrite(2, 1), ntb.ErrLinkDown)
+	require.ErrorIs(t, a.PeerDBSet(1), ntb.ErrLinkDown)
+	_, err = a.PeerMW(0)
+	require.ErrorIs(t, err, ntb.ErrLinkDown)
+
+	require.NoError(t, a.SetLinkDown(false))
+	nextEvent(t, b, ntb.LinkEvent)
+	require.NoError(t, a.WaitLink(10*time.Second))
+	_, err = a.PeerMW(0)
+	require.ErrorIs(t, err, ntb.ErrRange, "the link down reset the translation")
+	v, err = a.PeerSpadRead(2)
+	require.NoError(t, err)
+	require.Equal(t, uint32(77), v, "scratchpads survive a link down")
+}
+
+func TestLinkDisable(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	require.NoError(t, b.LinkDisable())
+	require.False(t, a.LinkIsUp())
+	nextEvent(t, a, ntb.LinkEvent)
+	require.ErrorIs(t, a.WaitLink(20*time.Millisecond), ntb.ErrLinkDown)
+	require.NoError(t, b.LinkEnable())
+	require.NoError(t, a.WaitLink(10*time.Second))
+}
+
+func TestKilledHostIsSeen(t *testing.T) {
+	r := newRing(t, 3, fastOptions())
+	r.Hosts[1].Inject(FaultKill)
+	left, right := r.Hosts[0].Right, r.Hosts[2].Left
+	nextEvent(t, left, ntb.LinkEvent)
+	nextEvent(t, right, ntb.LinkEvent)
+	require.False(t, left.LinkIsUp())
+	require.Eventually(t, left.PeerDead, 10*time.Second, time.Millisecond)
+	_, err := r.Hosts[1].Left.SpadRead(0)
+	require.ErrorIs(t, err, ntb.ErrClosed)
+	require.True(t, r.Hosts[2].Right.LinkIsUp(), "the link between 2 and 0 is untouched")
+}
+
+func TestClosedPort(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close())
+	for range a.Events() {
+	}
+	_, err := a.SpadRead(0)
+	require.ErrorIs(t, err, ntb.ErrClosed)
+	require.ErrorIs(t, a.PeerDBSet(1), ntb.ErrClosed)
+	nextEvent(t, b, ntb.LinkEvent)
+	require.False(t, b.LinkIsUp())
+	require.False(t, b.PeerDead(), "a closed peer is gone, not dead")
+}
+
+// TestStalledHeartbeat: a peer that holds its port but stops beating (a
+// hung process) is dead after DeadAfter; one that does not hold its port
+// (not attached yet) is never dead, however long it takes.
+func TestStalledHeartbeat(t *testing.T) {
+	o := fastOptions()
+	o.DeadAfter = time.Second
+	a, b := pair(newRing(t, 2, o))
+	require.True(t, a.LinkIsUp())
+	freeze(b)
+	pid := atomic.SwapUint32(b.own.attached(), 0)
+	nextEvent(t, a, ntb.LinkEvent)
+	time.Sleep(o.DeadAfter + o.DeadAfter/2)
+	require.False(t, a.PeerDead(), "a peer not holding its port has no heartbeat to miss")
+
+	// It attaches, late: its heartbeat counts from now, not from before.
+	atomic.StoreUint32(b.own.attached(), pid)
+	time.Sleep(4 * o.Poll)
+	require.False(t, a.PeerDead(), "a peer that just attached is not dead")
+	// It never beats: dead after DeadAfter.
+	require.Eventually(t, a.PeerDead, 10*time.Second, time.Millisecond)
+	require.False(t, a.LinkIsUp())
+}
+
+// freeze stops p's event goroutines, as a hung process's would stop,
+// leaving p closable.
+func freeze(p *Port) {
+	close(p.quit)
+	p.loops.Wait()
+	p.quit = make(chan struct{})
+	p.loops.Add(1)
+	go func() { <-p.quit; p.loops.Done() }()
+}

@@ -1,0 +1,179 @@
+package emu
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// Model is the timing model of the emulated link. The zero Model is the
+// fast model: nothing is paced, every operation costs what the host's
+// memory system makes it cost.
+type Model struct {
+	// DMABytesPerSec paces DMA copies: a port's channels share this
+	// bandwidth in the port's outbound direction. 0 means unpaced.
+	DMABytesPerSec float64
+	// DMASetup is the cost of one descriptor, paid before its copy.
+	DMASetup time.Duration
+	// SpadReadLatency is the round trip of a non-posted read of a peer
+	// scratchpad. Peer scratchpad writes and doorbells are posted and free.
+	SpadReadLatency time.Duration
+}
+
+// Gen3x8 is a PCIe Gen3 x8 link through a PLX NT port: about 6.5 GB/s of
+// DMA per direction, a microsecond to set a descriptor up, a microsecond
+// per read across the link.
+var Gen3x8 = Model{DMABytesPerSec: 6.5e9, DMASetup: time.Microsecond, SpadReadLatency: time.Microsecond}
+
+// Off reports whether the model paces nothing.
+func (m Model) Off() bool { return m == Model{} }
+
+// Options configure a ring. The zero value is not valid; start from
+// DefaultOptions or OptionsFromEnv.
+type Options struct {
+	// Model is the timing model.
+	Model Model
+	// Windows is the number of inbound (and outbound) memory windows per
+	// port, from 2 to 8.
+	Windows int
+	// MWMax is the largest size of a window translation, a multiple of
+	// 4096.
+	MWMax int64
+	// DeadAfter is how long a peer's heartbeat may stand still before the
+	// peer counts as dead. A peer whose process is gone counts as dead
+	// within Poll.
+	DeadAfter time.Duration
+	// Poll is how often a port's event goroutine wakes up on its own to
+	// beat its heartbeat and look at its peer.
+	Poll time.Duration
+	// AttachTimeout bounds how long Open waits for the neighbour's link
+	// file to appear.
+	AttachTimeout time.Duration
+	// Faults are injected by the hosts they concern (see Fault).
+	Faults []Fault
+	// Tag tells apart rings sharing one directory; it is part of every
+	// file name and may hold letters, digits, '-' and '_'.
+	Tag string
+}
+
+// DefaultOptions are the options of an unset environment.
+func DefaultOptions() Options {
+	return Options{
+		Model:         Gen3x8,
+		Windows:       2,
+		MWMax:         256 << 20,
+		DeadAfter:     5 * time.Second,
+		Poll:          20 * time.Millisecond,
+		AttachTimeout: time.Minute,
+	}
+}
+
+// validate checks o for a ring of n hosts.
+func (o *Options) validate(n int) error {
+	bad := func(what, allowed string) error {
+		return fmt.Errorf("ntb emu: %s: allowed %s: %w", what, allowed, core.ErrInvalid)
+	}
+	switch {
+	case n < minHosts || n > maxHosts:
+		return bad(fmt.Sprintf("ring of %d hosts", n), fmt.Sprintf("%d to %d hosts", minHosts, maxHosts))
+	case o.Windows < minWindows || o.Windows > maxWindows:
+		return bad(fmt.Sprintf("%d windows", o.Windows), fmt.Sprintf("%d to %d", minWindows, maxWindows))
+	case o.MWMax < minMWSize || o.MWMax > maxMWSize || o.MWMax%mwAlign != 0:
+		return bad(fmt.Sprintf("window size %d", o.MWMax),
+			fmt.Sprintf("a multiple of %d from %s to %s", mwAlign, core.FormatSize(minMWSize), core.FormatSize(maxMWSize)))
+	case o.DeadAfter <= 0 || o.Poll <= 0 || o.AttachTimeout <= 0:
+		return bad("timeouts", "positive durations")
+	case o.Model.DMABytesPerSec < 0 || o.Model.DMASetup < 0 || o.Model.SpadReadLatency < 0:
+		return bad("timing model", "no negative figure")
+	case strings.IndexFunc(o.Tag, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
+	}) >= 0:
+		return bad(fmt.Sprintf("tag %q", o.Tag), "letters, digits, '-' and '_'")
+	}
+	for _, f := range o.Faults {
+		if err := f.check(n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// The parameters, GOSHMEM_NTB_<NAME>.
+var (
+	paramModel = core.NewParam("ntb", "MODEL", "gen3x8",
+		`timing model of the emulated link: "gen3x8" (PCIe Gen3 x8) or "off" (no pacing, for tests)`)
+	paramDMABW = core.NewParam("ntb", "DMA_MBPS", "6500",
+		"DMA bandwidth per port and direction in MB/s (10^6 bytes) under the gen3x8 model")
+	paramDMASetup = core.NewParam("ntb", "DMA_SETUP", "1us",
+		"cost of one DMA descriptor under the gen3x8 model")
+	paramSpadRead = core.NewParam("ntb", "SPAD_READ", "1us",
+		"round trip of a peer scratchpad read (non-posted) under the gen3x8 model")
+	paramWindows = core.NewParam("ntb", "WINDOWS", "2", "memory windows per port, 2 to 8")
+	paramMWMax   = core.NewParam("ntb", "MW_SIZE", "256M", "largest memory window, a multiple of 4K")
+	paramDead    = core.NewParam("ntb", "DEAD_AFTER", "5s",
+		"how long a live-looking peer may miss heartbeats before its link goes down (a vanished process: at once)")
+	paramFault = core.NewParam("ntb", "FAULT", "",
+		`faults to inject, e.g. "link=2:down@100ms;link=2:up@300ms;host=1:kill@2s" (see docs/ntb-device.md)`)
+)
+
+// Params lists the emulator's parameters, for a provider's Info.Params.
+func Params() []core.Param {
+	return []core.Param{paramModel, paramDMABW, paramDMASetup, paramSpadRead, paramWindows, paramMWMax, paramDead, paramFault}
+}
+
+// OptionsFromEnv reads the GOSHMEM_NTB_* variables through lookup (nil:
+// the process environment) for a ring of n hosts. Errors are
+// *core.EnvError naming the variable and what it accepts.
+func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) {
+	cfg := core.Config{Env: lookup}
+	o := DefaultOptions()
+	switch m := strings.ToLower(strings.TrimSpace(cfg.Value(paramModel))); m {
+	case "gen3x8":
+		mbps, err := cfg.Int(paramDMABW, 1, 1_000_000)
+		if err != nil {
+			return o, err
+		}
+		setup, err := nonNegDuration(&cfg, paramDMASetup)
+		if err != nil {
+			return o, err
+		}
+		spad, err := nonNegDuration(&cfg, paramSpadRead)
+		if err != nil {
+			return o, err
+		}
+		o.Model = Model{DMABytesPerSec: float64(mbps) * 1e6, DMASetup: setup, SpadReadLatency: spad}
+	case "off":
+		o.Model = Model{}
+	default:
+		return o, &core.EnvError{Var: paramModel.Env, Value: cfg.Value(paramModel), Allowed: `"gen3x8" or "off"`}
+	}
+	var err error
+	if o.Windows, err = cfg.Int(paramWindows, minWindows, maxWindows); err != nil {
+		return o, err
+	}
+	if o.MWMax, err = core.ParseSizeVar(paramMWMax.Env, cfg.Value(paramMWMax), minMWSize, maxMWSize); err != nil {
+		return o, err
+	}
+	if o.MWMax%mwAlign != 0 {
+		return o, &core.EnvError{Var: paramMWMax.Env, Value: cfg.Value(paramMWMax), Allowed: "a multiple of 4K"}
+	}
+	if o.DeadAfter, err = cfg.Duration(paramDead); err != nil {
+		return o, err
+	}
+	if o.Faults, err = ParseFaults(cfg.Value(paramFault), n); err != nil {
+		return o, fmt.Errorf("%s: %w", paramFault.Env, err)
+	}
+	return o, o.validate(n)
+}
+
+// nonNegDuration reads p as a duration of zero or more.
+func nonNegDuration(cfg *core.Config, p core.Param) (time.Duration, error) {
+	v := cfg.Value(p)
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d < 0 {
+		return 0, &core.EnvError{Var: p.Env, Value: v, Allowed: `a duration of zero or more such as "1us" or "0"`}
+	}
+	return d, nil
+}

@@ -1,0 +1,401 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// attachedKilled in a side's attached word says its holder was killed by
+// fault injection in a ring of goroutines, where no process dies.
+const attachedKilled = math.MaxUint32
+
+// Port is one emulated NT port: one side of one link file. It implements
+// ntb.Port and ntb.Inspector.
+type Port struct {
+	host, link int
+	side       ntb.Side
+	opts       *Options
+	hdr        header
+	file       []byte // the mapping of the link file, owned
+	own, peer  regs
+	dir        string
+	pid        uint32
+
+	closed atomic.Bool
+	quit   chan struct{} // closed by shutdown
+	loops  sync.WaitGroup
+
+	// cross is held for reading by every operation that crosses the link
+	// and for writing by LinkDisable, so that nothing crosses after it.
+	cross sync.RWMutex
+
+	// peerDead is set by the event goroutine when the peer's process is
+	// gone or its heartbeat stopped; it stays set.
+	peerDead atomic.Bool
+
+	// dbMu orders the local doorbell operations with the event goroutine's
+	// scan; raised holds the bits reported since they were last cleared
+	// or masked.
+	dbMu   sync.Mutex
+	raised uint32
+
+	// out is the delivery state: what the event goroutine found and the
+	// delivery goroutine has not yet sent on events.
+	outMu   sync.Mutex
+	outLink bool
+	outDB   uint32
+	outKick chan struct{}
+	events  chan ntb.Event
+
+	win windows
+	dma [dmaChannels]*dmaChan
+	// busyUntil is when the port's outbound DMA bandwidth is next free
+	// (Unix nanoseconds), under the timing model.
+	busyUntil atomic.Int64
+}
+
+var (
+	_ ntb.Port      = (*Port)(nil)
+	_ ntb.Inspector = (*Port)(nil)
+)
+
+// newPort makes the port of side s over the mapping file of link k,
+// validated, and attaches it: it owns file from now on.
+func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts *Options) *Port {
+	ownOff, peerOff := offSides, offSides+sideSize // side A: host k's Right
+	if s == ntb.Left {
+		ownOff, peerOff = peerOff, ownOff
+	}
+	p := &Port{
+		host: host, link: k, side: s, opts: opts, hdr: hdr, file: file, dir: dir,
+		own:     regs{file[ownOff : ownOff+sideSize]},
+		peer:    regs{file[peerOff : peerOff+sideSize]},
+		pid:     uint32(os.Getpid()),
+		quit:    make(chan struct{}),
+		outKick: make(chan struct{}, 1),
+		events:  make(chan ntb.Event, 1),
+	}
+	p.win.init(p)
+	for c := range p.dma {
+		p.dma[c] = newDMAChan(p, c)
+	}
+	atomic.StoreUint32(p.own.attached(), p.pid)
+	p.peer.kick()
+	p.loops.Add(2)
+	go p.eventLoop(atomic.LoadUint32(p.epoch()))
+	go p.deliverLoop()
+	return p
+}
+
+// Host is the index of the port's host in the ring.
+func (p *Port) Host() int { return p.host }
+
+// Link is the index of the port's link: link k joins host k's Right port
+// and host k+1's Left port.
+func (p *Port) Link() int { return p.link }
+
+// Side says which neighbour the port faces.
+func (p *Port) Side() ntb.Side { return p.side }
+
+// errorf wraps a sentinel with what was attempted on which port.
+func (p *Port) errorf(sentinel error, format string, args ...any) error {
+	return fmt.Errorf("ntb emu: host %d %s port: %s: %w", p.host, p.side, fmt.Sprintf(format, args...), sentinel)
+}
+
+// check returns ErrClosed once the port is closed.
+func (p *Port) check(what string) error {
+	if p.closed.Load() {
+		return p.errorf(ntb.ErrClosed, "%s", what)
+	}
+	return nil
+}
+
+// LinkIsUp reports whether both sides hold their ports and enabled the
+// link, the link is not forced down, and the peer lives.
+func (p *Port) LinkIsUp() bool {
+	if p.closed.Load() || p.peerDead.Load() {
+		return false
+	}
+	pa := atomic.LoadUint32(p.peer.attached())
+	return atomic.LoadUint32(p.own.enabled()) != 0 && atomic.LoadUint32(p.peer.enabled()) != 0 &&
+		pa != 0 && pa != attachedKilled && atomic.LoadUint32(p.forced()) == 0
+}
+
+func (p *Port) forced() *uint32 { return regs{p.file}.u32(offForced) }
+func (p *Port) epoch() *uint32  { return regs{p.file}.u32(offEpoch) }
+
+// PeerDead reports whether the peer's host died: its process is gone, it
+// was killed by fault injection, or its heartbeat stopped. A link that is
+// merely down, or a peer that closed its port, is not a dead peer.
+func (p *Port) PeerDead() bool { return p.peerDead.Load() }
+
+// LinkEnable allows traffic across the link; the link comes up once the
+// peer has enabled it too.
+func (p *Port) LinkEnable() error {
+	if err := p.check("link enable"); err != nil {
+		return err
+	}
+	atomic.StoreUint32(p.own.enabled(), 1)
+	p.own.kick()
+	p.peer.kick()
+	return nil
+}
+
+// LinkDisable takes the link down. When it returns, no operation of this
+// port crosses the link any more; the peer sees the link go down.
+func (p *Port) LinkDisable() error {
+	if err := p.check("link disable"); err != nil {
+		return err
+	}
+	p.cross.Lock()
+	atomic.StoreUint32(p.own.enabled(), 0)
+	atomic.AddUint32(p.epoch(), 1)
+	p.cross.Unlock()
+	p.own.kick()
+	p.peer.kick()
+	return nil
+}
+
+// SetLinkDown forces the link down (true) or lifts that (false), from
+// either side, as fault injection does: both sides see the link go down
+// and their inbound translations reset.
+func (p *Port) SetLinkDown(down bool) error {
+	if err := p.check("force link state"); err != nil {
+		return err
+	}
+	if down {
+		p.cross.Lock()
+		if atomic.SwapUint32(p.forced(), 1) == 0 {
+			atomic.AddUint32(p.epoch(), 1)
+		}
+		p.cross.Unlock()
+	} else {
+		atomic.StoreUint32(p.forced(), 0)
+	}
+	p.own.kick()
+	p.peer.kick()
+	return nil
+}
+
+// WaitLink blocks until the link is up or timeout passes; then it returns
+// an error wrapping ntb.ErrLinkDown and core.ErrTimeout.
+func (p *Port) WaitLink(timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	var pause core.Backoff
+	for !p.LinkIsUp() {
+		if err := p.check("wait for link"); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return p.errorf(errors.Join(ntb.ErrLinkDown, core.ErrTimeout), "link %d not up within %v", p.link, timeout)
+		}
+		pause.Pause()
+	}
+	return nil
+}
+
+// Events delivers link and doorbell events; it is closed when the port
+// closes.
+func (p *Port) Events() <-chan ntb.Event { return p.events }
+
+// DBValidMask is the set of the 16 doorbell bits.
+func (p *Port) DBValidMask() uint64 { return 1<<dbBits - 1 }
+
+func (p *Port) checkDB(what string, bits uint64) error {
+	if err := p.check(what); err != nil {
+		return err
+	}
+	if bits&^p.DBValidMask() != 0 {
+		return p.errorf(ntb.ErrRange, "%s: bits %#x outside the valid mask %#x", what, bits, p.DBValidMask())
+	}
+	return nil
+}
+
+// DBRead returns the pending doorbell bits.
+func (p *Port) DBRead() uint64 {
+	if p.closed.Load() {
+		return 0
+	}
+	return uint64(atomic.LoadUint32(p.own.pending()))
+}
+
+// DBReadMask returns the masked doorbell bits.
+func (p *Port) DBReadMask() uint64 {
+	if p.closed.Load() {
+		return 0
+	}
+	return uint64(atomic.LoadUint32(p.own.mask()))
+}
+
+// DBClear clears pending bits; a bit the peer sets again raises a new
+// event.
+func (p *Port) DBClear(bits uint64) error {
+	if err := p.checkDB("doorbell clear", bits); err != nil {
+		return err
+	}
+	p.dbMu.Lock()
+	atomic.AndUint32(p.own.pending(), ^uint32(bits))
+	p.raised &^= uint32(bits)
+	p.dbMu.Unlock()
+	return nil
+}
+
+// DBSetMask masks bits: they stay pending but raise no event.
+func (p *Port) DBSetMask(bits uint64) error {
+	if err := p.checkDB("doorbell set mask", bits); err != nil {
+		return err
+	}
+	p.dbMu.Lock()
+	atomic.OrUint32(p.own.mask(), uint32(bits))
+	p.raised &^= uint32(bits)
+	p.dbMu.Unlock()
+	return nil
+}
+
+// DBClearMask unmasks bits; a pending bit that becomes unmasked raises an
+// event.
+func (p *Port) DBClearMask(bits uint64) error {
+	if err := p.checkDB("doorbell clear mask", bits); err != nil {
+		return err
+	}
+	p.dbMu.Lock()
+	atomic.AndUint32(p.own.mask(), ^uint32(bits))
+	p.dbMu.Unlock()
+	p.own.kick()
+	return nil
+}
+
+// PeerDBSet rings doorbell bits on the peer: a posted write.
+func (p *Port) PeerDBSet(bits uint64) error {
+	if err := p.checkDB("peer doorbell set", bits); err != nil {
+		return err
+	}
+	p.cross.RLock()
+	defer p.cross.RUnlock()
+	if !p.LinkIsUp() {
+		return p.errorf(ntb.ErrLinkDown, "peer doorbell set %#x", bits)
+	}
+	atomic.OrUint32(p.peer.pending(), uint32(bits))
+	p.peer.kick()
+	p.own.count(statDBSent, 1)
+	return nil
+}
+
+// SpadCount is 8.
+func (p *Port) SpadCount() int { return spadCount }
+
+func (p *Port) checkSpad(what string, i int) error {
+	if err := p.check(what); err != nil {
+		return err
+	}
+	if i < 0 || i >= spadCount {
+		return p.errorf(ntb.ErrRange, "%s %d: scratchpads are 0 to %d", what, i, spadCount-1)
+	}
+	return nil
+}
+
+// SpadRead reads this side's scratchpad i.
+func (p *Port) SpadRead(i int) (uint32, error) {
+	if err := p.checkSpad("scratchpad read", i); err != nil {
+		return 0, err
+	}
+	p.own.count(statSpadReads, 1)
+	return atomic.LoadUint32(p.own.spad(i)), nil
+}
+
+// SpadWrite writes this side's scratchpad i.
+func (p *Port) SpadWrite(i int, v uint32) error {
+	if err := p.checkSpad("scratchpad write", i); err != nil {
+		return err
+	}
+	atomic.StoreUint32(p.own.spad(i), v)
+	p.own.count(statSpadWrites, 1)
+	return nil
+}
+
+// PeerSpadRead reads the peer's scratchpad i across the link: a
+// non-posted read that costs the model's round trip. Across a down link
+// it returns 0xFFFFFFFF and an error wrapping ntb.ErrLinkDown.
+func (p *Port) PeerSpadRead(i int) (uint32, error) {
+	if err := p.checkSpad("peer scratchpad read", i); err != nil {
+		return math.MaxUint32, err
+	}
+	p.cross.RLock()
+	defer p.cross.RUnlock()
+	if !p.LinkIsUp() {
+		return math.MaxUint32, p.errorf(ntb.ErrLinkDown, "peer scratchpad read %d", i)
+	}
+	delay(p.opts.Model.SpadReadLatency)
+	v := atomic.LoadUint32(p.peer.spad(i))
+	if !p.LinkIsUp() {
+		return math.MaxUint32, p.errorf(ntb.ErrLinkDown, "peer scratchpad read %d", i)
+	}
+	p.own.count(statPeerSpadReads, 1)
+	return v, nil
+}
+
+// PeerSpadWrite writes the peer's scratchpad i: a posted write.
+func (p *Port) PeerSpadWrite(i int, v uint32) error {
+	if err := p.checkSpad("peer scratchpad write", i); err != nil {
+		return err
+	}
+	p.cross.RLock()
+	defer p.cross.RUnlock()
+	if !p.LinkIsUp() {
+		return p.errorf(ntb.ErrLinkDown, "peer scratchpad write %d", i)
+	}
+	atomic.StoreUint32(p.peer.spad(i), v)
+	p.own.count(statPeerSpadWrites, 1)
+	return nil
+}
+
+// Stats returns the port's counters.
+func (p *Port) Stats() ntb.Stats {
+	if p.closed.Load() {
+		return ntb.Stats{}
+	}
+	return p.own.stats()
+}
+
+// Close releases the port; the peer sees the link go down. The slices of
+// its windows (MWSetTrans and PeerMW) must not be touched afterwards.
+func (p *Port) Close() error { return p.shutdown(false) }
+
+// shutdown stops the port. A killed port leaves its side marked killed,
+// as a process that died leaves it holding a dead pid.
+func (p *Port) shutdown(killed bool) error {
+	if p.closed.Swap(true) {
+		return nil
+	}
+	mark := uint32(0)
+	if killed {
+		mark = attachedKilled
+	}
+	p.cross.Lock()
+	atomic.StoreUint32(p.own.attached(), mark)
+	atomic.AddUint32(p.epoch(), 1)
+	p.cross.Unlock()
+	p.peer.kick()
+	close(p.quit)
+	p.own.kick()
+	errs := make([]error, 0, 2)
+	for _, c := range p.dma {
+		c.stop()
+	}
+	p.loops.Wait()
+	errs = append(errs, p.win.release())
+	if !killed {
+		atomic.StoreUint32(p.own.enabled(), 0)
+	}
+	errs = append(errs, sys.Unmap(p.file))
+	return errors.Join(errs...)
+}

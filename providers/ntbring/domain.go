@@ -1,0 +1,348 @@
+package ntbring
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// domain is one host's membership in a ring job. It is the same for every
+// protocol: it owns the regions, the endpoints, the table of operations in
+// flight and the failure state; the protocol moves the bytes.
+type domain struct {
+	rank, npes int
+	boot       core.Bootstrap
+	s          settings
+	dir        string // the job directory: region files live there for a moment
+	id         string // the domain's id, part of every file name
+	log        *slog.Logger
+
+	proto   protocol // nil in a job of one host: there is no ring
+	pending *pending
+	bufs    bufPool // payload buffers for relays and answers
+
+	failErr  atomic.Pointer[error] // the first failure, after which nothing is sent
+	closing  atomic.Bool           // Close began: links going down are expected
+	closed   atomic.Bool
+	closeMu  sync.Once
+	closeErr error
+	drops    atomic.Uint64 // transfers dropped as malformed
+
+	// seq counts changes to this host's memory made by other hosts, for
+	// LocalWaiter; change wakes its waiters.
+	seq    atomic.Uint32
+	change core.Event
+
+	mu        sync.RWMutex // guards the fields below
+	regions   []*region    // by index; read by workers on every transfer
+	nregions  int
+	endpoints map[*endpoint]struct{}
+}
+
+var (
+	_ core.Domain      = (*domain)(nil)
+	_ core.LocalWaiter = (*domain)(nil)
+	_ core.Barrierer   = (*domain)(nil)
+	_ core.Failer      = (*domain)(nil)
+)
+
+func (d *domain) Rank() int { return d.rank }
+func (d *domain) Size() int { return d.npes }
+
+func (d *domain) opErr(op string, err error) error {
+	return &core.OpError{Op: op, PE: -1, Provider: Name, Err: err}
+}
+
+// sideTo is the side a transfer to host dst leaves by.
+func (d *domain) sideTo(dst int) ntb.Side {
+	s, _ := route(d.rank, dst, d.npes)
+	return s
+}
+
+// err is the domain's failure, if any.
+func (d *domain) err() error {
+	if p := d.failErr.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Err implements core.Failer: the failure that ended the ring for this
+// host, wrapping core.ErrPeerLost, or nil.
+func (d *domain) Err() error {
+	if err := d.err(); err != nil {
+		return d.opErr("ring", err)
+	}
+	return nil
+}
+
+// abort ends waits: the domain failed, or the bootstrap lost a PE.
+func (d *domain) abort() error {
+	if err := d.err(); err != nil {
+		return err
+	}
+	return d.boot.Err()
+}
+
+// fail records the domain's first failure, tells the rest of the ring,
+// and ends every operation in flight with it. After a failure nothing more
+// is sent; the job is over for this host, as a lost peer means in
+// OpenSHMEM. Links that go down while the domain closes are expected and
+// ignored.
+func (d *domain) fail(err error) {
+	if d.closing.Load() {
+		return
+	}
+	if !d.failErr.CompareAndSwap(nil, &err) {
+		return
+	}
+	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
+	if d.proto != nil {
+		lost := d.rank // the host that noticed, when the cause names none
+		var pl *core.PeerLostError
+		if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
+			lost = pl.PE
+		}
+		d.proto.broken(lost)
+	}
+	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
+		o.finish(err)
+	}
+	d.wake()
+}
+
+// dropped records a malformed transfer that was thrown away.
+func (d *domain) dropped(err error) {
+	d.drops.Add(1)
+	d.log.Warn("ntbring: dropped a transfer", "host", d.rank, "err", err)
+}
+
+// region is a symmetric region: this host's part of it. Other hosts'
+// writes land in it through this host's workers.
+type region struct {
+	dom  *domain
+	idx  int
+	size int
+	mem  []byte // mapped outside the Go heap; nil for size 0 and after Close
+}
+
+func (r *region) Local() []byte {
+	if r.dom.closed.Load() {
+		return nil
+	}
+	return r.mem
+}
+
+// maxRegions and maxRegionSize are what a transfer's metadata can name:
+// an 8-bit region index and a 32-bit offset.
+const (
+	maxRegions    = 256
+	maxRegionSize = math.MaxUint32
+)
+
+// regionFor returns region idx if [off, off+n) lies inside it, else nil.
+func (d *domain) regionFor(idx uint8, off, n int) *region {
+	d.mu.RLock()
+	defer d.mu.RUnlock()
+	if int(idx) >= len(d.regions) {
+		return nil
+	}
+	r := d.regions[idx]
+	if r == nil || r.mem == nil || off < 0 || n < 0 || off > r.size-n {
+		return nil
+	}
+	return r
+}
+
+// NewRegion implements core.Domain.
+func (d *domain) NewRegion(size int) (core.Region, error) {
+	if d.closed.Load() {
+		return nil, d.opErr("new region", core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
+	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
+	all, err := d.boot.Allgather(msg)
+	if err != nil {
+		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
+	}
+	for pe, m := range all {
+		if !(len(m) == 12 && binary.LittleEndian.Uint64(m) == uint64(int64(size)) && binary.LittleEndian.Uint32(m[8:]) == uint32(idx)) {
+			return nil, d.opErr("new region", fmt.Errorf("PE %d asks for another region than PE %d (region %d of %d bytes): every PE must create the same regions in the same order: %w",
+				pe, d.rank, idx, size, core.ErrInvalid))
+		}
+	}
+	if size < 0 || size > maxRegionSize || idx >= maxRegions {
+		return nil, d.opErr("new region", fmt.Errorf("region %d of %d bytes: at most %d regions of at most %d bytes: %w",
+			idx, size, maxRegions, int64(maxRegionSize), core.ErrInvalid))
+	}
+	r := &region{dom: d, idx: idx, size: size}
+	if size > 0 {
+		r.mem, err = d.mapRegion(idx, size)
+	}
+	// Enter the region before the hosts agree it exists: a host that
+	// returns first may target it at once.
+	d.mu.Lock()
+	if d.closed.Load() {
+		err = errors.Join(err, core.ErrClosed)
+	} else {
+		for len(d.regions) <= idx {
+			d.regions = append(d.regions, nil)
+		}
+		d.regions[idx] = r
+	}
+	d.mu.Unlock()
+	if size > 0 {
+		err = core.Agree(d.boot, err)
+	}
+	if err != nil {
+		d.mu.Lock()
+		if idx < len(d.regions) {
+			d.regions[idx] = nil
+		}
+		d.mu.Unlock()
+		if r.mem != nil {
+			err = errors.Join(err, sys.Unmap(r.mem))
+		}
+		return nil, d.opErr("new region", err)
+	}
+	return r, nil
+}
+
+// mapRegion maps a region's memory: a shared mapping of a file that is
+// removed at once, so that it lives outside the Go heap, like the memory
+// an NT port's window exposes, and nothing of it outlives the process.
+func (d *domain) mapRegion(idx, size int) ([]byte, error) {
+	path := filepath.Join(d.dir, fmt.Sprintf("ntbring-%s-h%d-r%d", d.id, d.rank, idx))
+	m, err := sys.CreateShared(path, size)
+	if err != nil {
+		return nil, fmt.Errorf("region %d: %w", idx, err)
+	}
+	if err := os.Remove(path); err != nil {
+		return nil, fmt.Errorf("region %d: %w", idx, errors.Join(err, sys.Unmap(m)))
+	}
+	return m, nil
+}
+
+// NewEndpoint implements core.Domain.
+func (d *domain) NewEndpoint(core.EndpointOptions) (core.Endpoint, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		return nil, d.opErr("new endpoint", core.ErrClosed)
+	}
+	e := &endpoint{dom: d}
+	d.endpoints[e] = struct{}{}
+	return e, nil
+}
+
+// Barrier implements core.Barrierer with the protocol's own barrier: for
+// the seed protocol, the two-round ring barrier on the BARRIER_START and
+// BARRIER_END doorbells. Like sync_all it completes nothing; the seeds
+// quiet first, as shmem's barrier_all does.
+func (d *domain) Barrier() error {
+	if d.closed.Load() {
+		return d.opErr("barrier", core.ErrClosed)
+	}
+	if err := d.err(); err != nil {
+		return d.opErr("barrier", err)
+	}
+	if d.proto == nil {
+		return nil
+	}
+	if err := d.proto.barrier(); err != nil {
+		return d.opErr("barrier", err)
+	}
+	return nil
+}
+
+// Close implements core.Domain: it completes every endpoint's operations,
+// waits at a barrier until every host has done the same (so nothing is in
+// flight to or through this host), stops the protocol and unmaps the
+// regions.
+func (d *domain) Close() error {
+	first := false
+	d.closeMu.Do(func() {
+		first = true
+		d.closeErr = d.close()
+	})
+	if first {
+		return d.closeErr
+	}
+	return nil
+}
+
+func (d *domain) close() error {
+	d.mu.Lock()
+	eps := d.endpoints
+	d.endpoints = nil
+	d.mu.Unlock()
+	var errs []error
+	for e := range eps {
+		if err := e.Quiet(); err != nil && d.err() == nil {
+			errs = append(errs, err)
+		}
+		e.closed.Store(true)
+	}
+	d.closed.Store(true)
+	failed := d.err() != nil
+	d.closing.Store(true)
+	if err := d.boot.Barrier(); err != nil {
+		errs = append(errs, fmt.Errorf("barrier: %w", err))
+	} else if failed {
+		errs = append(errs, d.err())
+	}
+	if d.proto != nil {
+		errs = append(errs, d.proto.close())
+	}
+	d.mu.Lock()
+	for _, r := range d.regions {
+		if r != nil && r.mem != nil {
+			errs = append(errs, sys.Unmap(r.mem))
+			r.mem = nil
+		}
+	}
+	d.mu.Unlock()
+	d.wake()
+	if err := errors.Join(errs...); err != nil {
+		return d.opErr("close", err)
+	}
+	return nil
+}
+
+// wake tells this host's waiters that its memory may have changed.
+func (d *domain) wake() {
+	d.seq.Add(1)
+	d.change.Notify()
+}
+
+// WaitArm implements core.LocalWaiter. Every write another host makes
+// lands through this host's workers, which wake the waiters; ranges are
+// not tracked, so a wake-up may be for other bytes.
+func (d *domain) WaitArm(core.Region, int, int) (uint32, int) { return d.seq.Load(), 0 }
+
+// WaitDisarm implements core.LocalWaiter.
+func (d *domain) WaitDisarm(int) {}
+
+// WaitChange implements core.LocalWaiter: it returns once a remote write
+// landed here since seq, or after max.
+func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
+	if max > 0 && !d.closed.Load() {
+		_ = d.change.Wait(func() bool { return d.seq.Load() != seq }, max, nil)
+	}
+	return d.seq.Load()
+}

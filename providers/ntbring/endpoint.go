@@ -1,0 +1,370 @@
+package ntbring
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// endpoint issues operations through its domain's protocol and counts them
+// on its own counter. Operations on this host's own memory are done in
+// place.
+type endpoint struct {
+	dom     *domain
+	closed  atomic.Bool
+	counter core.Counter
+}
+
+var _ core.Endpoint = (*endpoint)(nil)
+
+func (e *endpoint) err(op string, pe int, err error) error {
+	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
+}
+
+// region returns r as this domain's region, or why it cannot be used.
+func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
+	reg, ok := r.(*region)
+	switch {
+	case e.closed.Load() || e.dom.closed.Load():
+		return nil, e.err(op, pe, core.ErrClosed)
+	case r == nil:
+		return nil, e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
+	case !ok || reg.dom != e.dom:
+		return nil, e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+	}
+	if err := e.dom.err(); err != nil {
+		return nil, e.err(op, pe, err)
+	}
+	return reg, nil
+}
+
+func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, error) {
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, err
+	}
+	if err := core.CheckRMA(pe, e.dom.npes, off, n, reg.size); err != nil {
+		return nil, e.err(op, pe, err)
+	}
+	return reg, nil
+}
+
+// start enters an op in the pending table and counts it.
+func (e *endpoint) start(pe int, dst []byte, wait bool) *op {
+	o := &op{pe: pe, ctr: &e.counter, dst: dst}
+	if wait {
+		o.done = make(chan struct{}, 1)
+	}
+	e.dom.pending.add(o)
+	e.counter.Issue(1)
+	return o
+}
+
+// send sends a request for op o; if it cannot be sent, o fails with the
+// reason, which is also returned.
+func (e *endpoint) send(o *op, m meta, payload []byte) error {
+	m.src, m.dst, m.tag = uint8(e.dom.rank), uint8(o.pe), o.tag
+	m.size = uint32(len(payload))
+	err := e.dom.proto.send(m, payload)
+	if err != nil {
+		if e.dom.pending.take(o.tag) != nil {
+			o.finish(err)
+		}
+		if o.done != nil {
+			<-o.done
+		}
+	}
+	return err
+}
+
+// waitYields is how often a waiter yields the CPU, checking for its
+// answer, before it arms timers and blocks: an answer from a neighbour
+// often comes within a few yields, which cost far less than a timer and a
+// sleep.
+const waitYields = 32
+
+// wait blocks until o finishes, the domain fails, or the timeout passes.
+func (e *endpoint) wait(o *op) error {
+	d := e.dom
+	for range waitYields {
+		select {
+		case <-o.done:
+			return o.err
+		default:
+		}
+		runtime.Gosched()
+	}
+	t := time.NewTimer(d.s.timeout)
+	defer t.Stop()
+	tick := time.NewTicker(abortPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-o.done:
+			return o.err
+		case <-tick.C:
+			if err := d.abort(); err != nil {
+				e.expire(o, err)
+				return err
+			}
+		case <-t.C:
+			err := lostError(o.pe, d.s.timeout)
+			e.expire(o, err)
+			return err
+		}
+	}
+}
+
+// expire ends o with err unless it finished meanwhile, and consumes its
+// done signal.
+func (e *endpoint) expire(o *op, err error) {
+	if e.dom.pending.take(o.tag) != nil {
+		o.finish(err)
+	}
+	<-o.done
+}
+
+func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) error {
+	reg, err := e.rma(name, pe, r, off, len(src))
+	if err != nil || len(src) == 0 {
+		return err
+	}
+	if pe == e.dom.rank {
+		reg.land(off, src)
+		return nil
+	}
+	step := e.dom.proto.maxPayload()
+	for len(src) > 0 {
+		n := min(step, len(src))
+		o := e.start(pe, nil, false)
+		if err := e.send(o, meta{kind: kindPut, region: uint8(reg.idx), off: uint32(off)}, src[:n]); err != nil {
+			return e.err(name, pe, err)
+		}
+		src, off = src[n:], off+n
+	}
+	return nil
+}
+
+// get sends the requests of a get; with wait, it returns once dst is full.
+func (e *endpoint) get(name string, pe int, r core.Region, off int, dst []byte, wait bool) error {
+	reg, err := e.rma(name, pe, r, off, len(dst))
+	if err != nil || len(dst) == 0 {
+		return err
+	}
+	if pe == e.dom.rank {
+		copy(dst, reg.mem[off:])
+		return nil
+	}
+	step := e.dom.proto.maxPayload()
+	var first [1]*op // most gets are one piece: keep its op off the heap
+	ops := first[:0]
+	var req [getRequestSize]byte
+	for len(dst) > 0 {
+		n := min(step, len(dst))
+		o := e.start(pe, dst[:n], wait)
+		encodeGetRequest(req[:], uint32(n))
+		if err := e.send(o, meta{kind: kindGetReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
+			return e.err(name, pe, errors.Join(err, e.waitAll(ops)))
+		}
+		if wait {
+			ops = append(ops, o)
+		}
+		dst, off = dst[n:], off+n
+	}
+	if err := e.waitAll(ops); err != nil {
+		return e.err(name, pe, err)
+	}
+	return nil
+}
+
+// waitAll waits for every op and returns the first error.
+func (e *endpoint) waitAll(ops []*op) error {
+	var first error
+	for _, o := range ops {
+		if err := e.wait(o); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Put implements core.Endpoint: it returns once src has been DMAed into
+// the first link's window; the ack from pe completes it.
+func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put", pe, r, off, src)
+}
+
+// PutNBI implements core.Endpoint. A put already returns as soon as src
+// is copied out, so it is Put.
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	return e.put("put-nbi", pe, r, off, src)
+}
+
+// Get implements core.Endpoint: the request travels to pe, the data back.
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	return e.get("get", pe, r, off, dst, true)
+}
+
+// GetNBI implements core.Endpoint: dst is filled by Quiet.
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	return e.get("get-nbi", pe, r, off, dst, false)
+}
+
+// PutValue implements core.Endpoint; the owner stores the value with one
+// store.
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	if err := e.value("put-value", pe, r, off, size); err != nil {
+		return err
+	}
+	var b [8]byte
+	mem.StoreValue(b[:], 0, v, size)
+	return e.put("put-value", pe, r, off, b[:size])
+}
+
+// GetValue implements core.Endpoint.
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	if err := e.value("get-value", pe, r, off, size); err != nil {
+		return 0, err
+	}
+	var b [8]byte
+	if err := e.get("get-value", pe, r, off, b[:size], true); err != nil {
+		return 0, err
+	}
+	return mem.LoadValue(b[:], 0, size), nil
+}
+
+func (e *endpoint) value(op string, pe int, r core.Region, off, size int) error {
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return err
+	}
+	if err := core.CheckValue(pe, e.dom.npes, off, size, reg.size); err != nil {
+		return e.err(op, pe, err)
+	}
+	return nil
+}
+
+// atomics is what the owner executes: everything, with sync/atomic.
+var atomics = core.FullAtomics()
+
+func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest, fetch bool) (uint64, error) {
+	reg, err := e.region(name, pe, r)
+	if err != nil {
+		return 0, err
+	}
+	if err := core.CheckAtomic(pe, e.dom.npes, off, reg.size, a.op, a.typ, &atomics); err != nil {
+		return 0, e.err(name, pe, err)
+	}
+	if pe == e.dom.rank {
+		return reg.atomic(off, a), nil
+	}
+	o := e.start(pe, nil, fetch)
+	var req [amoRequestSize]byte
+	a.encode(req[:])
+	if err := e.send(o, meta{kind: kindAmoReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
+		return 0, e.err(name, pe, err)
+	}
+	if !fetch {
+		return 0, nil
+	}
+	if err := e.wait(o); err != nil {
+		return 0, e.err(name, pe, err)
+	}
+	return o.old, nil
+}
+
+// Atomic implements core.Endpoint: the owner executes it; it is complete
+// when the owner's answer arrives, at Quiet.
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	if op == core.AtomicCSwap {
+		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
+			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	}
+	_, err := e.amo("atomic", pe, r, off, amoRequest{op: op, typ: t, operand: operand}, false)
+	return err
+}
+
+// FetchAtomic implements core.Endpoint: the request travels to the owner,
+// which executes it and sends the old value back.
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	return e.amo("fetch-atomic", pe, r, off, amoRequest{op: op, typ: t, operand: operand, compare: compare}, true)
+}
+
+// Fence implements core.Endpoint. Transfers to one host may take different
+// workers and overtake each other, so a fence waits for every answer, as
+// Quiet does, without reporting their errors (Quiet does).
+func (e *endpoint) Fence() error {
+	if e.closed.Load() {
+		return e.err("fence", -1, core.ErrClosed)
+	}
+	if err := e.complete(); err != nil {
+		return e.err("fence", -1, err)
+	}
+	return nil
+}
+
+// Quiet implements core.Endpoint: it waits for the answer to every
+// operation issued so far, and returns the first error among them.
+func (e *endpoint) Quiet() error {
+	if e.closed.Load() {
+		return e.err("quiet", -1, core.ErrClosed)
+	}
+	err := e.complete()
+	if err == nil {
+		err = e.counter.TakeErr()
+	} else {
+		e.counter.TakeErr()
+	}
+	if err != nil {
+		return e.err("quiet", -1, err)
+	}
+	return nil
+}
+
+// complete waits until the counter's completions reach its issues. An
+// operation that waited longer than the timeout for its answer fails with
+// a peer-lost error naming its target; a long queue of operations that
+// keep completing is not a lost peer.
+func (e *endpoint) complete() error {
+	d := e.dom
+	for {
+		err := e.counter.Wait(e.counter.Issued(), d.s.timeout, d.abort)
+		if !errors.Is(err, core.ErrTimeout) {
+			return err
+		}
+		old := time.Now().Add(-d.s.timeout)
+		stale := d.pending.takeIf(func(o *op) bool { return o.ctr == &e.counter && o.start.Before(old) })
+		if len(stale) > 0 {
+			lost := lostError(stale[0].pe, d.s.timeout)
+			for _, o := range stale {
+				o.finish(lost)
+			}
+			return lost
+		}
+	}
+}
+
+// Counter implements core.Endpoint.
+func (e *endpoint) Counter() *core.Counter { return &e.counter }
+
+// Close implements core.Endpoint: it quiets and releases the endpoint.
+func (e *endpoint) Close() error {
+	if e.closed.Load() {
+		return nil
+	}
+	err := e.Quiet()
+	e.closed.Store(true)
+	d := e.dom
+	d.mu.Lock()
+	delete(d.endpoints, e)
+	d.mu.Unlock()
+	if err != nil && !errors.Is(err, core.ErrClosed) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,63 @@
+package ntbring
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The provider's parameters, GOSHMEM_NTBRING_<NAME>.
+var (
+	paramProtocol = core.NewParam(Name, "PROTOCOL", protoSeed,
+		`ring protocol: "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`)
+	paramWorkers = core.NewParam(Name, "WORKERS", "2",
+		"worker goroutines per host, each with its own doorbell and data slot on every link (doorbell_dmaputget[n]), 1 to 8")
+	paramSlot = core.NewParam(Name, "SLOT_SIZE", "256K",
+		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M")
+	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
+		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost")
+)
+
+// settings are the parameters as one Open read them.
+type settings struct {
+	protocol string
+	workers  int
+	slotSize int
+	timeout  time.Duration
+}
+
+const (
+	minSlot   = 4 << 10
+	maxSlot   = 16 << 20
+	slotAlign = 4 << 10
+)
+
+// readSettings reads and validates the parameters. Errors are
+// *core.EnvError naming the variable and what it accepts.
+func readSettings(cfg *core.Config) (settings, error) {
+	var s settings
+	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramProtocol))); v {
+	case protoSeed:
+		s.protocol = v
+	default:
+		return s, &core.EnvError{Var: paramProtocol.Env, Value: cfg.Value(paramProtocol), Allowed: fmt.Sprintf("%q", protoSeed)}
+	}
+	var err error
+	if s.workers, err = cfg.Int(paramWorkers, 1, maxSlots); err != nil {
+		return s, err
+	}
+	n, err := core.ParseSizeVar(paramSlot.Env, cfg.Value(paramSlot), minSlot, maxSlot)
+	if err != nil {
+		return s, err
+	}
+	if n%slotAlign != 0 {
+		return s, &core.EnvError{Var: paramSlot.Env, Value: cfg.Value(paramSlot), Allowed: "a multiple of 4K from 4K to 16M"}
+	}
+	s.slotSize = int(n)
+	if s.timeout, err = cfg.Duration(paramTimeout); err != nil {
+		return s, err
+	}
+	return s, nil
+}

@@ -1,0 +1,60 @@
+package ntbring
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+func TestSettings(t *testing.T) {
+	cfg := &core.Config{Env: func(string) (string, bool) { return "", false }}
+	s, err := readSettings(cfg)
+	require.NoError(t, err)
+	require.Equal(t, settings{protocol: protoSeed, workers: 2, slotSize: 256 << 10, timeout: 5 * time.Second}, s)
+
+	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "8", paramSlot.Env: "1M", paramTimeout.Env: "250ms", paramProtocol.Env: " SEED "})
+	s, err = readSettings(cfg)
+	require.NoError(t, err)
+	require.Equal(t, settings{protocol: protoSeed, workers: 8, slotSize: 1 << 20, timeout: 250 * time.Millisecond}, s)
+
+	for v, val := range map[string]string{
+		paramProtocol.Env: "fast",
+		paramWorkers.Env:  "9",
+		paramSlot.Env:     "5000",
+		paramTimeout.Env:  "-1s",
+	} {
+		cfg.Env = testEnv("", map[string]string{v: val})
+		_, err := readSettings(cfg)
+		var ee *core.EnvError
+		require.ErrorAs(t, err, &ee, v)
+		require.Equal(t, v, ee.Var)
+		require.ErrorIs(t, err, core.ErrInvalid)
+	}
+	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "0"})
+	_, err = readSettings(cfg)
+	require.ErrorContains(t, err, "from 1 to 8")
+}
+
+func TestInfoListsParams(t *testing.T) {
+	info := provider{}.Info()
+	for _, name := range []string{"PROTOCOL", "WORKERS", "SLOT_SIZE", "TIMEOUT"} {
+		p, ok := info.Param(name)
+		require.True(t, ok, name)
+		require.Equal(t, "GOSHMEM_NTBRING_"+name, p.Env)
+	}
+	envs := map[string]bool{}
+	for _, p := range info.Params {
+		envs[p.Env] = true
+	}
+	require.True(t, envs["GOSHMEM_NTB_MODEL"], "the device's parameters are listed too")
+}
+
+func TestOpenRejectsBadSettings(t *testing.T) {
+	_, err := openRingErr(t, 3, map[string]string{paramWorkers.Env: "12"})
+	var ee *core.EnvError
+	require.ErrorAs(t, err, &ee)
+	require.Equal(t, paramWorkers.Env, ee.Var)
+}

@@ -1,0 +1,53 @@
+package ntbring
+
+import (
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The protocols, as GOSHMEM_NTBRING_PROTOCOL names them.
+const protoSeed = "seed"
+
+// abortPoll is how often a blocked wait consults the domain's failure
+// and the bootstrap's view of lost PEs.
+const abortPoll = 20 * time.Millisecond
+
+// protocol moves operations between hosts of the ring. The domain, its
+// regions, endpoints and pending table are the same for every protocol,
+// and so is what a host does with a transfer addressed to it (serve,
+// answered); a protocol decides how transfers cross the links and reach
+// the host they are for.
+type protocol interface {
+	// send starts transfer m from this host to host m.dst, with payload
+	// (a put's data, a request header). It returns when payload may be
+	// reused; the answer finishes the op with tag m.tag.
+	send(m meta, payload []byte) error
+	// maxPayload is the largest payload of one transfer.
+	maxPayload() int
+	// barrier returns once every host has entered it.
+	barrier() error
+	// broken tells the other hosts, as far as the ring still reaches,
+	// that it broke and which host was lost, so that none waits for a
+	// transfer that cannot come. The domain calls it once, on failure.
+	broken(lost int)
+	// close stops the protocol's goroutines and releases the device. The
+	// domain calls it after every host has stopped sending.
+	close() error
+}
+
+// newProtocol sets the links up for the protocol s names and starts it.
+func newProtocol(d *domain, r *ringPorts, s settings) (protocol, error) {
+	switch s.protocol {
+	case protoSeed:
+		p, err := newSeed(d, r, s)
+		if err != nil {
+			return nil, err
+		}
+		// The goroutines setup starts may fail the domain, which then
+		// alarms the ring through d.proto.
+		d.proto = p
+		return p, p.setup()
+	}
+	return nil, &core.EnvError{Var: paramProtocol.Env, Value: s.protocol, Allowed: `"` + protoSeed + `"`}
+}

@@ -1,0 +1,102 @@
+package ntbring
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb/emu"
+)
+
+// Name is the provider's registered name.
+const Name = "ntbring"
+
+func init() { core.Register(provider{}) }
+
+type provider struct{}
+
+func (provider) Name() string { return Name }
+
+func (provider) Info() core.Info {
+	return core.Info{
+		Name: Name,
+		Description: "hosts in a switchless ring of PCIe non-transparent bridges (an emulated PLX NT port here); " +
+			"transfers are relayed host to host, atomics run at the owner",
+		Version: "1",
+		Caps: core.CapRMA | core.CapAtomic | core.CapFetchAtomic | core.CapCompareSwap |
+			core.CapAtomicFloat | core.CapLocalAtomics,
+		Atomics:  core.FullAtomics(),
+		Locality: core.AnyHost,
+		// Workers and forwarders move data without the caller.
+		Progress: core.ProgressAuto,
+		// Pieces of transfers to one host take different workers and may
+		// overtake each other: no ordering without a fence.
+		Order:      0,
+		ThreadSafe: true,
+		MaxMsgSize: core.Unbounded,
+		// A put returns once its data has left through the first link.
+		InjectSize: 0,
+		// Used only by name: on one host the ring is an emulation, and
+		// loopback moves the same bytes faster.
+		Preference: 0,
+		Params:     append([]core.Param{paramProtocol, paramWorkers, paramSlot, paramTimeout}, emu.Params()...),
+		Origin:     "built-in",
+	}
+}
+
+// Open joins this host to the ring: PE i is host i. It reads the
+// settings, attaches to the ring's device and lets the protocol set the
+// links up. Every step that can fail on one host ends in core.Agree, so
+// all hosts return an error together.
+func (provider) Open(cfg *core.Config) (core.Domain, error) {
+	b := cfg.Bootstrap
+	if b == nil {
+		return nil, fmt.Errorf("no bootstrap in the configuration: %w", core.ErrInvalid)
+	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	d := &domain{rank: b.Rank(), npes: b.Size(), boot: b, dir: cfg.JobDir(), log: log,
+		pending: newPending(), endpoints: map[*endpoint]struct{}{}}
+	s, err := readSettings(cfg)
+	if err == nil && d.npes > maxHosts {
+		err = fmt.Errorf("a ring of %d hosts: at most %d: %w", d.npes, maxHosts, core.ErrNotSupported)
+	}
+	if err == nil {
+		err = os.MkdirAll(d.dir, 0o700)
+	}
+	if err := core.Agree(b, err); err != nil {
+		return nil, err
+	}
+	d.s = s
+	d.bufs.size = s.slotSize
+	// PE 0's random number names this domain's files, so two domains of
+	// one job never meet in the job directory.
+	all, err := b.Allgather(binary.LittleEndian.AppendUint64(nil, rand.Uint64()))
+	if err != nil {
+		return nil, fmt.Errorf("exchange of the domain id: %w", err)
+	}
+	if len(all[0]) != 8 {
+		return nil, fmt.Errorf("PE 0 sent a domain id of %d bytes: %w", len(all[0]), core.ErrInvalid)
+	}
+	d.id = fmt.Sprintf("%016x", binary.LittleEndian.Uint64(all[0]))
+	if d.npes == 1 {
+		return d, nil // a ring of one: all memory is local
+	}
+
+	ports, err := openRing(cfg, d.rank, d.npes, d.id)
+	if err := core.Agree(b, err); err != nil {
+		return nil, ports.closeQuietly(err)
+	}
+	// newProtocol sets d.proto itself, before it starts goroutines.
+	_, err = newProtocol(d, ports, s)
+	if err := core.Agree(b, err); err != nil {
+		return nil, ports.closeQuietly(err)
+	}
+	return d, nil
+}

@@ -1,0 +1,88 @@
+package ntbring
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+func TestPutGetAroundTheRing(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		doms := openRingT(t, n, nil)
+		rs := regions(t, doms, 1<<20)
+		each(doms, func(d *domain) {
+			ep, err := d.NewEndpoint(core.EndpointOptions{})
+			require.NoError(t, err)
+			for pe := range n {
+				msg := []byte{byte(d.rank), byte(pe), 1, 2, 3}
+				require.NoError(t, ep.Put(pe, rs[d.rank], 64*d.rank, msg))
+			}
+			require.NoError(t, ep.Quiet())
+		})
+		each(doms, func(d *domain) { require.NoError(t, d.Barrier()) })
+		for pe, r := range rs {
+			for src := range n {
+				require.Equal(t, []byte{byte(src), byte(pe), 1, 2, 3}, r.Local()[64*src:64*src+5], "host %d from %d", pe, src)
+			}
+		}
+		each(doms, func(d *domain) {
+			ep, err := d.NewEndpoint(core.EndpointOptions{})
+			require.NoError(t, err)
+			for pe := range n {
+				got := make([]byte, 5)
+				require.NoError(t, ep.Get(pe, rs[d.rank], 64*d.rank, got))
+				require.Equal(t, []byte{byte(d.rank), byte(pe), 1, 2, 3}, got)
+				old, err := ep.FetchAtomic(pe, rs[d.rank], 1024, core.AtomicAdd, core.Uint64, 1, 0)
+				require.NoError(t, err)
+				require.Less(t, old, uint64(n))
+			}
+		})
+	}
+}
+
+// The ring barrier lets no host through before all have entered: each
+// round every host puts the round number into its right neighbour and
+// quiets, and after the barrier finds its left neighbour's number.
+func TestRingBarrier(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		doms := openRingT(t, n, nil)
+		rs := regions(t, doms, 64)
+		each(doms, func(d *domain) {
+			ep, err := d.NewEndpoint(core.EndpointOptions{})
+			require.NoError(t, err)
+			for round := uint64(1); round <= 100; round++ {
+				require.NoError(t, ep.PutValue((d.rank+1)%n, rs[d.rank], 8*int(round%2), round, 8))
+				require.NoError(t, ep.Quiet())
+				require.NoError(t, d.Barrier())
+				got := mem.LoadValue(rs[d.rank].Local(), 8*int(round%2), 8)
+				require.Equal(t, round, got, "host %d after barrier %d", d.rank, round)
+			}
+		})
+	}
+}
+
+// A remote put wakes a host sleeping in WaitChange: shmem's wait_until
+// sleeps instead of polling.
+func TestWaiterWokenByRemotePut(t *testing.T) {
+	doms := openRingT(t, 3, nil)
+	rs := regions(t, doms, 64)
+	d := doms[2]
+	seq, watch := d.WaitArm(rs[2], 0, 8)
+	defer d.WaitDisarm(watch)
+	require.Equal(t, seq, d.WaitChange(seq, 0), "max 0 does not sleep")
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	go func() {
+		if err := ep.PutValue(2, rs[0], 0, 42, 8); err != nil {
+			t.Error(err)
+		}
+	}()
+	for mem.LoadValue(rs[2].Local(), 0, 8) != 42 {
+		// An hour: only a wake-up by the put ends this in time.
+		seq = d.WaitChange(seq, time.Hour)
+	}
+}
