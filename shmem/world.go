@@ -42,6 +42,7 @@ type World struct {
 	base     uintptr
 	waiter   core.LocalWaiter  // nil if the provider cannot block a waiter
 	direct   core.DirectAccess // nil if peers' heaps are not mapped here
+	failer   core.Failer       // nil if the provider reports no failures of its own
 	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
 	log      *slog.Logger
 
@@ -224,6 +225,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.base = mem.Addr(w.local)
 	w.waiter, _ = dom.(core.LocalWaiter)
 	w.direct, _ = dom.(core.DirectAccess)
+	w.failer, _ = dom.(core.Failer)
 	// Below ThreadMultiple no two goroutines use the default context at
 	// once, so its endpoint may skip the locking a shared one needs.
 	ep, err := dom.NewEndpoint(core.EndpointOptions{Serialized: thread < ThreadMultiple})
@@ -320,6 +322,11 @@ func (w *World) Err() error {
 	}
 	if err := w.exitErr(); err != nil {
 		return err
+	}
+	if w.failer != nil {
+		if err := w.failer.Err(); err != nil {
+			return err
+		}
 	}
 	return w.boot.Err()
 }

@@ -91,3 +91,19 @@ func TestRingshiftKilledPEEndsJob(t *testing.T) {
 		require.Error(t, syscall.Kill(pid, 0), "PE %d (pid %d) outlived the job", pe, pid)
 	}
 }
+
+// A ring link that goes down while every PE still lives ends the job with
+// the peer-lost error instead of leaving PEs waiting for data that can no
+// longer come.
+func TestRingshiftNTBLinkDownEndsJob(t *testing.T) {
+	oshrun, ringshift := build(t)
+	cmd := exec.Command(oshrun, "-np", "5", ringshift, "-rounds", "100000000")
+	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir(), "GOSHMEM_PROVIDER=ntbring",
+		"GOSHMEM_NTBRING_PROTOCOL=seed", "GOSHMEM_NTB_FAULT=link=2:down@500ms")
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "oshrun must exit non-zero:\n%s", out)
+	require.Less(t, time.Since(start), 20*time.Second)
+	require.Regexp(t, `ringshift: round \d+: .*lost`, string(out))
+}
