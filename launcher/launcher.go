@@ -196,10 +196,15 @@ func advertise(a net.Addr) string {
 	return net.JoinHostPort(ip.String(), strconv.Itoa(ta.Port))
 }
 
+// numCPU is how many CPUs the PEs share; tests replace it.
+var numCPU = runtime.NumCPU
+
 // childEnv is every PE's environment but GOSHMEM_RANK: the launcher's own,
 // then opts.Env, then the provider and the job's contract, later entries
 // winning. Inherited contract variables (from an enclosing job) are
-// dropped so they cannot contradict this job's.
+// dropped so they cannot contradict this job's. When the PEs outnumber
+// the CPUs and the user has not chosen, each PE runs Go code on one CPU
+// at a time (GOMAXPROCS=1).
 func childEnv(o Options, jobID string, secret []byte, addr string) []string {
 	contract := func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
@@ -209,6 +214,12 @@ func childEnv(o Options, jobID string, secret []byte, addr string) []string {
 	env = append(env, slices.DeleteFunc(slices.Clone(o.Env), contract)...)
 	if o.Provider != "" {
 		env = append(env, core.EnvProvider+"="+o.Provider)
+	}
+	if _, set := envLookup(env)("GOMAXPROCS"); !set && o.NP > numCPU() {
+		// More PEs than CPUs: a PE's extra Go threads (idle Ps spinning
+		// for work) would take CPU time from the PE another one waits for,
+		// which more than doubled barrier latency at 4 PEs on 2 CPUs.
+		env = append(env, "GOMAXPROCS=1")
 	}
 	return append(env,
 		bootstrap.EnvSize+"="+strconv.Itoa(o.NP),

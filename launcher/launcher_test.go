@@ -396,6 +396,25 @@ func TestChildEnvironment(t *testing.T) {
 	}
 }
 
+// PEs that outnumber the CPUs get GOMAXPROCS=1 unless the user chose;
+// PEs that fit keep the Go default.
+func TestChildEnvironmentGOMAXPROCS(t *testing.T) {
+	defer func(f func() int) { numCPU = f }(numCPU)
+	numCPU = func() int { return 2 }
+	get := func(np int, extra ...string) (string, bool) {
+		return envLookup(childEnv(Options{NP: np, Env: extra}, "jid", []byte{1}, "127.0.0.1:5"))("GOMAXPROCS")
+	}
+	t.Setenv("GOMAXPROCS", "") // restored afterwards; unset for the test
+	os.Unsetenv("GOMAXPROCS")
+	v, ok := get(4)
+	require.True(t, ok)
+	require.Equal(t, "1", v)
+	_, ok = get(2)
+	require.False(t, ok, "2 PEs on 2 CPUs keep the default")
+	v, _ = get(4, "GOMAXPROCS=3")
+	require.Equal(t, "3", v, "the user's choice wins")
+}
+
 func TestAdvertise(t *testing.T) {
 	for in, want := range map[string]string{
 		"0.0.0.0:80": "127.0.0.1:80", "[::]:80": "127.0.0.1:80", "10.1.2.3:80": "10.1.2.3:80", "[::1]:80": "[::1]:80",
