@@ -81,11 +81,14 @@ func (c *peerCtl) watched(lo, hi uint64) bool {
 	return false
 }
 
-// yieldPolls is how many times a waiter yields the CPU, after spinning and
-// before it sleeps. A yield costs ~0.2µs while the shortest kernel sleep
-// costs ~50-80µs, so a few microseconds of yielding catch the waits that
-// end soon on a busy host without paying for a sleep.
-const yieldPolls = 16
+// yieldFor is how long a waiter yields the CPU, after spinning and before
+// it sleeps. A yield costs ~0.2µs and hands the CPU to a runnable PE at
+// once, while a futex sleep and wake-up costs tens of microseconds and the
+// shortest timed kernel sleep ~50-80µs. With more PEs than CPUs the PE a
+// waiter waits for is usually runnable but not running, so yielding for
+// the length of a collective's round lets it run at once; waits longer
+// than that sleep, so an idle PE does not keep a CPU busy.
+const yieldFor = 200 * time.Microsecond
 
 var (
 	_ core.Domain       = (*domain)(nil)
@@ -341,7 +344,7 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 			return v
 		}
 	}
-	for range yieldPolls {
+	for start := time.Now(); time.Since(start) < yieldFor; {
 		// Gosched lets a PE that is a goroutine of this process run;
 		// sched_yield lets a PE that is another process run.
 		runtime.Gosched()
