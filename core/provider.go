@@ -115,7 +115,9 @@ type DirectAccess interface {
 // Wake-ups may be spurious and, for stores that bypass endpoints (direct
 // access, this PE's own goroutines), late by up to max; callers re-check
 // their condition and bound max. A max <= 0 does not sleep: WaitChange
-// returns at once with the current sequence.
+// returns at once with the current sequence. What WaitChange returns is
+// for the next call only: a provider may mark in it that the caller has
+// re-checked its condition since, and so may sleep at once.
 type LocalWaiter interface {
 	WaitArm(r Region, off, n int) (seq uint32, watch int)
 	WaitChange(seq uint32, max time.Duration) uint32

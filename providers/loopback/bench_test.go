@@ -89,6 +89,30 @@ func BenchmarkPutValue8(b *testing.B) {
 	}
 }
 
+// BenchmarkPut8Serialized is BenchmarkPut8 on an endpoint of one
+// goroutine, like shmem's default context: where the job fences
+// asymmetrically its puts carry no fence.
+func BenchmarkPut8Serialized(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{Serialized: true}, nil)
+	src := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.Put(1, r, 64, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkPutValue8Serialized(b *testing.B) {
+	_, ep, r := benchPair(b, core.EndpointOptions{Serialized: true}, nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.PutValue(1, r, 64, 42, 8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkPut8Quiet(b *testing.B) {
 	_, ep, r := benchPair(b, core.EndpointOptions{}, nil)
 	src := make([]byte, 8)

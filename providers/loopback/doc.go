@@ -65,18 +65,26 @@
 // sequence number (GOSHMEM_LOOPBACK_SPIN polls; by default a few
 // microseconds' worth if the job's PEs do not outnumber the host's CPUs,
 // else none), yields the CPU a few times, then sleeps on the futex for at
-// most max. Each endpoint
-// operation's atomic count is a full barrier between its stores and its
-// load of the waiter count, so an endpoint operation never misses a waiter
-// that armed at the same moment (see notify); stores through PeerBytes do
-// not notify, and are seen within max.
+// most max. A put and an arming waiter that meet must not both miss the
+// other (see notify). By default (GOSHMEM_LOOPBACK_FENCE=auto) the waiter
+// pays: before its first sleep WaitChange runs membarrier(2), a barrier on
+// every CPU running a PE, and returns once so that its caller re-checks;
+// puts then need no fence at all. Where membarrier is missing (or a PE
+// cannot register for it, or the hardware reorders stores), or with
+// GOSHMEM_LOOPBACK_FENCE=atomic, every operation's atomic count is the
+// fence instead. Either way an endpoint operation never misses a waiter
+// that armed at the same moment; stores through PeerBytes do not notify,
+// and are seen within max.
 //
 // # Ordering and counting
 //
-// Every endpoint operation ends with one atomic add on a word of the
-// endpoint's own: it counts the operation and is a full memory barrier. So
-// operations take effect in issue order (Info's OrderPutPut and
-// OrderAtomicAtomic, on every architecture), and Fence and Quiet have
-// nothing left to do. The count moves into the endpoint's core.Counter when
-// Endpoint.Counter or Close is called (see endpoint).
+// Every endpoint operation ends by counting itself on a word of the
+// endpoint's own. Where puts fence, that count is an atomic add, a full
+// memory barrier; where waiters pay, stores stay in order because the
+// machine keeps them so (amd64's total store order), and an endpoint of
+// one goroutine counts with a plain increment. So operations take effect
+// in issue order (Info's OrderPutPut and OrderAtomicAtomic, on every
+// architecture). Fence and Quiet are one full barrier. The count moves
+// into the endpoint's core.Counter when Endpoint.Counter or Close is
+// called (see endpoint).
 package loopback

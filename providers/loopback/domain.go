@@ -26,6 +26,7 @@ type domain struct {
 	id         uint64 // the domain's id, PE 0's random number
 	prefix     string // id in hex, part of every file name
 	spin       int    // GOSHMEM_LOOPBACK_SPIN
+	asym       bool   // the job fences asymmetrically (see notify)
 
 	// ctl[pe] is pe's control file as mapped here; self is ours. Set in
 	// Open, read-only after.
@@ -248,9 +249,11 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	// Of the options, only one goroutine at a time matters: it lets gets
-	// and atomics count without an atomic add. NoStore changes nothing.
-	e := &endpoint{dom: d, npes: d.npes, serial: opts.Serialized || opts.Private}
+	// Of the options, only one goroutine at a time matters: it lets
+	// atomics, and where the job fences asymmetrically every operation,
+	// count without an atomic add. NoStore changes nothing.
+	serial := opts.Serialized || opts.Private
+	e := &endpoint{dom: d, npes: d.npes, serial: serial, plain: serial && d.asym}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
@@ -329,16 +332,36 @@ func (d *domain) summarize() {
 	atomic.StoreUint64(d.self.watchMask, mask)
 }
 
+// seq counts wake-ups in steps of seqStep, so WaitChange's own answers can
+// carry fenced in the low bit: "the barrier is done and the caller has
+// re-checked its condition since; sleep now".
+const (
+	seqStep = 2
+	fenced  = 1
+)
+
 // WaitChange implements core.LocalWaiter: it returns once this PE's seq
 // differs from seq, or after about max. It spins first (a put from a PE on
 // another core lands within a microsecond), then yields the CPU a few
 // times (cheap, and lets the PE we wait for run if it shares our core),
 // then sleeps on a futex until a waker or max. max <= 0 means do not sleep.
+//
+// Where the job fences asymmetrically (see notify), a writer may have
+// stored the data and missed our count of waiters, so before the first
+// sleep WaitChange issues the global barrier and returns at once, with
+// seq marked fenced: the caller re-checks its condition, sees any such
+// store, and the next call, given the marked seq, sleeps straight away.
 func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	if d.closed.Load() {
 		return seq
 	}
 	p := d.self.seq
+	if seq&fenced != 0 {
+		if max <= 0 {
+			return atomic.LoadUint32(p)
+		}
+		return d.sleep(seq&^fenced, max)
+	}
 	for range d.spin {
 		if v := atomic.LoadUint32(p); v != seq {
 			return v
@@ -356,6 +379,21 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	if max <= 0 {
 		return atomic.LoadUint32(p)
 	}
+	if d.asym {
+		// Registered in Open, so it does not fail; were it to, a missed
+		// store would still be seen within max.
+		_ = sys.GlobalBarrier()
+		if v := atomic.LoadUint32(p); v != seq {
+			return v
+		}
+		return seq | fenced
+	}
+	return d.sleep(seq, max)
+}
+
+// sleep waits on the futex while seq is current, for at most max.
+func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
+	p := d.self.seq
 	// Announce the sleep before the futex compares seq: a waker bumps seq
 	// and then loads sleepers, both atomically, so either it sees us and
 	// wakes us or the kernel sees its new seq and does not sleep.
@@ -377,10 +415,24 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 // stores the data and then reads waiters and the watches. Were the writer's
 // load allowed to pass its own earlier store (store-load reordering, which
 // x86's store buffer does and weaker machines too), both could read the old
-// values, and the waiter would sleep until the max it gave WaitChange. The
-// endpoint's per-operation atomic add (for an atomic, the operation itself)
-// sits between the store and this load and forbids that, so no endpoint
-// operation misses a waiter. Stores that
+// values, and the waiter would sleep until the max it gave WaitChange.
+// Something must forbid that, on one side or the other:
+//
+//   - Symmetric (GOSHMEM_LOOPBACK_FENCE=atomic, or where membarrier or
+//     ordered stores are missing): the endpoint's per-operation atomic add
+//     (for an atomic, the operation itself) sits between the store and
+//     this load.
+//   - Asymmetric (d.asym): puts on an endpoint of one goroutine have no
+//     fence, and a waiter, before it sleeps, runs sys.GlobalBarrier, a
+//     full barrier on every CPU running a PE of the job, and re-checks its
+//     condition (see WaitChange). A writer interrupted after its store
+//     has the data visible to that re-check; one interrupted before it
+//     loads waiters after the barrier, so sees the count published before
+//     it, and wakes the waiter. Waiters that spin or yield pay nothing;
+//     a store that raced with their arming and went unnoticed is seen at
+//     that barrier, after the spin and yields, instead of at once.
+//
+// Either way no endpoint operation misses a sleeping waiter. Stores that
 // bypass endpoints (through PeerBytes, or by the target's own goroutines)
 // do not notify at all; their waiters notice them within max, as
 // LocalWaiter's contract allows.
@@ -405,7 +457,7 @@ func (d *domain) notifyWatched(pe int, r *region, off, n int) {
 // only if one of them sleeps there.
 func (d *domain) wake(pe int) {
 	c := &d.ctl[pe]
-	atomic.AddUint32(c.seq, 1)
+	atomic.AddUint32(c.seq, seqStep)
 	if atomic.LoadUint32(c.sleepers) != 0 {
 		_, _ = sys.FutexWake(c.seq, sys.WakeAll) // cannot fail on a word we have mapped
 	}

@@ -11,30 +11,33 @@ import (
 // endpoint issues RMA as loads and stores into the mappings of its domain.
 // Every operation is complete when its call returns.
 //
-// Each operation ends with one atomic add on ops, a word on the endpoint's
-// own cache line. That single uncontended read-modify-write does three
-// jobs:
+// Each operation ends by counting itself. Endpoint.Counter and Close move
+// the count into the core.Counter (Issue and Complete together, since
+// nothing is ever pending), which keeps the Counter's two adds and its
+// waiter check off the data path. How it counts depends on two things:
 //
-//   - It counts the operation. Endpoint.Counter and Close move the count
-//     into the core.Counter (Issue and Complete together, since nothing is
-//     ever pending), which keeps the Counter's two adds and its waiter check
-//     off the data path.
-//   - It is a full memory barrier between a put's stores and its load of
-//     the target's waiter count (see domain.notify). Without it the load
-//     could be satisfied before the stores are visible, and a target that
-//     armed at that moment would sleep until its timeout: rare in theory,
-//     but a ping-pong hits it often.
-//   - It orders each operation's memory effects before the next one's, on
-//     every architecture, which is what Info's OrderPutPut promises and
-//     what leaves Fence and Quiet nothing to do.
+//   - Where the job fences symmetrically (see domain.notify), the count of
+//     a put or get is an atomic add on ops, a word on the endpoint's own
+//     cache line. That one uncontended read-modify-write is also a full
+//     memory barrier between a put's stores and its load of the target's
+//     waiter count, so it never misses a waiter, and it orders each
+//     operation's memory effects before the next one's on every
+//     architecture (Info's OrderPutPut).
+//   - Where the job fences asymmetrically, the hardware keeps stores in
+//     order and sleeping waiters pay for the handshake, so the count needs
+//     no fence: on an endpoint that one goroutine uses at a time
+//     (Serialized or Private) it is a plain increment of solo, a fraction
+//     of an atomic add. An endpoint shared by goroutines still adds to ops
+//     atomically, the cheapest correct count there.
 //
-// Atomics need no fence besides themselves, only the count. On an endpoint
-// that one goroutine uses at a time (Serialized or Private) they count with
-// a plain increment of solo, which costs a fraction of an atomic add.
+// Atomics need no fence besides themselves, only the count, so on a
+// Serialized or Private endpoint they increment solo either way. Fence and
+// Quiet issue a full barrier, for the operations that had none.
 type endpoint struct {
 	dom    *domain
 	npes   int
-	serial bool // Serialized or Private: solo may count
+	serial bool // Serialized or Private: solo may count atomics
+	plain  bool // serial and the job fences asymmetrically: solo counts everything
 	closed atomic.Bool
 
 	// The fields above are read by every operation; ops and solo are
@@ -157,8 +160,14 @@ func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*regi
 	return reg, nil
 }
 
-// done counts an operation and fences memory; see endpoint.
-func (e *endpoint) done() { e.ops.Add(1) }
+// done counts a put or get, with a fence where one is needed; see endpoint.
+func (e *endpoint) done() {
+	if e.plain {
+		e.solo++
+	} else {
+		e.ops.Add(1)
+	}
+}
 
 // count counts an atomic, which needs no fence besides itself.
 func (e *endpoint) count() {
@@ -305,23 +314,37 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 	return old, nil
 }
 
-// Fence implements core.Endpoint. Every operation already ended with a
-// full memory barrier (see endpoint), so the order is kept without one.
+// Fence implements core.Endpoint. Operations counted with a fence (see
+// endpoint) already take effect in order; for those on a plain endpoint
+// it issues a full memory barrier, so the order holds whatever the
+// hardware.
 func (e *endpoint) Fence() error {
 	if e.closed.Load() {
 		return e.err("fence", -1, core.ErrClosed)
 	}
+	e.barrier()
 	return nil
 }
 
-// Quiet implements core.Endpoint. Every operation is complete, and its
-// memory effects ordered, when its call returns: there is nothing to wait
-// for.
+// Quiet implements core.Endpoint. Every operation is complete when its
+// call returns, so there is nothing to wait for; on a plain endpoint a
+// full memory barrier makes the stores of the operations before it visible
+// before any load after it, as they would be had each fenced.
 func (e *endpoint) Quiet() error {
 	if e.closed.Load() {
 		return e.err("quiet", -1, core.ErrClosed)
 	}
+	e.barrier()
 	return nil
+}
+
+// barrier is a full memory barrier on a plain endpoint, whose operations
+// have none of their own: an atomic read-modify-write that changes
+// nothing. Other endpoints' operations each ended with one.
+func (e *endpoint) barrier() {
+	if e.plain {
+		e.ops.Add(0)
+	}
 }
 
 // Counter implements core.Endpoint; it brings the counter up to date

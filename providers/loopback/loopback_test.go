@@ -812,19 +812,31 @@ func waitFor(cond func() bool) {
 
 func TestWaitChangeTimesOut(t *testing.T) {
 	t.Parallel()
-	j := newJob(t, 1)
-	j.env["GOSHMEM_LOOPBACK_SPIN"] = "10"
-	j.run(func(p *peT) {
-		w := core.LocalWaiter(p.dom)
-		seq, watch := w.WaitArm(nil, 0, 0)
-		start := time.Now()
-		require.Equal(p, seq, w.WaitChange(seq, 2*time.Millisecond))
-		require.GreaterOrEqual(p, time.Since(start), 2*time.Millisecond)
-		require.Equal(p, seq, w.WaitChange(seq, 0), "max 0 does not sleep")
-		w.WaitDisarm(watch)
-		require.Zero(p, atomic.LoadUint32(p.dom.self.waiters))
-		require.Zero(p, atomic.LoadUint32(p.dom.self.sleepers))
-	})
+	for _, fence := range []string{"auto", "atomic"} {
+		t.Run(fence, func(t *testing.T) {
+			t.Parallel()
+			j := newJob(t, 1)
+			j.env["GOSHMEM_LOOPBACK_SPIN"] = "10"
+			j.env["GOSHMEM_LOOPBACK_FENCE"] = fence
+			j.run(func(p *peT) {
+				w := core.LocalWaiter(p.dom)
+				seq, watch := w.WaitArm(nil, 0, 0)
+				start := time.Now()
+				got := w.WaitChange(seq, 2*time.Millisecond)
+				if p.dom.asym {
+					require.Equal(p, seq|fenced, got, "the barrier returns before the sleep")
+					require.Equal(p, seq, w.WaitChange(got, 0), "max 0 does not sleep")
+					got = w.WaitChange(got, 2*time.Millisecond)
+				}
+				require.Equal(p, seq, got)
+				require.GreaterOrEqual(p, time.Since(start), 2*time.Millisecond)
+				require.Equal(p, seq, w.WaitChange(seq, 0), "max 0 does not sleep")
+				w.WaitDisarm(watch)
+				require.Zero(p, atomic.LoadUint32(p.dom.self.waiters))
+				require.Zero(p, atomic.LoadUint32(p.dom.self.sleepers))
+			})
+		})
+	}
 }
 
 func TestDescribe(t *testing.T) {

@@ -80,7 +80,7 @@ func (provider) Info() core.Info {
 		// every put is an inject, whatever its size.
 		InjectSize: core.Unbounded,
 		Preference: 100,
-		Params:     []core.Param{paramSpin},
+		Params:     []core.Param{paramSpin, paramFence},
 		Origin:     "built-in",
 	}
 }
@@ -105,6 +105,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		endpoints: map[*endpoint]struct{}{},
 	}
 	spin, err := spinPolls(cfg, d.npes)
+	var asym bool
+	if err == nil {
+		asym, err = wantAsymmetric(cfg)
+	}
 	if err == nil {
 		err = os.MkdirAll(d.dir, 0o700)
 	}
@@ -114,19 +118,23 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	d.spin = spin
 
 	// One exchange tells every PE whether the job fits on one host and
-	// gives the domain an id: PE 0's random number. The id goes into every
-	// file name, so two domains of one job (or two jobs that share an id)
-	// never race for the same names.
+	// whether every PE can fence asymmetrically, and gives the domain an
+	// id: PE 0's random number. The id goes into every file name, so two
+	// domains of one job (or two jobs that share an id) never race for the
+	// same names.
 	host := cfg.HostID
 	if host == "" {
 		host = core.HostID()
 	}
 	msg := binary.LittleEndian.AppendUint64(nil, rand.Uint64())
-	all, err := b.Allgather(append(msg, host...))
+	all, err := b.Allgather(append(append(msg, fenceFlag(asym)), host...))
 	if err != nil {
 		return nil, fmt.Errorf("exchange of host ids: %w", err)
 	}
 	if err := sameHost(all); err != nil {
+		return nil, err
+	}
+	if d.asym, err = allAsymmetric(all); err != nil {
 		return nil, err
 	}
 	d.id = binary.LittleEndian.Uint64(all[0])
@@ -160,18 +168,25 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	return d, nil
 }
 
-// sameHost checks the Allgather of Open (8 bytes of id, then the host id)
-// and names the PEs that run elsewhere than PE 0.
+// Each PE's part of Open's exchange: 8 bytes of random id, a fence flag
+// at fenceOff, then the host id from hostOff to the end.
+const (
+	fenceOff = 8
+	hostOff  = 9
+)
+
+// sameHost checks the Allgather of Open (8 bytes of id, a fence flag, then
+// the host id) and names the PEs that run elsewhere than PE 0.
 func sameHost(all [][]byte) error {
 	for pe, m := range all {
-		if len(m) < 8 {
+		if len(m) < hostOff {
 			return fmt.Errorf("PE %d sent a malformed host exchange of %d bytes: %w", pe, len(m), core.ErrInvalid)
 		}
 	}
-	host0 := string(all[0][8:])
+	host0 := string(all[0][hostOff:])
 	var other []string
 	for pe, m := range all {
-		if h := string(m[8:]); h != host0 {
+		if h := string(m[hostOff:]); h != host0 {
 			other = append(other, fmt.Sprintf("PE %d on %q", pe, h))
 		}
 	}

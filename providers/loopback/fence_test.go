@@ -1,0 +1,180 @@
+package loopback
+
+import (
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// TestFenceMode: auto fences asymmetrically exactly where this process can
+// register for the global barrier, atomic never, and a job does only if
+// every PE can.
+func TestFenceMode(t *testing.T) {
+	t.Parallel()
+	can := storesOrdered && sys.RegisterGlobalBarrier() == nil
+	for _, tc := range []struct {
+		name   string
+		fences [2]string
+		want   bool
+	}{
+		{"auto", [2]string{"auto", " auto "}, can},
+		{"atomic", [2]string{"atomic", "atomic"}, false},
+		{"mixed", [2]string{"auto", "atomic"}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := newJob(t, 2)
+			j.config = func(rank int, cfg *core.Config) {
+				env := cfg.Env
+				cfg.Env = func(k string) (string, bool) {
+					if k == paramFence.Env {
+						return tc.fences[rank], true
+					}
+					return env(k)
+				}
+			}
+			j.run(func(p *peT) {
+				require.Equal(p, tc.want, p.dom.asym)
+				ep, err := p.dom.NewEndpoint(core.EndpointOptions{Serialized: true})
+				require.NoError(p, err)
+				require.Equal(p, tc.want, ep.(*endpoint).plain)
+				ep, err = p.dom.NewEndpoint(core.EndpointOptions{})
+				require.NoError(p, err)
+				require.False(p, ep.(*endpoint).plain, "an endpoint shared by goroutines counts atomically")
+			})
+		})
+	}
+}
+
+func TestFenceModeInvalid(t *testing.T) {
+	t.Parallel()
+	j := newJob(t, 1)
+	j.env[paramFence.Env] = "none"
+	prov, err := core.Lookup(Name)
+	require.NoError(t, err)
+	_, err = prov.Open(j.cfg(0))
+	var envErr *core.EnvError
+	require.ErrorAs(t, err, &envErr)
+	require.Equal(t, paramFence.Env, envErr.Var)
+	require.ErrorIs(t, err, core.ErrInvalid)
+}
+
+func TestAllAsymmetric(t *testing.T) {
+	msg := func(flag byte) []byte { return append(make([]byte, fenceOff), flag, 'h') }
+	for _, tc := range []struct {
+		flags []byte
+		want  bool
+		bad   bool
+	}{
+		{[]byte{1}, true, false},
+		{[]byte{1, 1, 1}, true, false},
+		{[]byte{1, 0, 1}, false, false},
+		{[]byte{0, 0}, false, false},
+		{[]byte{1, 2}, false, true},
+	} {
+		all := make([][]byte, len(tc.flags))
+		for i, f := range tc.flags {
+			all[i] = msg(f)
+		}
+		got, err := allAsymmetric(all)
+		if tc.bad {
+			require.ErrorIs(t, err, core.ErrInvalid, "flags %v", tc.flags)
+			continue
+		}
+		require.NoError(t, err, "flags %v", tc.flags)
+		require.Equal(t, tc.want, got, "flags %v", tc.flags)
+	}
+}
+
+// FuzzOpenExchange feeds Open's checks of its exchange arbitrary parts:
+// they return an error or an answer, never crash.
+func FuzzOpenExchange(f *testing.F) {
+	valid := append(make([]byte, fenceOff), 1)
+	valid = append(valid, "host"...)
+	f.Add(valid, valid)
+	f.Add(valid, []byte{1, 2, 3})
+	f.Add(valid, append(append(make([]byte, fenceOff), 7), "host"...))
+	f.Fuzz(func(t *testing.T, a, b []byte) {
+		all := [][]byte{a, b}
+		if sameHost(all) != nil {
+			return
+		}
+		asym, err := allAsymmetric(all)
+		if err == nil && asym {
+			require.Equal(t, byte(1), a[fenceOff])
+			require.Equal(t, byte(1), b[fenceOff])
+		}
+	})
+}
+
+// TestNoLostWakeup races a writer's one put with its target arming to
+// wait for it, round after round: were the handshake between them broken
+// (see notify), some round would find the put neither seen by the waiter's
+// check nor waking its sleep, and would end only when the sleep timed
+// out. It counts those rounds, which must be none. A sleep that times out
+// because the writer had not put yet (this machine is shared, and a
+// writer may be descheduled for longer than the sleep) is not one: the
+// round counts only if the put had returned, without bumping seq.
+func TestNoLostWakeup(t *testing.T) {
+	t.Parallel()
+	rounds := 50000
+	if testing.Short() {
+		rounds = 5000
+	}
+	for _, fence := range []string{"auto", "atomic"} {
+		t.Run(fence, func(t *testing.T) {
+			t.Parallel()
+			j := newJob(t, 2)
+			j.env[paramFence.Env] = fence
+			var ready atomic.Uint64 // the round PE 1 is arming for
+			var put atomic.Uint64   // the round PE 0 has put
+			var lost int
+			j.run(func(p *peT) {
+				r, ep := p.region(64, core.EndpointOptions{Serialized: true})
+				w := core.LocalWaiter(p.dom)
+				flag := mem.Word64(r.Local(), 8)
+				p.barrier()
+				for round := uint64(1); round <= uint64(rounds); round++ {
+					if p.rank == 0 {
+						// Poll tightly (yielding now and then, for a
+						// shared core), then wait a varying few nanoseconds,
+						// so that the put sweeps across PE 1's arming.
+						for i := 1; ready.Load() != round; i++ {
+							if i%256 == 0 {
+								sys.Yield()
+							}
+						}
+						for range rand.IntN(64) {
+							ready.Load()
+						}
+						require.NoError(p, ep.PutValue(1, r, 8, round, 8))
+						put.Store(round)
+						continue
+					}
+					ready.Store(round)
+					seq, watch := w.WaitArm(r, 8, 8)
+					for atomic.LoadUint64(flag) != round {
+						// A put that lands wakes this sleep at once; a
+						// lost one leaves it to time out, with seq as it
+						// was.
+						got := w.WaitChange(seq, 20*time.Millisecond)
+						if got == seq&^fenced && put.Load() == round && atomic.LoadUint32(p.dom.self.seq) == got {
+							lost++
+						}
+						seq = got
+					}
+					w.WaitDisarm(watch)
+				}
+				p.barrier()
+			})
+			require.Zero(t, lost, "rounds of %d whose put woke nobody", rounds)
+		})
+	}
+}
