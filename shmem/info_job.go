@@ -116,10 +116,10 @@ func checkJob(boot core.Bootstrap, mine jobFacts) error {
 		}
 	}
 	var problems []string
-	if p := differ(facts, func(j jobFacts) string { return fmt.Sprintf("%d bytes", j.HeapSize) }); p != "" {
+	if p := core.DescribePEs(facts, func(j jobFacts) string { return fmt.Sprintf("%d bytes", j.HeapSize) }); p != "" {
 		problems = append(problems, fmt.Sprintf("%s differs between PEs (%s); every PE must use the same heap size", EnvSymmetricSize, p))
 	}
-	if p := differ(facts, func(j jobFacts) string { return j.Program.String() }); p != "" {
+	if p := core.DescribePEs(facts, func(j jobFacts) string { return j.Program.String() }); p != "" {
 		problems = append(problems, fmt.Sprintf("PEs run different programs (%s), differing in %s; every PE must run the same executable",
 			p, strings.Join(fingerprintDiff(facts), ", ")))
 	}
@@ -127,28 +127,6 @@ func checkJob(boot core.Bootstrap, mine jobFacts) error {
 		return nil
 	}
 	return fmt.Errorf("%s: %w", strings.Join(problems, "; "), core.ErrInvalid)
-}
-
-// differ groups the PEs by key and describes the groups, or returns ""
-// when every PE has the same key.
-func differ(facts []jobFacts, key func(jobFacts) string) string {
-	var keys []string
-	groups := map[string][]int{}
-	for pe, j := range facts {
-		k := key(j)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], pe)
-	}
-	if len(keys) < 2 {
-		return ""
-	}
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s on %s", k, peList(groups[k]))
-	}
-	return strings.Join(parts, " but ")
 }
 
 // fingerprintDiff names the parts of the fingerprint that differ.
@@ -166,16 +144,4 @@ func fingerprintDiff(facts []jobFacts) []string {
 		names = append(names, "how the executable could be read")
 	}
 	return names
-}
-
-// peList spells a list of PEs: "PE 3", "PEs 0, 1, 2".
-func peList(pes []int) string {
-	if len(pes) == 1 {
-		return fmt.Sprintf("PE %d", pes[0])
-	}
-	s := make([]string, len(pes))
-	for i, pe := range pes {
-		s[i] = fmt.Sprint(pe)
-	}
-	return "PEs " + strings.Join(s, ", ")
 }

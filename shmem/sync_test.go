@@ -35,7 +35,7 @@ func TestInitRejectsDifferentPrograms(t *testing.T) {
 		msg := err.Error()
 		require.Contains(t, msg, "PEs run different programs")
 		require.Contains(t, msg, "prog (")
-		require.Contains(t, msg, "on PEs 0, 1 but other (")
+		require.Contains(t, msg, "on PEs 0, 1; other (")
 		require.Contains(t, msg, "on PE 2")
 		require.Contains(t, msg, "differing in executable, sha256")
 	})
@@ -48,7 +48,7 @@ func TestInitRejectsDifferentHeapSizes(t *testing.T) {
 	}
 	world(t, 3, nil, perPE, func(pe int, w *shmem.World, err error) {
 		require.ErrorIs(t, err, shmem.ErrInvalid)
-		require.Contains(t, err.Error(), "SHMEM_SYMMETRIC_SIZE differs between PEs (1048576 bytes on PEs 0, 2 but 1052672 bytes on PE 1)")
+		require.Contains(t, err.Error(), "SHMEM_SYMMETRIC_SIZE differs between PEs (1048576 bytes on PEs 0, 2; 1052672 bytes on PE 1)")
 	})
 }
 

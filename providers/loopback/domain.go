@@ -1,7 +1,6 @@
 package loopback
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -211,16 +210,10 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 
 	// Every PE learns every PE's size, so a disagreement is the same error
 	// everywhere without another round.
-	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
-	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
-	all, err := d.boot.Allgather(msg)
-	if err != nil {
-		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
-	}
-	if size, err = sizesAgree(all); err != nil {
+	if err := core.AgreeRegion(d.boot, idx, size, 1<<watchOffBits-1); err != nil {
 		return nil, d.opErr("new region", err)
 	}
-	if idx > watchRegionMax || size >= 1<<watchOffBits {
+	if idx > watchRegionMax {
 		return nil, d.opErr("new region", fmt.Errorf("region %d of %d bytes: at most %d regions of under %d bytes: %w",
 			idx, size, watchRegionMax+1, 1<<watchOffBits, core.ErrInvalid))
 	}

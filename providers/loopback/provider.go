@@ -3,11 +3,9 @@ package loopback
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -199,67 +197,4 @@ func sameHost(all [][]byte) error {
 	}
 	return fmt.Errorf("%s serves PEs on one host, but PE 0 is on %q and %s: %w",
 		Name, host0, strings.Join(other, ", "), core.ErrNotSupported)
-}
-
-// sizesAgree checks the Allgather of NewRegion (8 bytes of size, 4 of the
-// region's index) and describes a disagreement by size, naming the PEs.
-func sizesAgree(all [][]byte) (int, error) {
-	type entry struct {
-		size int64
-		idx  uint32
-	}
-	vals := make([]entry, len(all))
-	for pe, m := range all {
-		if len(m) != 12 {
-			return 0, fmt.Errorf("PE %d sent a malformed size exchange of %d bytes: %w", pe, len(m), core.ErrInvalid)
-		}
-		vals[pe] = entry{int64(binary.LittleEndian.Uint64(m)), binary.LittleEndian.Uint32(m[8:])}
-	}
-	if slices.ContainsFunc(vals, func(e entry) bool { return e.idx != vals[0].idx }) {
-		return 0, fmt.Errorf("PEs disagree on how many regions they created before (%s): %w",
-			describe(vals, func(e entry) string { return fmt.Sprint(e.idx) }), core.ErrInvalid)
-	}
-	if slices.ContainsFunc(vals, func(e entry) bool { return e.size != vals[0].size }) {
-		return 0, fmt.Errorf("PEs passed different sizes (%s): %w",
-			describe(vals, func(e entry) string { return fmt.Sprint(e.size) }), core.ErrInvalid)
-	}
-	if s := vals[0].size; s < 0 || s > math.MaxInt {
-		return 0, fmt.Errorf("size %d on every PE: %w", s, core.ErrInvalid)
-	}
-	return int(vals[0].size), nil
-}
-
-// describe groups PEs by a value: "4096 on PEs 0, 2; 8192 on PE 1", listing
-// a few PEs per value so a large job still gets a readable line.
-func describe[T any](vals []T, key func(T) string) string {
-	var order []string
-	pes := map[string][]int{}
-	for pe, v := range vals {
-		k := key(v)
-		if _, seen := pes[k]; !seen {
-			order = append(order, k)
-		}
-		pes[k] = append(pes[k], pe)
-	}
-	parts := make([]string, len(order))
-	for i, k := range order {
-		list := pes[k]
-		var s strings.Builder
-		fmt.Fprintf(&s, "%s on PE", k)
-		if len(list) > 1 {
-			s.WriteString("s")
-		}
-		const show = 8
-		for j, pe := range list[:min(len(list), show)] {
-			if j > 0 {
-				s.WriteString(",")
-			}
-			fmt.Fprintf(&s, " %d", pe)
-		}
-		if len(list) > show {
-			fmt.Fprintf(&s, " and %d more", len(list)-show)
-		}
-		parts[i] = s.String()
-	}
-	return strings.Join(parts, "; ")
 }

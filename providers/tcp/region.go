@@ -1,10 +1,8 @@
 package tcp
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"strings"
 	"syscall"
 
 	"github.com/goshmem/goshmem/core"
@@ -41,16 +39,11 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	idx := d.nregions
 	d.nregions++
 	d.mu.Unlock()
-	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
-	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
-	all, err := d.boot.Allgather(msg)
-	if err != nil {
-		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
-	}
-	if err := sizesAgree(all, idx, size); err != nil {
+	if err := core.AgreeRegion(d.boot, idx, size, maxRegion-1); err != nil {
 		return nil, d.opErr("new region", err)
 	}
 	r := &region{d: d, idx: uint32(idx), size: size}
+	var err error
 	if size > 0 {
 		r.mem, err = sys.MapPrivate(size)
 		if errors.Is(err, syscall.ENOMEM) {
@@ -76,32 +69,6 @@ func (d *domain) publish(idx int, r *region) {
 	copy(regs, old)
 	regs[idx] = r
 	d.regions.Store(&regs)
-}
-
-// sizesAgree checks the size exchange of NewRegion: 8 bytes of size and 4
-// of region index from every PE, all equal.
-func sizesAgree(all [][]byte, idx, size int) error {
-	var diff []string
-	for pe, m := range all {
-		if len(m) != 12 {
-			return fmt.Errorf("PE %d sent a malformed size exchange of %d bytes: %w", pe, len(m), core.ErrInvalid)
-		}
-		s, i := int64(binary.LittleEndian.Uint64(m)), int(binary.LittleEndian.Uint32(m[8:]))
-		if i != idx {
-			return fmt.Errorf("PEs disagree on how many regions they created before: PE %d is at %d, this PE at %d: %w",
-				pe, i, idx, core.ErrInvalid)
-		}
-		if s != int64(size) {
-			diff = append(diff, fmt.Sprintf("%d on PE %d", s, pe))
-		}
-	}
-	if len(diff) > 0 {
-		return fmt.Errorf("PEs passed different sizes (%d on this PE, %s): %w", size, strings.Join(diff, ", "), core.ErrInvalid)
-	}
-	if size < 0 || size >= maxRegion {
-		return fmt.Errorf("region of %d bytes: allowed 0 to %d: %w", size, maxRegion-1, core.ErrInvalid)
-	}
-	return nil
 }
 
 // target returns the n bytes at h's offset in h's region of this PE, or
