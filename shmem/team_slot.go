@@ -59,21 +59,9 @@ func (t *Team) msgOff(bank, k int) int {
 	return t.base() + slotBanksOff + (bank*l.msgs+k)*(cacheLine+l.chunk)
 }
 
-// signal writes gen to the word at off on the team's PE rank. Where the
-// provider may execute atomics to one PE out of issue order (its Info.Order
-// lacks core.OrderAtomicAtomic), a fence comes first: nothing else orders
-// two signals to one word when no reply came between them (a dissemination
-// round's gen and gen+1 on a team of two), and an older generation landing
-// last would take the word back, or survive the clearing of a destroyed
-// team's slot, and a waiter would never see its generation.
+// signal writes gen to the word at off on the team's PE rank.
 func (t *Team) signal(rank, off int, gen uint64) error {
-	ep := t.w.coll.ep
-	if t.w.info.Order&core.OrderAtomicAtomic == 0 {
-		if err := ep.Fence(); err != nil {
-			return err
-		}
-	}
-	return ep.Atomic(t.members[rank], t.w.heap, off, core.AtomicWrite, core.Uint64, gen)
+	return t.w.coll.ep.Atomic(t.members[rank], t.w.heap, off, core.AtomicWrite, core.Uint64, gen)
 }
 
 // send puts data as message k of the bank of gen on the team's PE rank,
