@@ -437,7 +437,9 @@ func caseMallocSymmetric(t *T, w *shmem.World) {
 		require.NoError(t, err)
 		require.Len(t, b, size)
 		for j := range b {
-			require.Zero(t, b[j], "fresh allocation of %d bytes is not zero at %d", size, j)
+			if b[j] != 0 { // one assertion per byte would cost seconds on a megabyte
+				require.Zero(t, b[j], "fresh allocation of %d bytes is not zero at %d", size, j)
+			}
 		}
 		offs[w.MyPE()*8] = uint64(mem.Addr(b) - mem.Addr(offs))
 		require.NoError(t, shmem.Put(w, offs[w.MyPE()*8+i%7+1:w.MyPE()*8+i%7+2], offs[w.MyPE()*8:w.MyPE()*8+1], 0))
@@ -458,7 +460,9 @@ func caseMallocSymmetric(t *T, w *shmem.World) {
 	again, err := shmem.Malloc[byte](w, 4096)
 	require.NoError(t, err)
 	for j := range again {
-		require.Zero(t, again[j], "reused allocation is not zero at %d", j)
+		if again[j] != 0 {
+			require.Zero(t, again[j], "reused allocation is not zero at %d", j)
+		}
 	}
 	a2, err := shmem.Align[int64](w, 4096, 3)
 	require.NoError(t, err)

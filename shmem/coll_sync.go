@@ -3,6 +3,8 @@ package shmem
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/goshmem/goshmem/core"
 )
 
 // barrier waits for every member: through the combining tree, or on teams
@@ -18,7 +20,20 @@ func (t *Team) barrier() error {
 // in round k every PE signals rank me+2^k and waits for rank me-2^k, so
 // after ceil(log2 n) rounds each PE has heard, directly or not, from all.
 // It costs log2 n one-way signals, with no PE doing more work than another.
+//
+// A round's word on a PE gets generation gen from one sender, then gen+1
+// at the next barrier, with no reply between the two that would order
+// them. Where the provider may execute atomics to one PE out of issue
+// order (Info.Order lacks core.OrderAtomicAtomic), a fence first makes
+// every signal of the last barrier land before this one's: an older
+// generation landing last would take the word back, or survive the
+// clearing of a destroyed team's slot, and its waiter would wait forever.
 func (t *Team) dissemination() error {
+	if t.w.info.Order&core.OrderAtomicAtomic == 0 {
+		if err := t.w.coll.ep.Fence(); err != nil {
+			return err
+		}
+	}
 	n := len(t.members)
 	t.syncGen++
 	gen := t.syncGen
