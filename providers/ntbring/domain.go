@@ -1,7 +1,6 @@
 package ntbring
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -174,22 +173,13 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	idx := d.nregions
 	d.nregions++
 	d.mu.Unlock()
-	msg := binary.LittleEndian.AppendUint64(nil, uint64(int64(size)))
-	msg = binary.LittleEndian.AppendUint32(msg, uint32(idx))
-	all, err := d.boot.Allgather(msg)
-	if err != nil {
-		return nil, d.opErr("new region", fmt.Errorf("exchange of sizes: %w", err))
+	if err := core.AgreeRegion(d.boot, idx, size, maxRegionSize); err != nil {
+		return nil, d.opErr("new region", err)
 	}
-	for pe, m := range all {
-		if !(len(m) == 12 && binary.LittleEndian.Uint64(m) == uint64(int64(size)) && binary.LittleEndian.Uint32(m[8:]) == uint32(idx)) {
-			return nil, d.opErr("new region", fmt.Errorf("PE %d asks for another region than PE %d (region %d of %d bytes): every PE must create the same regions in the same order: %w",
-				pe, d.rank, idx, size, core.ErrInvalid))
-		}
+	if idx >= maxRegions {
+		return nil, d.opErr("new region", fmt.Errorf("region %d: at most %d regions: %w", idx, maxRegions, core.ErrInvalid))
 	}
-	if size < 0 || size > maxRegionSize || idx >= maxRegions {
-		return nil, d.opErr("new region", fmt.Errorf("region %d of %d bytes: at most %d regions of at most %d bytes: %w",
-			idx, size, maxRegions, int64(maxRegionSize), core.ErrInvalid))
-	}
+	var err error
 	r := &region{dom: d, idx: idx, size: size}
 	if size > 0 {
 		r.mem, err = d.mapRegion(idx, size)
