@@ -3,6 +3,7 @@ package main_test
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -97,13 +98,17 @@ func TestRingshiftKilledPEEndsJob(t *testing.T) {
 // longer come.
 func TestRingshiftNTBLinkDownEndsJob(t *testing.T) {
 	oshrun, ringshift := build(t)
-	cmd := exec.Command(oshrun, "-np", "5", ringshift, "-rounds", "100000000")
+	// Should the job hang, the deadline ends oshrun, and its PEs with it.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, oshrun, "-np", "5", ringshift, "-rounds", "100000000")
 	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir(), "GOSHMEM_PROVIDER=ntbring",
 		"GOSHMEM_NTBRING_PROTOCOL=seed", "GOSHMEM_NTB_FAULT=link=2:down@500ms")
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee, "oshrun must exit non-zero:\n%s", out)
+	require.NoError(t, ctx.Err(), "the job hung:\n%s", out)
 	require.Less(t, time.Since(start), 20*time.Second)
 	require.Regexp(t, `ringshift: round \d+: .*lost`, string(out))
 }
