@@ -103,15 +103,20 @@ func TestGlobalExitFailsEveryPEsBlockingCalls(t *testing.T) {
 }
 
 func globalExitPE(t *testing.T, pe int, w *shmem.World, hooked *atomic.Int64) {
-	flag, err := shmem.Malloc[int64](w, 1)
+	// flag[0] is what PEs 0 and 2 wait on; flag[1] counts, on PE 1, the
+	// PEs done with Malloc. PE 1 exits only once both are: a PE still
+	// inside the collective Malloc would see the exit there instead.
+	flag, err := shmem.Malloc[int64](w, 2)
 	require.NoError(t, err)
 	var gerr *shmem.GlobalExitError
 	if pe == 1 {
+		require.NoError(t, shmem.WaitUntil(w, &flag[1], shmem.CmpEQ, 2))
 		err := w.GlobalExit(7)
 		require.ErrorAs(t, err, &gerr)
 		require.Equal(t, shmem.GlobalExitError{PE: 1, Status: 7}, *gerr)
 		require.EqualValues(t, 7, hooked.Load())
 	} else {
+		require.NoError(t, shmem.AtomicAdd(w, &flag[1], 1, 1))
 		// Nobody ever sets the flag: only the global exit ends this.
 		err := shmem.WaitUntil(w, &flag[0], shmem.CmpEQ, 1)
 		require.ErrorAs(t, err, &gerr)
