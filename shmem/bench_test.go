@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
@@ -14,13 +13,7 @@ import (
 // benchmark, as PE 0, runs body against it.
 func pair(b *testing.B, heap int64, body func(w *shmem.World, buf []byte)) {
 	b.Helper()
-	dir := b.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return dir, true
-		}
-		return "", false
-	}
+	lookup := shmLookup(b.TempDir(), nil)
 	id := jobID()
 	boots := bootstrap.NewLocal(2)
 	init := func(pe int) (*shmem.World, []byte) {

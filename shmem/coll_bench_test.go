@@ -5,7 +5,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
 	"github.com/goshmem/goshmem/shmem"
 )
@@ -15,13 +14,7 @@ import (
 // benchmark's goroutine and is the one timed.
 func collBench(b *testing.B, n int, setup func(w *shmem.World) (func() error, error)) {
 	b.Helper()
-	dir := b.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return dir, true
-		}
-		return "", false
-	}
+	lookup := shmLookup(b.TempDir(), nil)
 	id := jobID()
 	boots := bootstrap.NewLocal(n)
 	pe := func(rank int, timed bool) error {

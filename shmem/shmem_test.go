@@ -18,18 +18,23 @@ import (
 
 func jobID() string { return "shmemtest-" + rand.Text()[:12] }
 
-// world runs n PEs as goroutines; each gets env (merged over a private
-// shared-memory directory) and its own options, and calls f.
-func world(t testing.TB, n int, env map[string]string, perPE func(pe int) []shmem.Option, f func(pe int, w *shmem.World, err error)) {
-	t.Helper()
-	dir := t.TempDir()
-	lookup := func(k string) (string, bool) {
+// shmLookup is a PE's environment: env, with the job's shared-memory
+// files in dir.
+func shmLookup(dir string, env map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
 		if k == core.EnvShmDir {
 			return dir, true
 		}
 		v, ok := env[k]
 		return v, ok
 	}
+}
+
+// world runs n PEs as goroutines; each gets env (merged over a private
+// shared-memory directory) and its own options, and calls f.
+func world(t testing.TB, n int, env map[string]string, perPE func(pe int) []shmem.Option, f func(pe int, w *shmem.World, err error)) {
+	t.Helper()
+	lookup := shmLookup(t.TempDir(), env)
 	id := jobID()
 	var wg sync.WaitGroup
 	for pe, b := range bootstrap.NewLocal(n) {
@@ -141,13 +146,7 @@ func TestInitLocality(t *testing.T) {
 
 // A lost PE turns a wait into an error instead of a hang.
 func TestLostPeerEndsWait(t *testing.T) {
-	dir := t.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return dir, true
-		}
-		return "", false
-	}
+	lookup := shmLookup(t.TempDir(), nil)
 	boots := bootstrap.NewLocal(2)
 	id := jobID()
 	var wg sync.WaitGroup

@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
@@ -15,13 +14,7 @@ import (
 // number, PE 1 calls answer with it; a round of -1 ends PE 1's loop.
 func pingPong(b *testing.B, serve, answer func(w *shmem.World, flags []int64, round int64)) {
 	b.Helper()
-	dir := b.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return dir, true
-		}
-		return "", false
-	}
+	lookup := shmLookup(b.TempDir(), nil)
 	id := jobID()
 	boots := bootstrap.NewLocal(2)
 	init := func(pe int) (*shmem.World, []int64) {

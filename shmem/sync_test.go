@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
 	"github.com/goshmem/goshmem/shmem"
 )
@@ -81,13 +80,7 @@ func TestGlobalExitFailsEveryPEsBlockingCalls(t *testing.T) {
 	perPE := func(int) []shmem.Option {
 		return []shmem.Option{shmem.WithExitHook(func(status int) { hooked.Store(int64(status)) })}
 	}
-	dir := t.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return dir, true
-		}
-		return "", false
-	}
+	lookup := shmLookup(t.TempDir(), nil)
 	id := jobID()
 	var wg sync.WaitGroup
 	for pe, b := range bootstrap.NewLocal(3) {
