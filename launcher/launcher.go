@@ -19,6 +19,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Options describe a job.
@@ -44,6 +45,14 @@ type Options struct {
 	// here are told the bound address, with an unspecified IP (0.0.0.0,
 	// ::) replaced by loopback.
 	Bind string
+	// CPUBind binds PE r to the r-th CPU the launcher may use, when the
+	// PEs do not outnumber those CPUs, as mpirun binds to cores: two PEs
+	// that wait for each other never share a CPU while another idles. It
+	// steadies shared-memory latency (a 2-PE loopback barrier: 0.40-0.51
+	// us bound against 0.20-2.1 us unbound, side by side) but confines a
+	// PE's helper threads to its CPU, which slowed 8-byte tcp gets from
+	// 42-48 to 66-79 us, so it is not the default.
+	CPUBind bool
 	// Verbose writes the job id, the store's address, each PE's pid and
 	// membership changes to Stderr.
 	Verbose bool
@@ -291,9 +300,16 @@ func (j *job) run(ctx context.Context) (int, error) {
 		}
 	}()
 
+	cpus := j.bindings()
 	var startErr error
 	for r := range n {
-		p, err := j.start(r)
+		var p *proc
+		var err error
+		if cpus != nil {
+			err = sys.OnCPU(cpus[r], func() (err error) { p, err = j.start(r); return err })
+		} else {
+			p, err = j.start(r)
+		}
 		if err != nil {
 			startErr = fmt.Errorf("launcher: starting PE %d: %w", r, err)
 			j.end(fmt.Sprintf("could not start PE %d: %v", r, err), 1)
@@ -344,6 +360,19 @@ func (j *job) run(ctx context.Context) (int, error) {
 		return j.code, fmt.Errorf("launcher: job %s interrupted: %w", j.jobID, context.Cause(ctx))
 	}
 	return j.code, nil
+}
+
+// bindings returns the CPU of each PE, or nil to leave them unbound.
+func (j *job) bindings() []int {
+	if !j.o.CPUBind {
+		return nil
+	}
+	cpus, err := sys.CPUs()
+	if err != nil || len(cpus) < j.o.NP {
+		return nil
+	}
+	j.logf(j.o.Verbose, "PEs bound to CPUs %v", cpus[:j.o.NP])
+	return cpus[:j.o.NP]
 }
 
 func (j *job) start(r int) (*proc, error) {

@@ -25,6 +25,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // The test binary doubles as the PE program: with roleEnv set it runs
@@ -95,6 +96,17 @@ func child(role string, args []string) int {
 		return 0
 	case "args":
 		fmt.Printf("args=%q\n", args)
+		return 0
+	case "cpus": // the CPUs this PE may run on
+		status, err := os.ReadFile("/proc/self/status")
+		if err != nil {
+			return 97
+		}
+		for l := range strings.Lines(string(status)) {
+			if v, ok := strings.CutPrefix(l, "Cpus_allowed_list:"); ok {
+				fmt.Printf("PE %d: %s\n", rank, strings.TrimSpace(v))
+			}
+		}
 		return 0
 	case "killself": // everyone joins; PE args[0] dies by SIGKILL; the others wait
 		b := connect()
@@ -300,6 +312,21 @@ func TestTaggedOutputIsLinePrefixed(t *testing.T) {
 		require.Equal(t, 201, count[strconv.Itoa(pe)], "lines of PE %d", pe)
 		require.Contains(t, r.stderr, fmt.Sprintf("[pe %d] err from pe %d\n", pe, pe))
 	}
+}
+
+// With CPUBind each PE runs on its own CPU; without, on all of them.
+func TestCPUBind(t *testing.T) {
+	cpus, err := sys.CPUs()
+	if err != nil || len(cpus) < 2 {
+		t.Skipf("needs 2 CPUs to bind 2 PEs to (have %v, %v)", cpus, err)
+	}
+	r := launch(t, context.Background(), 2, "cpus", nil, func(o *Options) { o.CPUBind = true })
+	require.NoError(t, r.err)
+	require.Contains(t, r.stdout, fmt.Sprintf("PE 0: %d\n", cpus[0]))
+	require.Contains(t, r.stdout, fmt.Sprintf("PE 1: %d\n", cpus[1]))
+	r = launch(t, context.Background(), 2, "cpus", nil)
+	require.NoError(t, r.err)
+	require.NotContains(t, r.stdout, fmt.Sprintf("PE 1: %d\n", cpus[1]), "unbound by default")
 }
 
 func TestUntaggedOutputPassesThrough(t *testing.T) {
