@@ -3,6 +3,7 @@ package shmem
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -66,7 +67,14 @@ func (c *collectives) init(w *World, hostID string) error {
 		return err
 	}
 	c.ep = ep
-	return c.initTeams(hostID)
+	if err := c.initTeams(hostID); err != nil {
+		return err
+	}
+	w.spins = waitSpins
+	if c.shared.NPEs() <= runtime.NumCPU() {
+		w.spins = soloSpins
+	}
+	return nil
 }
 
 // agree is a dissemination all-reduce of (min, max) over a few words:

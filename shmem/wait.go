@@ -14,6 +14,11 @@ const (
 	// provider to put it to sleep: long enough to catch a reply already on
 	// its way, short enough not to starve other PEs of a shared core.
 	waitSpins = 200
+	// soloSpins replaces waitSpins when this host's PEs do not outnumber
+	// its CPUs: the PE being waited for is running, not waiting for a
+	// CPU, so its store is likely less than a few microseconds away, and
+	// arming the provider's waiter would cost both sides more.
+	soloSpins = 20000
 	// waitSlice bounds one sleep: a wake-up the provider cannot signal (a
 	// plain store by another goroutine of this process) is seen this late
 	// at worst, and a lost peer is noticed this often.
@@ -27,7 +32,7 @@ const (
 // off and n name the heap bytes cond reads, so the provider wakes this
 // waiter only for writes to them.
 func (w *World) waitFor(off, n int, cond func() bool) error {
-	for i := 0; i < waitSpins; i++ {
+	for i := 0; i < w.spins; i++ {
 		if cond() {
 			return nil
 		}

@@ -43,6 +43,7 @@ type World struct {
 	waiter   core.LocalWaiter  // nil if the provider cannot block a waiter
 	direct   core.DirectAccess // nil if peers' heaps are not mapped here
 	failer   core.Failer       // nil if the provider reports no failures of its own
+	spins    int               // how often a waiter polls before arming the waiter
 	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
 	log      *slog.Logger
 
