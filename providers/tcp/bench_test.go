@@ -1,23 +1,63 @@
-package tcp
+package tcp_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/tcp"
 )
 
-// The benchmarks run two PEs as goroutines of this process over TCP on
-// 127.0.0.1: PE 0 issues, PE 1's progress goroutine serves.
+// The benchmarks run two PEs over TCP on 127.0.0.1 and time PE 0. Each
+// runs twice: with PE 1 a goroutine of this process (tcp.BenchPair), and,
+// named BenchmarkProc..., with PE 1 a separate process (procPair).
 
-func benchPair(b *testing.B, size int) (*endpoint, *region) {
-	doms, _ := openJob(b, 2, nil)
-	regs := newRegions(b, doms, size)
-	return newEndpoint(b, doms[0]), regs[0]
-}
+// pair opens two PEs with a region of size bytes each and returns PE 0's
+// endpoint and region.
+type pair func(b *testing.B, size int) (core.Endpoint, core.Region)
 
 // BenchmarkPut8Quiet is the latency of an 8-byte put made complete.
-func BenchmarkPut8Quiet(b *testing.B) {
-	ep, r := benchPair(b, 4096)
+func BenchmarkPut8Quiet(b *testing.B)     { benchPut8Quiet(b, tcp.BenchPair) }
+func BenchmarkProcPut8Quiet(b *testing.B) { benchPut8Quiet(b, procPair) }
+
+// BenchmarkGet8 is the latency of an 8-byte get.
+func BenchmarkGet8(b *testing.B)     { benchGet8(b, tcp.BenchPair) }
+func BenchmarkProcGet8(b *testing.B) { benchGet8(b, procPair) }
+
+// BenchmarkFetchAdd is the latency of a 64-bit fetch-and-add.
+func BenchmarkFetchAdd(b *testing.B)     { benchFetchAdd(b, tcp.BenchPair) }
+func BenchmarkProcFetchAdd(b *testing.B) { benchFetchAdd(b, procPair) }
+
+// BenchmarkPut8Rate is the issue rate of 8-byte puts, completed by one
+// quiet at the end: ns/op is the inverse of the rate. It is also the
+// sender's fast path, whose allocations per operation it reports.
+func BenchmarkPut8Rate(b *testing.B)     { benchPut8Rate(b, tcp.BenchPair) }
+func BenchmarkProcPut8Rate(b *testing.B) { benchPut8Rate(b, procPair) }
+
+// BenchmarkPut1MiB and BenchmarkPut4MiB are put bandwidth, written from
+// the caller's buffer.
+func BenchmarkPut1MiB(b *testing.B)     { benchBandwidth(b, tcp.BenchPair, 1<<20) }
+func BenchmarkPut4MiB(b *testing.B)     { benchBandwidth(b, tcp.BenchPair, 4<<20) }
+func BenchmarkProcPut1MiB(b *testing.B) { benchBandwidth(b, procPair, 1<<20) }
+func BenchmarkProcPut4MiB(b *testing.B) { benchBandwidth(b, procPair, 4<<20) }
+
+// BenchmarkPutValue8Rate is BenchmarkPut8Rate through PutValue.
+func BenchmarkPutValue8Rate(b *testing.B) {
+	ep, r := tcp.BenchPair(b, 1<<20)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if err := ep.PutValue(1, r, (i%4096)*8, uint64(i), 8); err != nil {
+			b.Fatal(err)
+		}
+		i++
+	}
+	require.NoError(b, ep.Quiet())
+}
+
+func benchPut8Quiet(b *testing.B, open pair) {
+	ep, r := open(b, 4096)
 	src := make([]byte, 8)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -30,9 +70,8 @@ func BenchmarkPut8Quiet(b *testing.B) {
 	}
 }
 
-// BenchmarkGet8 is the latency of an 8-byte get.
-func BenchmarkGet8(b *testing.B) {
-	ep, r := benchPair(b, 4096)
+func benchGet8(b *testing.B, open pair) {
+	ep, r := open(b, 4096)
 	dst := make([]byte, 8)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -42,22 +81,18 @@ func BenchmarkGet8(b *testing.B) {
 	}
 }
 
-// BenchmarkFetchAdd is the latency of a 64-bit fetch-and-add.
-func BenchmarkFetchAdd(b *testing.B) {
-	ep, r := benchPair(b, 4096)
+func benchFetchAdd(b *testing.B, open pair) {
+	ep, r := open(b, 4096)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := ep.FetchAtomic(1, r, 0, opAdd, u64, 1, 0); err != nil {
+		if _, err := ep.FetchAtomic(1, r, 0, core.AtomicAdd, core.Uint64, 1, 0); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
-// BenchmarkPut8Rate is the issue rate of 8-byte puts, completed by one
-// quiet at the end: ns/op is the inverse of the rate. It is also the
-// sender's fast path, whose allocations per operation it reports.
-func BenchmarkPut8Rate(b *testing.B) {
-	ep, r := benchPair(b, 1<<20)
+func benchPut8Rate(b *testing.B, open pair) {
+	ep, r := open(b, 1<<20)
 	src := make([]byte, 8)
 	b.ReportAllocs()
 	i := 0
@@ -70,22 +105,8 @@ func BenchmarkPut8Rate(b *testing.B) {
 	require.NoError(b, ep.Quiet())
 }
 
-// BenchmarkPutValue8Rate is BenchmarkPut8Rate through PutValue.
-func BenchmarkPutValue8Rate(b *testing.B) {
-	ep, r := benchPair(b, 1<<20)
-	b.ReportAllocs()
-	i := 0
-	for b.Loop() {
-		if err := ep.PutValue(1, r, (i%4096)*8, uint64(i), 8); err != nil {
-			b.Fatal(err)
-		}
-		i++
-	}
-	require.NoError(b, ep.Quiet())
-}
-
-func benchBandwidth(b *testing.B, size int) {
-	ep, r := benchPair(b, size)
+func benchBandwidth(b *testing.B, open pair, size int) {
+	ep, r := open(b, size)
 	src := make([]byte, size)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
@@ -96,8 +117,3 @@ func benchBandwidth(b *testing.B, size int) {
 	}
 	require.NoError(b, ep.Quiet())
 }
-
-// BenchmarkPut1MiB and BenchmarkPut4MiB are put bandwidth, written from
-// the caller's buffer.
-func BenchmarkPut1MiB(b *testing.B) { benchBandwidth(b, 1<<20) }
-func BenchmarkPut4MiB(b *testing.B) { benchBandwidth(b, 4<<20) }

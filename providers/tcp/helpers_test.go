@@ -123,8 +123,3 @@ func (l *logBuf) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
-
-const (
-	opAdd = core.AtomicAdd
-	u64   = core.Uint64
-)

@@ -1,0 +1,16 @@
+package tcp
+
+import (
+	"testing"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// BenchPair opens two PEs as goroutines of this process over TCP on
+// 127.0.0.1, with a region of size bytes each, and returns PE 0's
+// endpoint and region: PE 1's progress goroutine serves them.
+func BenchPair(b *testing.B, size int) (core.Endpoint, core.Region) {
+	doms, _ := openJob(b, 2, nil)
+	regs := newRegions(b, doms, size)
+	return newEndpoint(b, doms[0]), regs[0]
+}
