@@ -138,6 +138,13 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) 
 		reg.land(off, src)
 		return nil
 	}
+	if dp, ok := e.dom.proto.(directPutter); ok {
+		if done, err := dp.putDirect(pe, reg, off, src); err != nil {
+			return e.err(name, pe, err)
+		} else if done {
+			return nil
+		}
+	}
 	step := e.dom.proto.maxPayload()
 	for len(src) > 0 {
 		n := min(step, len(src))

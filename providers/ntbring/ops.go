@@ -40,7 +40,8 @@ func (p *pending) add(o *op) {
 	p.mu.Lock()
 	for {
 		o.tag = p.next.Add(1)
-		if _, busy := p.ops[o.tag]; !busy {
+		// Tag 0 is no op: a landed notice with tag 0 wants no ack.
+		if _, busy := p.ops[o.tag]; !busy && o.tag != 0 {
 			break
 		}
 	}
