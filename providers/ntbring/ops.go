@@ -20,6 +20,10 @@ type op struct {
 	old   uint64        // a fetching atomic's result
 	err   error
 	start time.Time
+	// acks is how many more put-acks the op waits for after the next one:
+	// a put sent as several pieces under one tag completes with its last
+	// piece's ack.
+	acks atomic.Int32
 	// done is signalled once when the op finishes, for callers that wait
 	// for this op alone (blocking get, fetching atomic); nil otherwise.
 	done chan struct{}

@@ -53,6 +53,15 @@ type directPutter interface {
 	putDirect(pe int, reg *region, off int, src []byte) (bool, error)
 }
 
+// piecePutter is a protocol that sends a put of any size as pieces that
+// share one op (one tag), acked piece by piece.
+type piecePutter interface {
+	// pieces is how many pieces a put of n bytes takes.
+	pieces(n int) int
+	// putPieces sends them; it returns once src may be reused.
+	putPieces(m meta, src []byte) error
+}
+
 // newProtocol sets the links up for the protocol s names and starts it.
 func newProtocol(d *domain, r *ringPorts, s settings) (protocol, error) {
 	switch s.protocol {

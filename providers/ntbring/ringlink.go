@@ -255,12 +255,50 @@ func (l *rlink) put(i uint32, m meta, payload []byte, epoch uint32) error {
 			return err
 		}
 	}
+	return l.announce(i, m, epoch)
+}
+
+// announce writes entry i's descriptor, whose payload is in place, and
+// publishes it.
+func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
+	t := &l.tx
 	w := m.encodeDesc(i, epoch)
 	storeDesc(descAt(t.descs, int(i%ringEntries)), &w)
 	if t.publish(i) {
 		if err := l.port.PeerDBSet(1 << dbRing); err != nil {
 			return l.linkError("ring doorbell", err)
 		}
+	}
+	return nil
+}
+
+// putAsync is put for a payload that goes by DMA, without waiting: the
+// DMA's completion announces the entry, then calls done, which must not
+// block. It returns an error only if the DMA could not be queued, and
+// then done is not called.
+func (l *rlink) putAsync(i uint32, m meta, payload []byte, epoch uint32, done func(error)) error {
+	m.size = uint32(len(payload))
+	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	err := c.Submit(l.slot(l.tx.data, i), payload, func(err error) {
+		if err != nil {
+			err = l.linkError("DMA", err)
+		} else {
+			err = l.announce(i, m, epoch)
+		}
+		done(err)
+	})
+	if err != nil {
+		return l.linkError("submit DMA", err)
+	}
+	return nil
+}
+
+// dmaAsync copies src into dst, which lies in a window of this port, by
+// DMA without waiting; done is called on completion and must not block.
+func (l *rlink) dmaAsync(dst, src []byte, done func(error)) error {
+	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	if err := c.Submit(dst, src, done); err != nil {
+		return l.linkError("submit DMA", err)
 	}
 	return nil
 }

@@ -311,20 +311,43 @@ func (p *ringProto) relay(j rxJob) {
 	out := p.links[opposite(j.l.side)]
 	if j.m.kind == kindPut && out.peer == int(j.m.dst) {
 		if win := out.directWindow(j.m.region); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
-			done := make(chan error, 1)
-			err := out.copyOut(win[j.m.off:j.m.off+j.m.size], j.payload, done, func(err error) { done <- err })
-			j.l.rx.release(j.i)
-			if err != nil {
-				p.d.fail(err)
-				return
+			landed := func(err error) {
+				j.l.rx.release(j.i)
+				if err != nil {
+					p.d.fail(out.linkError("DMA", err))
+					return
+				}
+				m := j.m
+				m.kind = kindLanded
+				p.sendOn(m, nil, nil)
 			}
-			m := j.m
-			m.kind = kindLanded
-			p.sendOn(m, nil, nil)
+			dst := win[j.m.off : j.m.off+j.m.size]
+			if len(j.payload) <= pioMax {
+				copy(dst, j.payload)
+				landed(nil)
+			} else if err := out.dmaAsync(dst, j.payload, landed); err != nil {
+				j.l.rx.release(j.i)
+				p.d.fail(err)
+			}
 			return
 		}
 	}
 	if i, ok := out.tx.reserve(false); ok {
+		if len(j.payload) > pioMax {
+			// The worker moves on; the DMA's completion frees the entry,
+			// so the next piece's DMA queues behind this one's.
+			err := out.putAsync(i, j.m, j.payload, p.epoch, func(err error) {
+				j.l.rx.release(j.i)
+				if err != nil {
+					p.d.fail(err)
+				}
+			})
+			if err != nil {
+				j.l.rx.release(j.i)
+				p.d.fail(err)
+			}
+			return
+		}
 		err := out.put(i, j.m, j.payload, p.epoch)
 		j.l.rx.release(j.i)
 		if err != nil {
@@ -410,6 +433,50 @@ func (p *ringProto) sendWait(l *rlink, own bool, m meta, payload []byte) error {
 	}
 	return l.put(i, m, payload, p.epoch)
 }
+
+// putPieces implements piecePutter: a put through the ring, cut into
+// pieces of SLOT_SIZE that all carry m's tag. The pieces' DMAs are queued
+// back to back, so the link does not idle between two pieces. It returns
+// once src may be reused; the destination acks every piece.
+func (p *ringProto) putPieces(m meta, src []byte) error {
+	l := p.links[p.d.sideTo(int(m.dst))]
+	var (
+		wg    sync.WaitGroup
+		first atomic.Pointer[error]
+	)
+	fail := func(err error) {
+		if err != nil {
+			first.CompareAndSwap(nil, &err)
+		}
+	}
+	for off := 0; off < len(src) && first.Load() == nil; off += p.s.slotSize {
+		piece := src[off:min(off+p.s.slotSize, len(src))]
+		pm := m
+		pm.off += uint32(off)
+		i, err := l.waitCredit(true, p.s.timeout, p.abort)
+		if err != nil {
+			fail(err)
+			break
+		}
+		if len(piece) <= pioMax {
+			fail(l.put(i, pm, piece, p.epoch))
+			continue
+		}
+		wg.Add(1)
+		if err := l.putAsync(i, pm, piece, p.epoch, func(err error) { fail(err); wg.Done() }); err != nil {
+			wg.Done()
+			fail(err)
+		}
+	}
+	wg.Wait()
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// pieces implements piecePutter.
+func (p *ringProto) pieces(n int) int { return (n + p.s.slotSize - 1) / p.s.slotSize }
 
 // send implements protocol: this host's own transfer leaves by the
 // shorter way round.
