@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
 	"github.com/goshmem/goshmem/internal/ntb/emu"
 )
 
@@ -90,29 +91,7 @@ func BenchmarkPutHopsThroughput(b *testing.B) {
 }
 
 func benchRawDMA(b *testing.B, size int) {
-	opts, err := emu.OptionsFromEnv(testEnv("", benchEnv(nil)), 2)
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := emu.NewRing(b.TempDir(), 2, opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	if err := r.EnableAll(time.Minute); err != nil {
-		b.Fatal(err)
-	}
-	if _, err := r.Hosts[1].Left.MWSetTrans(0, int64(size)); err != nil {
-		b.Fatal(err)
-	}
-	win, err := r.Hosts[0].Right.PeerMW(0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ch, err := r.Hosts[0].Right.DMA(0)
-	if err != nil {
-		b.Fatal(err)
-	}
+	l := newRawLink(b, size)
 	src := make([]byte, size)
 	b.SetBytes(int64(size))
 	b.ReportAllocs()
@@ -120,14 +99,9 @@ func benchRawDMA(b *testing.B, size int) {
 	// Up to rawDepth descriptors in flight, as ntbtool perf keeps them;
 	// the timer stops after the last one completed.
 	const rawDepth = 8
-	for i := range b.N {
-		if err := ch.Submit(win, src, nil); err != nil {
+	for n := b.N; n > 0; n -= rawDepth {
+		if err := l.stream(src, min(n, rawDepth)); err != nil {
 			b.Fatal(err)
-		}
-		if i%rawDepth == rawDepth-1 || i == b.N-1 {
-			if err := ch.Wait(); err != nil {
-				b.Fatal(err)
-			}
 		}
 	}
 }
@@ -287,4 +261,111 @@ func BenchmarkBarrier(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRatios measures the two headline ratios with their operands
+// interleaved, so that a machine whose load changes by the second still
+// compares like with like: batches of 1 MiB puts to the neighbour
+// alternate with batches of raw DMA descriptors (put/raw), and batches to
+// the host one hop away with batches to the host two hops away on a ring
+// of five (2hop/1hop). It reports MB/s of each and their ratio.
+func BenchmarkRatios(b *testing.B) {
+	const size, batch = 1 << 20, 8
+	for _, proto := range benchProtocols {
+		b.Run("put-vs-raw/proto="+proto, func(b *testing.B) {
+			raw := newRawLink(b, size)
+			doms := openRingT(b, 2, benchEnv(map[string]string{paramProtocol.Env: proto}))
+			rs := regions(b, doms, size)
+			ep := newEP(b, doms[0])
+			src := make([]byte, size)
+			var tRaw, tPut time.Duration
+			for b.Loop() {
+				tRaw += timed(b, func() error { return raw.stream(src, batch) })
+				tPut += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch) })
+			}
+			reportRatio(b, size*batch, "put", tPut, "raw", tRaw)
+		})
+		b.Run("2hop-vs-1hop/proto="+proto, func(b *testing.B) {
+			doms := openRingT(b, 5, benchEnv(map[string]string{paramProtocol.Env: proto}))
+			rs := regions(b, doms, size)
+			ep := newEP(b, doms[0])
+			src := make([]byte, size)
+			var t1, t2 time.Duration
+			for b.Loop() {
+				t1 += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch) })
+				t2 += timed(b, func() error { return putBatch(ep, 2, rs[0], src, batch) })
+			}
+			reportRatio(b, size*batch, "2hop", t2, "1hop", t1)
+		})
+	}
+}
+
+func timed(b *testing.B, f func() error) time.Duration {
+	start := time.Now()
+	if err := f(); err != nil {
+		b.Fatal(err)
+	}
+	return time.Since(start)
+}
+
+// putBatch puts src n times to pe and completes the puts.
+func putBatch(ep core.Endpoint, pe int, r core.Region, src []byte, n int) error {
+	for range n {
+		if err := ep.Put(pe, r, 0, src); err != nil {
+			return err
+		}
+	}
+	return ep.Quiet()
+}
+
+// reportRatio reports the rates of two operands that each moved bytes per
+// iteration, and the first's rate over the second's.
+func reportRatio(b *testing.B, bytes int, a string, ta time.Duration, c string, tc time.Duration) {
+	mb := float64(bytes) * float64(b.N) / 1e6
+	b.ReportMetric(mb/ta.Seconds(), a+"-MB/s")
+	b.ReportMetric(mb/tc.Seconds(), c+"-MB/s")
+	b.ReportMetric(tc.Seconds()/ta.Seconds(), a+"/"+c)
+}
+
+// rawLink is one emulated link used without any protocol.
+type rawLink struct {
+	win []byte
+	ch  ntb.DMAChannel
+}
+
+func newRawLink(b *testing.B, size int) *rawLink {
+	opts, err := emu.OptionsFromEnv(testEnv("", benchEnv(nil)), 2)
+	if err != nil {
+		b.Fatal(err)
+	}
+	r, err := emu.NewRing(b.TempDir(), 2, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { r.Close() })
+	if err := r.EnableAll(time.Minute); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := r.Hosts[1].Left.MWSetTrans(0, int64(size)); err != nil {
+		b.Fatal(err)
+	}
+	win, err := r.Hosts[0].Right.PeerMW(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ch, err := r.Hosts[0].Right.DMA(0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return &rawLink{win: win, ch: ch}
+}
+
+// stream keeps n descriptors of src in flight and waits for them.
+func (l *rawLink) stream(src []byte, n int) error {
+	for range n {
+		if err := l.ch.Submit(l.win, src, nil); err != nil {
+			return err
+		}
+	}
+	return l.ch.Wait()
 }

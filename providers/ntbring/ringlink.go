@@ -21,6 +21,8 @@ import (
 //	[64, 128)      consumer index of this host's ring into the neighbour
 //	               (the neighbour writes it back)
 //	[128, 192)     the neighbour's "sleeping" word: it waits for a doorbell
+//	[192, 256)     one past the last landed notice of this host's that the
+//	               neighbour has acted on (written back)
 //	[4K, dataOff)  ringEntries descriptors of descSize bytes
 //	[dataOff, end) ringEntries data slots of SLOT_SIZE bytes
 //
@@ -29,6 +31,7 @@ const (
 	offProd      = 0
 	offCons      = 64
 	offSleep     = 128
+	offLanded    = 192
 	offDescs     = 4 << 10
 	ringEntries  = 16
 	descAreaSize = (ringEntries*descSize + 4<<10 - 1) / (4 << 10) * (4 << 10)
@@ -140,9 +143,9 @@ func (l *rlink) mapOutbound() error {
 			l.side, len(b), ringWindowSize(l.slotSize), paramSlot.Env, core.ErrInvalid)
 	}
 	l.out = b
-	l.tx.prod, l.tx.cons, l.tx.sleep = word(l.out, offProd), word(l.in, offCons), word(l.in, offSleep)
+	l.tx.prod, l.tx.cons, l.tx.sleep, l.tx.landed = word(l.out, offProd), word(l.in, offCons), word(l.in, offSleep), word(l.in, offLanded)
 	l.tx.descs, l.tx.data = l.out[offDescs:offData], l.out[offData:]
-	l.rx.prod, l.rx.cons, l.rx.sleep = word(l.in, offProd), word(l.out, offCons), word(l.out, offSleep)
+	l.rx.prod, l.rx.cons, l.rx.sleep, l.rx.landed = word(l.in, offProd), word(l.out, offCons), word(l.out, offSleep), word(l.out, offLanded)
 	l.rx.descs, l.rx.data = l.in[offDescs:offData], l.in[offData:]
 	return nil
 }
@@ -196,11 +199,17 @@ type txRing struct {
 	pub   uint32 // entries published
 	ready [ringEntries]bool
 
-	prod  *uint32 // in the neighbour's window
-	cons  *uint32 // in ours: the neighbour writes back what it consumed
-	sleep *uint32 // in ours: the neighbour waits for a doorbell
-	descs []byte  // the neighbour's descriptors
-	data  []byte  // the neighbour's data slots
+	prod   *uint32 // in the neighbour's window
+	cons   *uint32 // in ours: the neighbour writes back what it consumed
+	sleep  *uint32 // in ours: the neighbour waits for a doorbell
+	landed *uint32 // in ours: one past the last landed notice acted on
+	descs  []byte  // the neighbour's descriptors
+	data   []byte  // the neighbour's data slots
+
+	// notice is one past the entry of the last landed notice of a direct
+	// put; fence orders a put's stores before the look at landed.
+	notice atomic.Uint32
+	fence  atomic.Uint32
 
 	done   []chan error // DMA completion by entry
 	doneCB []func(error)
@@ -241,6 +250,18 @@ func (t *txRing) publish(i uint32) (wake bool) {
 	// The receiver sets sleeping, then looks at the producer index once
 	// more: one of the two sides sees the other's store.
 	return moved && atomic.LoadUint32(t.sleep) != 0
+}
+
+// noticePending reports whether a landed notice this host sent is still
+// to be acted on by the neighbour; the caller has just stored a put's
+// bytes into the neighbour's memory. The neighbour records a notice as
+// acted on before it wakes its waiters, so if it has not recorded the
+// last one yet, that notice's wake-up comes after these bytes and covers
+// them: the put needs no notice of its own.
+func (t *txRing) noticePending() bool {
+	t.fence.Add(1) // a locked instruction: the put's stores are visible before the load
+	n := t.notice.Load()
+	return n != 0 && int32(atomic.LoadUint32(t.landed)-n) < 0
 }
 
 // put fills reserved entry i with m and payload and publishes it. A
@@ -313,12 +334,13 @@ type rxRing struct {
 	freed    uint32 // the consumer index written back
 	released [ringEntries]bool
 
-	prod  *uint32 // in our window
-	cons  *uint32 // in the neighbour's
-	sleep *uint32 // in the neighbour's
-	descs []byte
-	data  []byte
-	kick  chan struct{} // the doorbell rang
+	prod   *uint32 // in our window
+	cons   *uint32 // in the neighbour's
+	sleep  *uint32 // in the neighbour's
+	landed *uint32 // in the neighbour's
+	descs  []byte
+	data   []byte
+	kick   chan struct{} // the doorbell rang
 }
 
 // release frees entry i for the sender.

@@ -38,7 +38,9 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 // putDirect implements directPutter: a put to a neighbour with a window
 // onto the region is written straight into that host's region (stores
 // for small puts, DMA for large ones), then a landed notice wakes its
-// waiters. It is complete when putDirect returns; no ack comes back.
+// waiters, unless one is still on its way (noticePending): a stream of
+// puts costs one notice per wake-up, not one per put. It is complete when
+// putDirect returns; no ack comes back.
 // Puts to hosts further away report false and go through the ring.
 func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, error) {
 	side, hops := route(p.d.rank, pe, p.d.npes)
@@ -61,8 +63,16 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 			return true, err
 		}
 	}
+	if l.tx.noticePending() {
+		return true, nil
+	}
+	i, err := l.waitCredit(true, p.s.timeout, p.abort)
+	if err != nil {
+		return true, err
+	}
+	l.tx.notice.Store(i + 1)
 	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
-	return true, p.sendWait(l, true, m, nil)
+	return true, l.put(i, m, nil, p.epoch)
 }
 
 // dmaWait is a completion channel and its callback, pooled for callers

@@ -252,6 +252,8 @@ func (p *ringProto) entry(l *rlink, i uint32) {
 		}
 	case m.kind == kindLanded:
 		l.rx.release(i)
+		// Record the notice as acted on before waking: see noticePending.
+		atomic.StoreUint32(l.rx.landed, i+1)
 		p.landed(m)
 	case m.kind == kindBarrier:
 		l.rx.release(i)
