@@ -366,13 +366,23 @@ func (r *rxRing) consumed() uint32 {
 	return r.freed
 }
 
-// wait waits for an entry or a doorbell: it yields a while, then says it
-// sleeps, looks once more, and waits for the doorbell. It returns false
-// when stop closes.
-func (r *rxRing) wait(stop <-chan struct{}) bool {
-	for range idleYields {
+// wait waits for an entry or a doorbell: it polls, yielding, idleYields
+// times and then for what remains of poll, then says it sleeps, looks once
+// more, and waits for the doorbell. It returns false when stop closes.
+func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration) bool {
+	var deadline time.Time
+	for n := 1; ; n++ {
 		if atomic.LoadUint32(r.prod) != r.next {
 			return true
+		}
+		if n >= idleYields {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(poll)
+			}
+			if !now.Before(deadline) {
+				break
+			}
 		}
 		runtime.Gosched()
 	}
@@ -389,8 +399,18 @@ func (r *rxRing) wait(stop <-chan struct{}) bool {
 	}
 }
 
-// idleYields is how long a receiver polls before it sleeps.
+// idleYields is how many times a receiver at least polls an empty ring
+// before it sleeps.
 const idleYields = 64
+
+// idlePoll is how long a receiver polls an empty ring before it sleeps
+// when every host can have a CPU of its own (ringProto.idlePoll). A
+// sleeping receiver costs its sender a doorbell and itself a wake-up
+// through the device's interrupt path, tens of microseconds on a loaded
+// host, and a stream of small operations keeps a polling receiver awake;
+// the loopback provider's waiters poll as long. When hosts outnumber
+// CPUs, polling would take the CPU from the host that is to send.
+const idlePoll = 200 * time.Microsecond
 
 // waitCredit waits until reserve succeeds, the timeout passes or abort
 // says the domain failed.

@@ -3,8 +3,10 @@ package ntbring
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
@@ -25,8 +27,9 @@ type ringProto struct {
 	d     *domain
 	s     settings
 	ports *ringPorts
-	links [2]*rlink // by ntb.Side
-	epoch uint32    // this host's link-up epoch
+	links [2]*rlink     // by ntb.Side
+	epoch uint32        // this host's link-up epoch
+	poll  time.Duration // how long an idle receiver polls: see idlePoll
 
 	jobs chan rxJob
 	fwd  [2]fwdQueue // by side
@@ -51,6 +54,9 @@ type rxJob struct {
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
 		jobs: make(chan rxJob, 2*ringEntries), epoch: rand.Uint32() | 1}
+	if d.npes <= runtime.NumCPU() {
+		p.poll = idlePoll
+	}
 	for side := range p.links {
 		sd := ntb.Side(side)
 		l, err := newRlink(sd, r.port(sd), neighbour(d.rank, d.npes, sd), s.slotSize)
@@ -216,7 +222,7 @@ func (p *ringProto) receive(l *rlink) {
 	for {
 		prod := atomic.LoadUint32(r.prod)
 		if prod == r.next {
-			if !r.wait(p.stop) {
+			if !r.wait(p.stop, p.poll) {
 				return
 			}
 			continue
