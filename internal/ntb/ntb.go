@@ -187,3 +187,26 @@ func (s *Side) UnmarshalText(b []byte) error {
 	}
 	return nil
 }
+
+// Memory is host memory that inbound windows can be pointed at: what a
+// driver pins and registers so that a peer's DMA lands straight in it
+// (a symmetric heap) instead of in a bounce buffer.
+type Memory interface {
+	// Bytes is the memory, valid until Close.
+	Bytes() []byte
+	// Close releases the memory. Windows pointed at it must be cleared
+	// or their ports closed first.
+	Close() error
+}
+
+// WindowExporter is implemented by ports whose inbound windows can be
+// pointed at Memory the host registered with its device, rather than at
+// a fresh buffer: ntb_mw_set_trans with the DMA address of an existing
+// buffer. It was added after the first version of this contract; callers
+// type-assert and fall back to bounce buffers without it.
+type WindowExporter interface {
+	// MWSetTransMem points inbound window i at m. The window's size is
+	// m's, rounded up to the window's size alignment; it must not exceed
+	// the window's largest size.
+	MWSetTransMem(i int, m Memory) error
+}

@@ -7,37 +7,42 @@ import (
 	"github.com/goshmem/goshmem/internal/ntb"
 )
 
-// barrier implements protocol: the seeds' ring barrier. Host 0 sends
-// BARRIER_START to its right and waits for it to come round from its left;
-// every other host waits for START from its left and passes it on. Then
-// host 0 sends BARRIER_END the same way round, and each host leaves once
-// END has reached it and it has passed it on. Host 0 leaves on sending
-// END: every host has entered by then.
+// barrier implements protocol: the seeds' ring barrier.
 func (p *seed) barrier() error {
-	right := p.links[ntb.Right].port
+	return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, p.d.abort)
+}
+
+// doorbellBarrier is the seeds' ring barrier for host rank, whose Right
+// port (facing host peer) is right. Host 0 sends BARRIER_START to its
+// right and waits for it to come round from its left; every other host
+// waits for START from its left and passes it on. Then host 0 sends
+// BARRIER_END the same way round, and each host leaves once END has
+// reached it and it has passed it on. Host 0 leaves on sending END: every
+// host has entered by then. bar counts the signals from the left.
+func doorbellBarrier(rank int, right ntb.Port, peer int, bar *ringBarrier, abort func() error) error {
 	ring := func(bit int) error {
 		if err := right.PeerDBSet(1 << bit); err != nil {
-			return p.links[ntb.Right].linkError("ring barrier doorbell", err)
+			return portError(ntb.Right, peer, "ring barrier doorbell", err)
 		}
 		return nil
 	}
-	gen := p.bar.enter()
-	if p.d.rank == 0 {
+	gen := bar.enter()
+	if rank == 0 {
 		if err := ring(dbBarrierStart); err != nil {
 			return err
 		}
-		if err := p.bar.wait(gen, &p.bar.starts, p.d.abort); err != nil {
+		if err := bar.wait(gen, &bar.starts, abort); err != nil {
 			return err
 		}
 		return ring(dbBarrierEnd)
 	}
-	if err := p.bar.wait(gen, &p.bar.starts, p.d.abort); err != nil {
+	if err := bar.wait(gen, &bar.starts, abort); err != nil {
 		return err
 	}
 	if err := ring(dbBarrierStart); err != nil {
 		return err
 	}
-	if err := p.bar.wait(gen, &p.bar.ends, p.d.abort); err != nil {
+	if err := bar.wait(gen, &bar.ends, abort); err != nil {
 		return err
 	}
 	return ring(dbBarrierEnd)

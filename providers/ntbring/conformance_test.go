@@ -9,9 +9,19 @@ import (
 
 func TestMain(m *testing.M) { conformance.Main(m) }
 
+// harness runs the suite on the default protocol, "ring", with 2 to 5
+// hosts.
 var harness = conformance.Harness{
 	Provider: "ntbring",
 	NPEs:     []int{2, 3, 4, 5},
+}
+
+// seedHarness runs it on the seeds' protocol, on fewer ring sizes: the
+// protocol is kept for comparison, and the full matrix would double the
+// package's test time.
+var seedHarness = conformance.Harness{
+	Provider: "ntbring",
+	NPEs:     []int{2, 5},
 	Env:      map[string]string{"GOSHMEM_NTBRING_PROTOCOL": "seed"},
 }
 
@@ -19,14 +29,30 @@ func TestConformance(t *testing.T) { conformance.Run(t, harness) }
 
 func TestConformanceProcesses(t *testing.T) { conformance.RunProcesses(t, harness) }
 
-// Eight workers share the two scratchpad groups of a link, and 4K slots
-// cut every large transfer into many pieces: the suite again, in process.
+func TestConformanceSeed(t *testing.T) { conformance.Run(t, seedHarness) }
+
+func TestConformanceSeedProcesses(t *testing.T) {
+	h := seedHarness
+	h.NPEs = []int{3}
+	conformance.RunProcesses(t, h)
+}
+
+// Eight workers, the ring barrier and 4K slots that cut every large
+// transfer into many pieces and fill the rings: the suite again, in
+// process, on the ring protocol; and the seeds' eight workers sharing the
+// two scratchpad groups of a link.
 func TestConformanceEightWorkersSmallSlots(t *testing.T) {
-	h := harness
-	h.Env = map[string]string{
-		"GOSHMEM_NTBRING_PROTOCOL":  "seed",
-		"GOSHMEM_NTBRING_WORKERS":   "8",
-		"GOSHMEM_NTBRING_SLOT_SIZE": "4K",
+	for _, proto := range []string{"ring", "seed"} {
+		t.Run(proto, func(t *testing.T) {
+			h := harness
+			h.NPEs = []int{4}
+			h.Env = map[string]string{
+				"GOSHMEM_NTBRING_PROTOCOL":  proto,
+				"GOSHMEM_NTBRING_BARRIER":   "ring",
+				"GOSHMEM_NTBRING_WORKERS":   "8",
+				"GOSHMEM_NTBRING_SLOT_SIZE": "4K",
+			}
+			conformance.Run(t, h)
+		})
 	}
-	conformance.Run(t, h)
 }

@@ -2,16 +2,54 @@ package ntbring
 
 import (
 	"errors"
+	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
 	"github.com/goshmem/goshmem/internal/ntb/emu"
 )
 
-// ringPorts are this host's two NT ports and how to let go of them.
+// ringPorts are this host's two NT ports, how to register memory their
+// windows can be pointed at (nil if the device cannot), and how to let go
+// of them.
 type ringPorts struct {
 	left, right ntb.Port
+	newMemory   func(size int) (ntb.Memory, error)
 	close       func() error
+}
+
+// port is the port facing side s.
+func (r *ringPorts) port(s ntb.Side) ntb.Port {
+	if s == ntb.Left {
+		return r.left
+	}
+	return r.right
+}
+
+// enableLinks enables both links, then waits for both: each comes up only
+// once the neighbour has enabled its side.
+// Host me of a ring of n hosts is enabling.
+func enableLinks(r *ringPorts, me, n int, timeout time.Duration) error {
+	for _, s := range []ntb.Side{ntb.Left, ntb.Right} {
+		if err := r.port(s).LinkEnable(); err != nil {
+			return portError(s, neighbour(me, n, s), "enable the link", err)
+		}
+	}
+	for _, s := range []ntb.Side{ntb.Left, ntb.Right} {
+		if err := r.port(s).WaitLink(max(timeout, linkUpTimeout)); err != nil {
+			return portError(s, neighbour(me, n, s), "bring the link up", err)
+		}
+	}
+	return nil
+}
+
+// alarm rings the broken-ring alarm, naming host lost, on both ports. A
+// port whose link is down cannot ring, and needs not: its neighbour saw
+// the link go down.
+func (r *ringPorts) alarm(lost int) {
+	for _, p := range []ntb.Port{r.left, r.right} {
+		_ = p.PeerDBSet(uint64(lost+1) << dbAlarmShift & dbAlarmMask)
+	}
 }
 
 // openRing attaches this host to the ring's device: the emulated PLX NT
@@ -29,7 +67,7 @@ func openRing(cfg *core.Config, host, n int, tag string) (*ringPorts, error) {
 		return nil, err
 	}
 	// emu.Host.Close is idempotent: a second close is a no-op.
-	return &ringPorts{left: h.Left, right: h.Right, close: h.Close}, nil
+	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: h.Close}, nil
 }
 
 // closeQuietly releases ports opened on a path that already failed.

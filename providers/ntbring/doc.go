@@ -5,6 +5,33 @@
 // The device is reached only through the ntb.Port contract; here it is
 // the emulated PLX NT port of internal/ntb/emu.
 //
+// # The ring protocol (GOSHMEM_NTBRING_PROTOCOL=ring, the default)
+//
+// Nothing on the data path reads across the link. Per link and direction
+// a ring of descriptors and data slots lives in the receiver's inbound
+// window 0; the producer index lives in the receiver's memory, the
+// consumer index is written back into the sender's, each on its own
+// cache line (ringlink.go). A sender fills entries and publishes every
+// ready entry with one store of the producer index; it rings the doorbell
+// only if the receiver said it sleeps, and the receiver, which polls a
+// while before it sleeps, re-checks the index after saying so, so no
+// wake-up is lost. Scratchpads carry only the link-up hello: a magic and
+// a random epoch that every descriptor repeats, so a restarted neighbour
+// is never taken for the old one. Every descriptor is validated (desc.go)
+// and garbage is dropped and logged.
+//
+// Regions live in memory registered with the device, and inbound window
+// 1+r of each port points at region r where the device has the window:
+// a put to a neighbour is stored or DMAed straight into its heap and is
+// complete on return, with a landed notice that wakes its waiters.
+// Other transfers travel the shorter way round through the rings, relayed
+// entry by entry as they arrive; the last relay lands a put straight in
+// the destination's heap. Relays never wait for room while holding an
+// entry, and a quarter of every ring is kept for relays and answers, so
+// the ring cannot deadlock. Gets and atomics run at the owner, which
+// answers with one traversal back. Barrier is a dissemination barrier
+// over the rings (GOSHMEM_NTBRING_BARRIER=ring for the seeds' doorbells).
+//
 // # The seed protocol (GOSHMEM_NTBRING_PROTOCOL=seed)
 //
 // At Open each host points its two inbound windows of each port at fresh
@@ -34,12 +61,17 @@
 //
 // # Lifetimes
 //
-// Open starts, per host, one dispatcher goroutine per port and, per
-// worker, one worker and one forwarder goroutine. Domain.Close quiets the
-// endpoints, waits at a bootstrap barrier until every host has done so,
-// then stops the goroutines, closes the ports and unmaps the regions.
-// Regions are shared mappings of files that are unlinked as soon as they
-// are mapped, so nothing of them outlives the process.
+// Open starts, per host, one dispatcher goroutine per port and, for the
+// seed protocol, per worker one worker and one forwarder goroutine; for
+// the ring protocol, one receiver and one forwarder per port and the
+// workers. Domain.Close quiets the endpoints, waits at a bootstrap
+// barrier until every host has done so, then stops the goroutines, closes
+// the ports and unmaps the regions.
+// Under the seed protocol regions are shared mappings of files that are
+// unlinked as soon as they are mapped, so nothing of them outlives the
+// process; under the ring protocol they are the device's registered
+// memory, whose files the device removes at Close (or the launcher, with
+// the job's directory, after a crash).
 //
 // # Failures
 //

@@ -121,6 +121,24 @@ func (d *domain) fail(err error) {
 	d.wake()
 }
 
+// alarmed acts on doorbell bits db rung by the neighbour from on side: if
+// they carry the broken-ring alarm, the domain fails naming the host
+// lost. across is the neighbour on the other side.
+func (d *domain) alarmed(side ntb.Side, from, across int, db uint64) {
+	a := db & dbAlarmMask >> dbAlarmShift
+	if a == 0 {
+		return
+	}
+	lost := int(a) - 1
+	if lost == d.rank {
+		// The alarm came the long way round from the host across the
+		// break from us: what we lost is the neighbour on the other side.
+		lost = across
+	}
+	d.fail(&core.PeerLostError{PE: lost,
+		Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", side, from)})
+}
+
 // dropped records a malformed transfer that was thrown away.
 func (d *domain) dropped(err error) {
 	d.drops.Add(1)
@@ -134,6 +152,8 @@ type region struct {
 	idx  int
 	size int
 	mem  []byte // mapped outside the Go heap; nil for size 0 and after Close
+	// release unmaps mem.
+	release func() error
 }
 
 func (r *region) Local() []byte {
@@ -182,7 +202,7 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	var err error
 	r := &region{dom: d, idx: idx, size: size}
 	if size > 0 {
-		r.mem, err = d.mapRegion(idx, size)
+		r.mem, r.release, err = d.regionMemory(idx, size)
 	}
 	// Enter the region before the hosts agree it exists: a host that
 	// returns first may target it at once.
@@ -206,11 +226,27 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		}
 		d.mu.Unlock()
 		if r.mem != nil {
-			err = errors.Join(err, sys.Unmap(r.mem))
+			err = errors.Join(err, r.release())
 		}
 		return nil, d.opErr("new region", err)
 	}
 	return r, nil
+}
+
+// regionMemory is region idx's memory: the protocol's, if it places
+// regions, else a mapping of the domain's own.
+func (d *domain) regionMemory(idx, size int) ([]byte, func() error, error) {
+	if x, ok := d.proto.(regionExporter); ok {
+		m, release, err := x.exportRegion(idx, size)
+		if err != nil || m != nil {
+			return m, release, err
+		}
+	}
+	m, err := d.mapRegion(idx, size)
+	if err != nil {
+		return nil, nil, err
+	}
+	return m, func() error { return sys.Unmap(m) }, nil
 }
 
 // mapRegion maps a region's memory: a shared mapping of a file that is
@@ -302,7 +338,7 @@ func (d *domain) close() error {
 	d.mu.Lock()
 	for _, r := range d.regions {
 		if r != nil && r.mem != nil {
-			errs = append(errs, sys.Unmap(r.mem))
+			errs = append(errs, r.release())
 			r.mem = nil
 		}
 	}

@@ -138,6 +138,25 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) 
 		reg.land(off, src)
 		return nil
 	}
+	if dp, ok := e.dom.proto.(directPutter); ok {
+		if done, err := dp.putDirect(pe, reg, off, src); err != nil {
+			return e.err(name, pe, err)
+		} else if done {
+			return nil
+		}
+	}
+	if pp, ok := e.dom.proto.(piecePutter); ok {
+		o := e.start(pe, nil, false)
+		o.acks.Store(int32(pp.pieces(len(src)) - 1))
+		m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
+		if err := pp.putPieces(m, src); err != nil {
+			if e.dom.pending.take(o.tag) != nil {
+				o.finish(err)
+			}
+			return e.err(name, pe, err)
+		}
+		return nil
+	}
 	step := e.dom.proto.maxPayload()
 	for len(src) > 0 {
 		n := min(step, len(src))

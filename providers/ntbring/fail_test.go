@@ -14,23 +14,36 @@ import (
 // Hosts configured differently find out in the scratchpad hello, all of
 // them, with an error naming the settings.
 func TestOpenMismatchedHosts(t *testing.T) {
-	_, err := openRingErr(t, 3, nil, func(rank int) map[string]string {
-		return map[string]string{paramWorkers.Env: fmt.Sprint(1 + rank%2)}
-	})
-	require.ErrorIs(t, err, core.ErrInvalid)
-	require.ErrorContains(t, err, paramWorkers.Env)
+	for proto, param := range map[string]core.Param{protoSeed: paramWorkers, protoRing: paramSlot} {
+		_, err := openRingErr(t, 3, map[string]string{paramProtocol.Env: proto}, func(rank int) map[string]string {
+			return map[string]string{param.Env: fmt.Sprintf("%dK", 4+4*(rank%2))}
+		})
+		require.ErrorIs(t, err, core.ErrInvalid, proto)
+		require.ErrorContains(t, err, param.Env, proto)
+	}
+}
+
+// protocols runs f as a subtest for each protocol.
+func protocols(t *testing.T, f func(t *testing.T, env map[string]string)) {
+	for _, proto := range []string{protoRing, protoSeed} {
+		t.Run(proto, func(t *testing.T) { f(t, map[string]string{paramProtocol.Env: proto}) })
+	}
 }
 
 // A host whose ports vanish (as when its process dies) is a lost peer to
 // the others within the timeout, and operations on the rest of the ring
 // then fail instead of hanging.
-func TestDeadHostIsPeerLost(t *testing.T) {
+func TestDeadHostIsPeerLost(t *testing.T) { protocols(t, testDeadHostIsPeerLost) }
+
+func testDeadHostIsPeerLost(t *testing.T, env map[string]string) {
 	const timeout = 500 * time.Millisecond
-	doms, err := openRingErr(t, 4, map[string]string{paramTimeout.Env: timeout.String()})
+	env[paramTimeout.Env] = timeout.String()
+	doms, err := openRingErr(t, 4, env)
 	require.NoError(t, err)
 	rs := regions(t, doms, 4096)
-	// Host 2 dies: its ports go away without a goodbye.
-	require.NoError(t, doms[2].proto.(*seed).ports.close())
+	// Host 2 dies: its goroutines stop and its ports go away without a
+	// goodbye.
+	require.NoError(t, doms[2].proto.close())
 
 	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
 	require.NoError(t, err)
@@ -51,7 +64,6 @@ func TestDeadHostIsPeerLost(t *testing.T) {
 
 	// The bootstrap learns of the death too (the launcher's store would):
 	// Close of the others reports it instead of waiting for the dead host.
-	require.NoError(t, doms[2].proto.close())
 	doms[2].boot.(interface{ Kill() }).Kill()
 	errs := make(chan error, 3)
 	for i, d := range doms {
@@ -73,7 +85,7 @@ func TestDeadHostIsPeerLost(t *testing.T) {
 // the ring goes on working; a well-formed transfer aimed outside a region
 // writes nothing.
 func TestGarbageInScratchpadsIsDropped(t *testing.T) {
-	doms := openRingT(t, 3, nil)
+	doms := openRingT(t, 3, map[string]string{paramProtocol.Env: protoSeed})
 	rs := regions(t, doms, 4096)
 	from := doms[0].proto.(*seed).links[ntb.Right]
 	forge := func(w [metaWords]uint32) {
@@ -132,7 +144,16 @@ func TestLinkDownFault(t *testing.T) {
 // A host far from a dead one learns of the death from the alarm, within
 // the time the links take to notice, and a ring barrier it waits in ends.
 func TestAlarmEndsBarrier(t *testing.T) {
-	doms, err := openRingErr(t, 5, nil)
+	protocols(t, func(t *testing.T, env map[string]string) {
+		for _, bar := range []string{barrierRing, barrierDissemination} {
+			env[paramBarrier.Env] = bar
+			t.Run(bar, func(t *testing.T) { testAlarmEndsBarrier(t, env) })
+		}
+	})
+}
+
+func testAlarmEndsBarrier(t *testing.T, env map[string]string) {
+	doms, err := openRingErr(t, 5, env)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() { done <- doms[0].Barrier() }() // waits for START from host 4

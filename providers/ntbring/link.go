@@ -144,11 +144,16 @@ func (l *link) slotTimeoutError(after time.Duration) error {
 }
 
 // linkError turns a device error into the error an operation reports.
-func (l *link) linkError(what string, err error) error {
+func (l *link) linkError(what string, err error) error { return portError(l.side, l.peer, what, err) }
+
+// portError turns a device error on the link of side, facing host peer,
+// into the error an operation reports: a link that went down is a lost
+// peer.
+func portError(side ntb.Side, peer int, what string, err error) error {
 	if errors.Is(err, ntb.ErrLinkDown) || errors.Is(err, ntb.ErrClosed) {
-		return &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("%s link: %s: %v", l.side, what, err)}
+		return &core.PeerLostError{PE: peer, Reason: fmt.Sprintf("%s link: %s: %v", side, what, err)}
 	}
-	return fmt.Errorf("%s link: %s: %w", l.side, what, err)
+	return fmt.Errorf("%s link: %s: %w", side, what, err)
 }
 
 // send moves one transfer to the neighbour: it takes a data slot and its

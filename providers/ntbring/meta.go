@@ -20,10 +20,12 @@ const (
 	kindAmoReq                  // payload: an amoRequest; dst is the owner
 	kindAmoResp                 // payload: the old value, 8 bytes
 	kindNack                    // the owner refused tag; payload: reason byte
+	kindLanded                  // ring: size bytes landed in dst's region at off; ack tag unless 0
+	kindBarrier                 // ring: a dissemination barrier signal of round off
 	kindEnd
 )
 
-var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack"}
+var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier"}
 
 func (k kind) String() string {
 	if k > 0 && k < kindEnd {

@@ -20,6 +20,10 @@ type op struct {
 	old   uint64        // a fetching atomic's result
 	err   error
 	start time.Time
+	// acks is how many more put-acks the op waits for after the next one:
+	// a put sent as several pieces under one tag completes with its last
+	// piece's ack.
+	acks atomic.Int32
 	// done is signalled once when the op finishes, for callers that wait
 	// for this op alone (blocking get, fetching atomic); nil otherwise.
 	done chan struct{}
@@ -40,7 +44,8 @@ func (p *pending) add(o *op) {
 	p.mu.Lock()
 	for {
 		o.tag = p.next.Add(1)
-		if _, busy := p.ops[o.tag]; !busy {
+		// Tag 0 is no op: a landed notice with tag 0 wants no ack.
+		if _, busy := p.ops[o.tag]; !busy && o.tag != 0 {
 			break
 		}
 	}

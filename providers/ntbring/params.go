@@ -10,19 +10,27 @@ import (
 
 // The provider's parameters, GOSHMEM_NTBRING_<NAME>.
 var (
-	paramProtocol = core.NewParam(Name, "PROTOCOL", protoSeed,
-		`ring protocol: "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`)
+	paramProtocol = core.NewParam(Name, "PROTOCOL", protoRing,
+		`ring protocol: "ring" (descriptor rings in the windows, puts landing in the neighbour's heap, doorbells only to wake) `+
+			`or "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`)
 	paramWorkers = core.NewParam(Name, "WORKERS", "2",
-		"worker goroutines per host, each with its own doorbell and data slot on every link (doorbell_dmaputget[n]), 1 to 8")
+		`worker goroutines per host, 1 to 8: for "seed" each has its own doorbell and data slot on every link (doorbell_dmaputget[n]); `+
+			`for "ring" they serve requests and relay`)
+	paramBarrier = core.NewParam(Name, "BARRIER", barrierDissemination,
+		`the ring protocol's barrier: "dissemination" (log2 n rounds of signals relayed by the rings) or "ring" (the seeds' two rounds of doorbells); "seed" always uses "ring"`)
 	paramSlot = core.NewParam(Name, "SLOT_SIZE", "256K",
 		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M")
 	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
 		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost")
 )
 
+// protocolsAllowed is what GOSHMEM_NTBRING_PROTOCOL accepts.
+var protocolsAllowed = fmt.Sprintf("%q or %q", protoRing, protoSeed)
+
 // settings are the parameters as one Open read them.
 type settings struct {
 	protocol string
+	barrier  string
 	workers  int
 	slotSize int
 	timeout  time.Duration
@@ -39,10 +47,17 @@ const (
 func readSettings(cfg *core.Config) (settings, error) {
 	var s settings
 	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramProtocol))); v {
-	case protoSeed:
+	case protoRing, protoSeed:
 		s.protocol = v
 	default:
-		return s, &core.EnvError{Var: paramProtocol.Env, Value: cfg.Value(paramProtocol), Allowed: fmt.Sprintf("%q", protoSeed)}
+		return s, &core.EnvError{Var: paramProtocol.Env, Value: cfg.Value(paramProtocol), Allowed: protocolsAllowed}
+	}
+	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramBarrier))); v {
+	case barrierRing, barrierDissemination:
+		s.barrier = v
+	default:
+		return s, &core.EnvError{Var: paramBarrier.Env, Value: cfg.Value(paramBarrier),
+			Allowed: fmt.Sprintf("%q or %q", barrierDissemination, barrierRing)}
 	}
 	var err error
 	if s.workers, err = cfg.Int(paramWorkers, 1, maxSlots); err != nil {

@@ -13,18 +13,19 @@ func TestSettings(t *testing.T) {
 	cfg := &core.Config{Env: func(string) (string, bool) { return "", false }}
 	s, err := readSettings(cfg)
 	require.NoError(t, err)
-	require.Equal(t, settings{protocol: protoSeed, workers: 2, slotSize: 256 << 10, timeout: 5 * time.Second}, s)
+	require.Equal(t, settings{protocol: protoRing, barrier: barrierDissemination, workers: 2, slotSize: 256 << 10, timeout: 5 * time.Second}, s)
 
-	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "8", paramSlot.Env: "1M", paramTimeout.Env: "250ms", paramProtocol.Env: " SEED "})
+	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "8", paramSlot.Env: "1M", paramTimeout.Env: "250ms", paramProtocol.Env: " SEED ", paramBarrier.Env: "Ring"})
 	s, err = readSettings(cfg)
 	require.NoError(t, err)
-	require.Equal(t, settings{protocol: protoSeed, workers: 8, slotSize: 1 << 20, timeout: 250 * time.Millisecond}, s)
+	require.Equal(t, settings{protocol: protoSeed, barrier: barrierRing, workers: 8, slotSize: 1 << 20, timeout: 250 * time.Millisecond}, s)
 
 	for v, val := range map[string]string{
 		paramProtocol.Env: "fast",
 		paramWorkers.Env:  "9",
 		paramSlot.Env:     "5000",
 		paramTimeout.Env:  "-1s",
+		paramBarrier.Env:  "tree",
 	} {
 		cfg.Env = testEnv("", map[string]string{v: val})
 		_, err := readSettings(cfg)
@@ -40,7 +41,7 @@ func TestSettings(t *testing.T) {
 
 func TestInfoListsParams(t *testing.T) {
 	info := provider{}.Info()
-	for _, name := range []string{"PROTOCOL", "WORKERS", "SLOT_SIZE", "TIMEOUT"} {
+	for _, name := range []string{"PROTOCOL", "WORKERS", "SLOT_SIZE", "TIMEOUT", "BARRIER"} {
 		p, ok := info.Param(name)
 		require.True(t, ok, name)
 		require.Equal(t, "GOSHMEM_NTBRING_"+name, p.Env)

@@ -7,7 +7,10 @@ import (
 )
 
 // The protocols, as GOSHMEM_NTBRING_PROTOCOL names them.
-const protoSeed = "seed"
+const (
+	protoRing = "ring"
+	protoSeed = "seed"
+)
 
 // abortPoll is how often a blocked wait consults the domain's failure
 // and the bootstrap's view of lost PEs.
@@ -36,9 +39,39 @@ type protocol interface {
 	close() error
 }
 
+// regionExporter is a protocol that places regions in memory of its
+// own, so that neighbours can write into them directly. exportRegion
+// returns the memory and how to release it, or nil memory to let the
+// domain map the region itself.
+type regionExporter interface {
+	exportRegion(idx, size int) (mem []byte, release func() error, err error)
+}
+
+// directPutter is a protocol that can complete some puts without the
+// ring: it reports whether it handled the put, and its error.
+type directPutter interface {
+	putDirect(pe int, reg *region, off int, src []byte) (bool, error)
+}
+
+// piecePutter is a protocol that sends a put of any size as pieces that
+// share one op (one tag), acked piece by piece.
+type piecePutter interface {
+	// pieces is how many pieces a put of n bytes takes.
+	pieces(n int) int
+	// putPieces sends them; it returns once src may be reused.
+	putPieces(m meta, src []byte) error
+}
+
 // newProtocol sets the links up for the protocol s names and starts it.
 func newProtocol(d *domain, r *ringPorts, s settings) (protocol, error) {
 	switch s.protocol {
+	case protoRing:
+		p, err := newRingProto(d, r, s)
+		if err != nil {
+			return nil, err
+		}
+		d.proto = p
+		return p, p.setup()
 	case protoSeed:
 		p, err := newSeed(d, r, s)
 		if err != nil {
@@ -49,5 +82,5 @@ func newProtocol(d *domain, r *ringPorts, s settings) (protocol, error) {
 		d.proto = p
 		return p, p.setup()
 	}
-	return nil, &core.EnvError{Var: paramProtocol.Env, Value: s.protocol, Allowed: `"` + protoSeed + `"`}
+	return nil, &core.EnvError{Var: paramProtocol.Env, Value: s.protocol, Allowed: protocolsAllowed}
 }

@@ -43,7 +43,7 @@ func (provider) Info() core.Info {
 		// Used only by name: on one host the ring is an emulation, and
 		// loopback moves the same bytes faster.
 		Preference: 0,
-		Params:     append([]core.Param{paramProtocol, paramWorkers, paramSlot, paramTimeout}, emu.Params()...),
+		Params:     append([]core.Param{paramProtocol, paramWorkers, paramSlot, paramTimeout, paramBarrier}, emu.Params()...),
 		Origin:     "built-in",
 	}
 }

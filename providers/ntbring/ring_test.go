@@ -86,3 +86,30 @@ func TestWaiterWokenByRemotePut(t *testing.T) {
 		seq = d.WaitChange(seq, time.Hour)
 	}
 }
+
+// A stream of direct puts shares landed notices (a put skips its notice
+// while an earlier one is still to be acted on), yet the neighbour's
+// waiter is woken for the last value of the stream, round after round.
+func TestWaiterWokenByPutStream(t *testing.T) {
+	doms := openRingT(t, 2, nil)
+	rs := regions(t, doms, 64)
+	d := doms[1]
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	const rounds, stream = 200, 50
+	for round := range uint64(rounds) {
+		seq, watch := d.WaitArm(rs[1], 0, 8)
+		go func() {
+			for v := range uint64(stream) {
+				if err := ep.PutValue(1, rs[0], 0, round*stream+v+1, 8); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+		for mem.LoadValue(rs[1].Local(), 0, 8) != (round+1)*stream {
+			// An hour: only a wake-up by the stream ends this in time.
+			seq = d.WaitChange(seq, time.Hour)
+		}
+		d.WaitDisarm(watch)
+	}
+}

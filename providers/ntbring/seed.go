@@ -74,21 +74,8 @@ func (p *seed) setup() error {
 			err = l.setInbound()
 		}
 	}
-	// Enable both links before waiting for either: each comes up only
-	// once the neighbour has enabled its side.
-	for _, l := range p.links {
-		if err == nil {
-			if err = l.port.LinkEnable(); err != nil {
-				err = l.linkError("enable the link", err)
-			}
-		}
-	}
-	for _, l := range p.links {
-		if err == nil {
-			if err = l.port.WaitLink(max(p.s.timeout, linkUpTimeout)); err != nil {
-				err = l.linkError("bring the link up", err)
-			}
-		}
+	if err == nil {
+		err = enableLinks(p.ports, p.d.rank, p.d.npes, p.s.timeout)
 	}
 	for _, l := range p.links {
 		if err == nil {
@@ -217,17 +204,7 @@ func (p *seed) dispatch(l *link) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			if a := ev.DB & dbAlarmMask >> dbAlarmShift; a != 0 {
-				lost := int(a) - 1
-				if lost == p.d.rank {
-					// The alarm came the long way round from the host
-					// across the break from us: what we lost is the
-					// neighbour on the other side.
-					lost = p.links[opposite(l.side)].peer
-				}
-				p.d.fail(&core.PeerLostError{PE: lost,
-					Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", l.side, l.peer)})
-			}
+			p.d.alarmed(l.side, l.peer, p.links[opposite(l.side)].peer, ev.DB)
 		}
 	}
 }
@@ -309,9 +286,7 @@ func (p *seed) maxPayload() int { return p.s.slotSize }
 // both ways from the break to every host. A port whose link is down
 // cannot ring, and needs not: its neighbour saw the link go down.
 func (p *seed) broken(lost int) {
-	for _, l := range p.links {
-		_ = l.port.PeerDBSet(uint64(lost+1) << dbAlarmShift & dbAlarmMask)
-	}
+	p.ports.alarm(lost)
 	p.bar.ev.Notify() // a barrier waiting here consults the failure now
 }
 

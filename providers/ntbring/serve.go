@@ -81,6 +81,9 @@ func (d *domain) answered(m meta, payload []byte) {
 		d.dropped(fmt.Errorf("%w: get response of %d bytes for a get of %d", errBadMeta, len(payload), len(o.dst)))
 		return
 	}
+	if m.kind == kindPutAck && o.acks.Add(-1) >= 0 {
+		return // more pieces of the put are to land
+	}
 	if o = d.pending.take(m.tag); o == nil {
 		return // expired meanwhile
 	}

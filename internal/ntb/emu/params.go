@@ -63,7 +63,7 @@ func DefaultOptions() Options {
 	return Options{
 		Model:         Gen3x8,
 		Windows:       2,
-		MWMax:         256 << 20,
+		MWMax:         1 << 30,
 		DeadAfter:     5 * time.Second,
 		Poll:          20 * time.Millisecond,
 		AttachTimeout: time.Minute,
@@ -111,7 +111,7 @@ var (
 	paramSpadRead = core.NewParam("ntb", "SPAD_READ", "1us",
 		"round trip of a peer scratchpad read (non-posted) under the gen3x8 model")
 	paramWindows = core.NewParam("ntb", "WINDOWS", "2", "memory windows per port, 2 to 8")
-	paramMWMax   = core.NewParam("ntb", "MW_SIZE", "256M", "largest memory window, a multiple of 4K")
+	paramMWMax   = core.NewParam("ntb", "MW_SIZE", "1G", "largest memory window, a multiple of 4K")
 	paramDead    = core.NewParam("ntb", "DEAD_AFTER", "5s",
 		"how long a live-looking peer may miss heartbeats before its link goes down (a vanished process: at once)")
 	paramFault = core.NewParam("ntb", "FAULT", "",

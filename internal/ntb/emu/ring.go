@@ -88,7 +88,9 @@ type Host struct {
 	// killing it stops its ports instead of its process.
 	inProcess bool
 	linkFile  string // the file of the link this host created, removed at close
+	dir, tag  string // where the ring's files live, and their tag
 	mu        sync.Mutex
+	memGen    int // NewMemory calls so far, naming their files
 	timers    []*time.Timer
 	closed    bool
 }
@@ -136,7 +138,7 @@ func attach(dir string, id, n int, o *Options, right []byte, rhdr header, inProc
 	if err != nil {
 		return nil, errors.Join(err, sys.Unmap(right), os.Remove(LinkPath(dir, o.Tag, id)))
 	}
-	h := &Host{ID: id, N: n, inProcess: inProcess, linkFile: LinkPath(dir, o.Tag, id)}
+	h := &Host{ID: id, N: n, inProcess: inProcess, linkFile: LinkPath(dir, o.Tag, id), dir: dir, tag: o.Tag}
 	h.Right = newPort(dir, id, id, ntb.Right, right, rhdr, o)
 	h.Left = newPort(dir, id, lk, ntb.Left, left, lhdr, o)
 	h.schedule(o.Faults)

@@ -1,0 +1,94 @@
+package emu
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// memory is host memory registered with the device: a shared file in the
+// ring's directory, so that a window pointed at it (MWSetTransMem) is a
+// second name of the same file, which the peer maps as any window.
+type memory struct {
+	b    []byte // the whole mapping, a multiple of a page
+	n    int    // the size asked for
+	path string
+	once sync.Once
+	err  error
+}
+
+var _ ntb.Memory = (*memory)(nil)
+
+func (m *memory) Bytes() []byte { return m.b[:m.n] }
+
+// Close unmaps the memory and removes its file; windows pointed at it
+// keep their own names until they are cleared.
+func (m *memory) Close() error {
+	m.once.Do(func() {
+		m.err = errors.Join(sys.Unmap(m.b), ignoreNotExist(os.Remove(m.path)))
+	})
+	return m.err
+}
+
+func ignoreNotExist(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// NewMemory registers size bytes of zeroed host memory that inbound
+// windows of either of the host's ports can be pointed at. Its file is
+// removed by Close, or with the ring's directory after a crash.
+func (h *Host) NewMemory(size int) (ntb.Memory, error) {
+	if size <= 0 {
+		return nil, fmt.Errorf("ntb emu: host %d: memory of %d bytes: %w", h.ID, size, core.ErrInvalid)
+	}
+	h.mu.Lock()
+	h.memGen++
+	gen := h.memGen
+	h.mu.Unlock()
+	path := filepath.Join(h.dir, fmt.Sprintf("%shost%d-mem%d", filePrefix(h.tag), h.ID, gen))
+	rounded := (size + mwAlign - 1) / mwAlign * mwAlign
+	b, err := sys.CreateShared(path, rounded)
+	if err != nil {
+		return nil, fmt.Errorf("ntb emu: host %d: memory of %s: %w", h.ID, core.FormatSize(int64(size)), errors.Join(err, core.ErrNoMemory))
+	}
+	return &memory{b: b, n: size, path: path}, nil
+}
+
+// MWSetTransMem points inbound window i at m, which must come from
+// NewMemory of this port's host.
+func (p *Port) MWSetTransMem(i int, m ntb.Memory) error {
+	w := &p.win
+	if err := w.checkIndex("set window translation", i); err != nil {
+		return err
+	}
+	mm, ok := m.(*memory)
+	if !ok {
+		return p.errorf(ntb.ErrRange, "set window %d translation: memory %T was not registered with this device", i, m)
+	}
+	if int64(len(mm.b)) > int64(p.hdr.MWMax) {
+		return p.errorf(ntb.ErrRange, "set window %d translation of %s: windows are at most %s (GOSHMEM_NTB_MW_SIZE)",
+			i, core.FormatSize(int64(len(mm.b))), core.FormatSize(int64(p.hdr.MWMax)))
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := w.clearLocked(i); err != nil {
+		return err
+	}
+	w.gen++
+	path := w.path(p.side, i, w.gen)
+	if err := os.Link(mm.path, path); err != nil {
+		return p.errorf(err, "set window %d translation", i)
+	}
+	w.in[i] = path
+	p.own.setWindow(i, window{Gen: w.gen, Size: uint64(len(mm.b))})
+	return nil
+}

@@ -1,0 +1,127 @@
+package ntbring
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// A descriptor announces one transfer in a ring of the ring protocol. It
+// lives in the receiver's window, written by the sender with posted
+// stores, and is read by the receiver once the producer index covers it.
+// On the wire, eight 32-bit words:
+//
+//	word 0: the entry's index in the ring (counts every entry ever sent)
+//	word 1: kind (8 bits) | source host (8) | destination host (8) | region (8)
+//	word 2: offset in the region
+//	word 3: size: the payload's bytes in the entry's data slot; for a
+//	        landed notice, the bytes that landed in the region
+//	word 4: tag (matches an answer to its request; 0 for none)
+//	word 5: the sender's epoch, from its link-up hello
+//	word 6: zero
+//	word 7: a check of words 0-6
+//
+// The index and the epoch make a stale entry, or one a restarted
+// neighbour's predecessor left, fail validation; the check catches torn
+// or garbage words.
+const (
+	descWords = 8
+	descSize  = descWords * 4
+)
+
+// descLimits is what a receiver checks a descriptor against.
+type descLimits struct {
+	index    uint32 // the index the entry must carry
+	epoch    uint32 // the sender's epoch
+	self     int
+	hosts    int
+	slotSize int
+}
+
+// descCheck mixes words 0-6 so that no single word, and no word swapped
+// for another, keeps the check.
+func descCheck(w *[descWords]uint32) uint32 {
+	h := uint32(0x9E3779B9)
+	for i := range descWords - 1 {
+		h ^= w[i] + uint32(i)*0x85EBCA6B
+		h = (h << 13) | (h >> 19)
+		h *= 0xC2B2AE35
+	}
+	return h
+}
+
+func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
+	w := [descWords]uint32{
+		index,
+		uint32(m.kind)<<24 | uint32(m.src)<<16 | uint32(m.dst)<<8 | uint32(m.region),
+		m.off, m.size, m.tag, epoch, 0, 0,
+	}
+	w[7] = descCheck(&w)
+	return w
+}
+
+// payloadLen is how many bytes of the entry's data slot m uses.
+func (m *meta) payloadLen() int {
+	if m.kind == kindLanded || m.kind == kindBarrier {
+		return 0
+	}
+	return int(m.size)
+}
+
+// decodeDesc checks descriptor words written by a neighbour. Region and
+// offset are checked later against the region table by whoever uses them.
+func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
+	m := meta{
+		kind: kind(w[1] >> 24), src: uint8(w[1] >> 16), dst: uint8(w[1] >> 8), region: uint8(w[1]),
+		off: w[2], size: w[3], tag: w[4],
+	}
+	bad := func(format string, args ...any) (meta, error) {
+		return meta{}, fmt.Errorf("%w: descriptor "+format, append([]any{errBadMeta}, args...)...)
+	}
+	switch {
+	case w[7] != descCheck(&w):
+		return bad("check %#x, the words give %#x", w[7], descCheck(&w))
+	case w[0] != lim.index:
+		return bad("index %d where %d was due", w[0], lim.index)
+	case w[5] != lim.epoch:
+		return bad("epoch %#x, the neighbour's is %#x (a stale entry, or from a host that restarted)", w[5], lim.epoch)
+	case w[6] != 0:
+		return bad("reserved word %#x", w[6])
+	case m.kind == 0 || m.kind >= kindEnd:
+		return bad("kind %d (allowed 1 to %d)", m.kind, kindEnd-1)
+	case int(m.src) >= lim.hosts || int(m.dst) >= lim.hosts:
+		return bad("hosts %d -> %d in a ring of %d", m.src, m.dst, lim.hosts)
+	case m.src == m.dst:
+		return bad("host %d sends to itself across the ring", m.src)
+	case m.payloadLen() > lim.slotSize:
+		return bad("size %d over the slot size %d", m.size, lim.slotSize)
+	case m.kind == kindBarrier && (m.size != 0 || m.off >= 32):
+		return bad("barrier signal of round %d with %d bytes", m.off, m.size)
+	case m.kind == kindLanded && m.size == 0:
+		return bad("landed notice of no bytes")
+	}
+	if want, ok := fixedPayload[m.kind]; ok && int(m.size) != want {
+		return bad("%s with a payload of %d bytes (want %d)", m.kind, m.size, want)
+	}
+	return m, nil
+}
+
+// descAt returns the i-th descriptor's words in area b.
+func descAt(b []byte, i int) *[descWords]uint32 {
+	return (*[descWords]uint32)(unsafe.Pointer(&b[i*descSize]))
+}
+
+// storeDesc writes w with atomic stores: the sender's posted writes.
+func storeDesc(d *[descWords]uint32, w *[descWords]uint32) {
+	for i := range w {
+		atomic.StoreUint32(&d[i], w[i])
+	}
+}
+
+// loadDesc reads a descriptor with atomic loads.
+func loadDesc(d *[descWords]uint32) (w [descWords]uint32) {
+	for i := range w {
+		w[i] = atomic.LoadUint32(&d[i])
+	}
+	return w
+}

@@ -1,0 +1,78 @@
+package ntbring
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+var testDescLim = descLimits{index: 41, epoch: 0x1235, self: 2, hosts: 5, slotSize: 64 << 10}
+
+func TestDescRoundTrip(t *testing.T) {
+	for _, m := range []meta{
+		{kind: kindPut, src: 0, dst: 4, region: 7, off: 100, size: 64 << 10, tag: 5},
+		{kind: kindLanded, src: 1, dst: 2, off: 8, size: 1 << 30},
+		{kind: kindBarrier, src: 4, dst: 0, off: 2},
+		{kind: kindAmoReq, src: 3, dst: 1, size: amoRequestSize, tag: 9},
+	} {
+		got, err := decodeDesc(m.encodeDesc(testDescLim.index, testDescLim.epoch), testDescLim)
+		require.NoError(t, err, m.kind)
+		require.Equal(t, m, got)
+	}
+}
+
+func TestDescRejects(t *testing.T) {
+	good := meta{kind: kindPut, src: 0, dst: 4, off: 100, size: 512, tag: 5}
+	for name, c := range map[string]struct {
+		m            meta
+		index, epoch uint32
+		mangle       func(w *[descWords]uint32)
+	}{
+		"stale index":       {m: good, index: 40, epoch: testDescLim.epoch},
+		"old epoch":         {m: good, index: 41, epoch: 0x1233},
+		"torn word":         {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[2]++ }},
+		"reserved word":     {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[6] = 1; w[7] = descCheck(w) }},
+		"unknown kind":      {m: meta{kind: kindEnd, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
+		"host outside":      {m: meta{kind: kindPut, src: 0, dst: 5}, index: 41, epoch: testDescLim.epoch},
+		"to itself":         {m: meta{kind: kindPut, src: 3, dst: 3}, index: 41, epoch: testDescLim.epoch},
+		"over the slot":     {m: meta{kind: kindPut, src: 0, dst: 1, size: 64<<10 + 1}, index: 41, epoch: testDescLim.epoch},
+		"empty landing":     {m: meta{kind: kindLanded, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
+		"barrier round":     {m: meta{kind: kindBarrier, src: 0, dst: 1, off: 40}, index: 41, epoch: testDescLim.epoch},
+		"short amo request": {m: meta{kind: kindAmoReq, src: 0, dst: 1, size: 8}, index: 41, epoch: testDescLim.epoch},
+	} {
+		w := c.m.encodeDesc(c.index, c.epoch)
+		if c.mangle != nil {
+			c.mangle(&w)
+		}
+		_, err := decodeDesc(w, testDescLim)
+		require.ErrorIs(t, err, errBadMeta, name)
+	}
+}
+
+// FuzzDecodeDesc feeds descriptors as a neighbour might leave them in a
+// ring slot: garbage is an error, never a panic, and what decodes names
+// hosts of the ring and fits a data slot.
+func FuzzDecodeDesc(f *testing.F) {
+	for _, m := range []meta{
+		{kind: kindPut, src: 0, dst: 4, region: 7, off: 100, size: 64 << 10, tag: 5},
+		{kind: kindLanded, src: 1, dst: 2, off: 8, size: 1 << 20},
+		{kind: kindGetResp, src: 3, dst: 2, size: 100, tag: 77},
+	} {
+		w := m.encodeDesc(testDescLim.index, testDescLim.epoch)
+		f.Add(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
+	}
+	f.Fuzz(func(t *testing.T, w0, w1, w2, w3, w4, w5, w6, w7 uint32) {
+		w := [descWords]uint32{w0, w1, w2, w3, w4, w5, w6, w7}
+		m, err := decodeDesc(w, testDescLim)
+		if err != nil {
+			require.ErrorIs(t, err, errBadMeta)
+			return
+		}
+		require.True(t, m.kind > 0 && m.kind < kindEnd)
+		require.Less(t, int(m.src), testDescLim.hosts)
+		require.Less(t, int(m.dst), testDescLim.hosts)
+		require.NotEqual(t, m.src, m.dst)
+		require.LessOrEqual(t, m.payloadLen(), testDescLim.slotSize)
+		require.Equal(t, w, m.encodeDesc(testDescLim.index, testDescLim.epoch))
+	})
+}

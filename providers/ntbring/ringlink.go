@@ -1,0 +1,437 @@
+package ntbring
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// The ring protocol keeps everything of a link direction in the
+// receiver's inbound window 0 (the ring window), as ntb_transport and
+// DPDK's raw/ntb driver do, so that nothing on the data path reads across
+// the link:
+//
+//	[0, 64)        producer index of the ring into this host (the sender writes)
+//	[64, 128)      consumer index of this host's ring into the neighbour
+//	               (the neighbour writes it back)
+//	[128, 192)     the neighbour's "sleeping" word: it waits for a doorbell
+//	[192, 256)     one past the last landed notice of this host's that the
+//	               neighbour has acted on (written back)
+//	[4K, dataOff)  ringEntries descriptors of descSize bytes
+//	[dataOff, end) ringEntries data slots of SLOT_SIZE bytes
+//
+// Entry i of the ring uses descriptor and data slot i mod ringEntries.
+const (
+	offProd      = 0
+	offCons      = 64
+	offSleep     = 128
+	offLanded    = 192
+	offDescs     = 4 << 10
+	ringEntries  = 16
+	descAreaSize = (ringEntries*descSize + 4<<10 - 1) / (4 << 10) * (4 << 10)
+	offData      = offDescs + descAreaSize
+
+	// bypassCredits are the entries of every ring that only relayed
+	// transfers and answers may take: a host's own operations never fill
+	// a ring so far that traffic it passes on must wait behind them.
+	bypassCredits = ringEntries / 4
+
+	// pioMax is the largest payload a sender writes with stores through
+	// the window; larger ones go by DMA, whose set-up cost they amortise.
+	pioMax = 4 << 10
+
+	// dbRing is the doorbell bit that wakes a sleeping receiver.
+	dbRing = 0
+)
+
+// ringWindowSize is the size of a ring window with data slots of slot
+// bytes.
+func ringWindowSize(slot int) int64 { return offData + ringEntries*int64(slot) }
+
+// word returns the 32-bit word at off of window b.
+func word(b []byte, off int) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+
+// rlink is one port of this host in the ring protocol: the sending half
+// of the ring into the neighbour (tx) and the receiving half of the ring
+// from it (rx).
+type rlink struct {
+	side      ntb.Side
+	port      ntb.Port
+	peer      int
+	peerEpoch uint32 // from the neighbour's hello
+	slotSize  int
+	in, out   []byte // ring windows: ours (inbound) and the neighbour's
+
+	dma     []ntb.DMAChannel
+	dmaNext atomic.Uint32
+
+	tx txRing
+	rx rxRing
+
+	// direct caches the neighbour's region windows by region: nil where
+	// the neighbour has none, so puts go through the ring.
+	directMu sync.Mutex
+	direct   map[uint8][]byte
+}
+
+func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
+	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[uint8][]byte{}}
+	switch {
+	case port.DBValidMask()&dbRingNeeded != dbRingNeeded:
+		return nil, fmt.Errorf("%s port has doorbell bits %#x; the ring protocol needs %#x: %w",
+			side, port.DBValidMask(), uint64(dbRingNeeded), core.ErrNotSupported)
+	case port.MWCount() < 1 || port.PeerMWCount() < 1:
+		return nil, fmt.Errorf("%s port has no memory window: %w", side, core.ErrNotSupported)
+	case port.SpadCount() < ringHelloWords:
+		return nil, fmt.Errorf("%s port has %d scratchpads, the hello needs %d: %w", side, port.SpadCount(), ringHelloWords, core.ErrNotSupported)
+	case port.DMAChannels() < 1:
+		return nil, fmt.Errorf("%s port has no DMA channel: %w", side, core.ErrNotSupported)
+	}
+	for c := range port.DMAChannels() {
+		ch, err := port.DMA(c)
+		if err != nil {
+			return nil, fmt.Errorf("%s port: DMA channel %d: %w", side, c, err)
+		}
+		l.dma = append(l.dma, ch)
+	}
+	l.tx.done = make([]chan error, ringEntries)
+	l.tx.doneCB = make([]func(error), ringEntries)
+	for i := range ringEntries {
+		c := make(chan error, 1)
+		l.tx.done[i], l.tx.doneCB[i] = c, func(err error) { c <- err }
+	}
+	l.rx.kick = make(chan struct{}, 1)
+	return l, nil
+}
+
+// dbRingNeeded are the doorbell bits the ring protocol uses.
+const dbRingNeeded = 1<<dbRing | dbAlarmMask | 1<<dbBarrierStart | 1<<dbBarrierEnd
+
+func (l *rlink) linkError(what string, err error) error { return portError(l.side, l.peer, what, err) }
+
+// setInbound points the ring window at a fresh buffer.
+func (l *rlink) setInbound() error {
+	size := ringWindowSize(l.slotSize)
+	_, sizeAlign, maxSize, err := l.port.MWAlign(0)
+	if err != nil {
+		return fmt.Errorf("%s port: window 0: %w", l.side, err)
+	}
+	if sizeAlign > 0 && size%sizeAlign != 0 || maxSize > 0 && size > maxSize {
+		return fmt.Errorf("%s port: a ring window of %d bytes does not fit the device (size alignment %d, largest %d; lower %s): %w",
+			l.side, size, sizeAlign, maxSize, paramSlot.Env, core.ErrInvalid)
+	}
+	if l.in, err = l.port.MWSetTrans(0, size); err != nil {
+		return fmt.Errorf("%s port: set window 0: %w", l.side, err)
+	}
+	return nil
+}
+
+// mapOutbound maps the neighbour's ring window and lays both rings out.
+func (l *rlink) mapOutbound() error {
+	b, err := l.port.PeerMW(0)
+	if err != nil {
+		return fmt.Errorf("%s port: map the neighbour's ring window: %w", l.side, err)
+	}
+	if int64(len(b)) < ringWindowSize(l.slotSize) {
+		return fmt.Errorf("%s port: the neighbour's ring window has %d bytes, want %d (is %s the same on every host?): %w",
+			l.side, len(b), ringWindowSize(l.slotSize), paramSlot.Env, core.ErrInvalid)
+	}
+	l.out = b
+	l.tx.prod, l.tx.cons, l.tx.sleep, l.tx.landed = word(l.out, offProd), word(l.in, offCons), word(l.in, offSleep), word(l.in, offLanded)
+	l.tx.descs, l.tx.data = l.out[offDescs:offData], l.out[offData:]
+	l.rx.prod, l.rx.cons, l.rx.sleep, l.rx.landed = word(l.in, offProd), word(l.out, offCons), word(l.out, offSleep), word(l.out, offLanded)
+	l.rx.descs, l.rx.data = l.in[offDescs:offData], l.in[offData:]
+	return nil
+}
+
+// slot is entry i's data slot in a data area.
+func (l *rlink) slot(data []byte, i uint32) []byte {
+	base := int(i%ringEntries) * l.slotSize
+	return data[base : base+l.slotSize]
+}
+
+// copyOut moves src into dst, which lies in a window of this port: by
+// stores for small payloads, by DMA (and waiting for it) otherwise. done
+// and cb are a completion channel and its callback the caller owns.
+func (l *rlink) copyOut(dst, src []byte, done chan error, cb func(error)) error {
+	if len(src) <= pioMax {
+		copy(dst, src)
+		return nil
+	}
+	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	if err := c.Submit(dst, src, cb); err != nil {
+		return l.linkError("submit DMA", err)
+	}
+	if err := <-done; err != nil {
+		return l.linkError("DMA", err)
+	}
+	return nil
+}
+
+// directWindow is the neighbour's window onto its region idx, or nil if
+// it has none (too many regions for its windows, or too large).
+func (l *rlink) directWindow(idx uint8) []byte {
+	l.directMu.Lock()
+	defer l.directMu.Unlock()
+	if b, ok := l.direct[idx]; ok {
+		return b
+	}
+	var b []byte
+	if w := 1 + int(idx); w < l.port.PeerMWCount() {
+		b, _ = l.port.PeerMW(w) // no translation: no direct landing
+	}
+	l.direct[idx] = b
+	return b
+}
+
+// txRing is the sending half of a link: entries are reserved in order,
+// filled by whoever reserved them, and published in order, as many at
+// once as are ready, with one store of the producer index.
+type txRing struct {
+	mu    sync.Mutex
+	next  uint32 // the next entry to reserve
+	pub   uint32 // entries published
+	ready [ringEntries]bool
+
+	prod   *uint32 // in the neighbour's window
+	cons   *uint32 // in ours: the neighbour writes back what it consumed
+	sleep  *uint32 // in ours: the neighbour waits for a doorbell
+	landed *uint32 // in ours: one past the last landed notice acted on
+	descs  []byte  // the neighbour's descriptors
+	data   []byte  // the neighbour's data slots
+
+	// notice is one past the entry of the last landed notice of a direct
+	// put; fence orders a put's stores before the look at landed.
+	notice atomic.Uint32
+	fence  atomic.Uint32
+
+	done   []chan error // DMA completion by entry
+	doneCB []func(error)
+}
+
+// reserve takes the next entry if the ring has room: all of it for
+// relays and answers, all but bypassCredits for a host's own operations.
+func (t *txRing) reserve(own bool) (uint32, bool) {
+	limit := uint32(ringEntries)
+	if own {
+		limit -= bypassCredits
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.next-atomic.LoadUint32(t.cons) >= limit {
+		return 0, false
+	}
+	i := t.next
+	t.next++
+	return i, true
+}
+
+// publish marks entry i ready and publishes every ready entry in order
+// with one store; it reports whether the neighbour must be woken.
+func (t *txRing) publish(i uint32) (wake bool) {
+	t.mu.Lock()
+	t.ready[i%ringEntries] = true
+	moved := false
+	for t.pub != t.next && t.ready[t.pub%ringEntries] {
+		t.ready[t.pub%ringEntries] = false
+		t.pub++
+		moved = true
+	}
+	if moved {
+		atomic.StoreUint32(t.prod, t.pub)
+	}
+	t.mu.Unlock()
+	// The receiver sets sleeping, then looks at the producer index once
+	// more: one of the two sides sees the other's store.
+	return moved && atomic.LoadUint32(t.sleep) != 0
+}
+
+// noticePending reports whether a landed notice this host sent is still
+// to be acted on by the neighbour; the caller has just stored a put's
+// bytes into the neighbour's memory. The neighbour records a notice as
+// acted on before it wakes its waiters, so if it has not recorded the
+// last one yet, that notice's wake-up comes after these bytes and covers
+// them: the put needs no notice of its own.
+func (t *txRing) noticePending() bool {
+	t.fence.Add(1) // a locked instruction: the put's stores are visible before the load
+	n := t.notice.Load()
+	return n != 0 && int32(atomic.LoadUint32(t.landed)-n) < 0
+}
+
+// put fills reserved entry i with m and payload and publishes it. A
+// landed notice has no payload: its m.size is what landed.
+func (l *rlink) put(i uint32, m meta, payload []byte, epoch uint32) error {
+	t := &l.tx
+	if m.kind != kindLanded { // a landed notice carries the size that landed
+		m.size = uint32(len(payload))
+	}
+	if len(payload) > 0 {
+		if err := l.copyOut(l.slot(t.data, i), payload, t.done[i%ringEntries], t.doneCB[i%ringEntries]); err != nil {
+			return err
+		}
+	}
+	return l.announce(i, m, epoch)
+}
+
+// announce writes entry i's descriptor, whose payload is in place, and
+// publishes it.
+func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
+	t := &l.tx
+	w := m.encodeDesc(i, epoch)
+	storeDesc(descAt(t.descs, int(i%ringEntries)), &w)
+	if t.publish(i) {
+		if err := l.port.PeerDBSet(1 << dbRing); err != nil {
+			return l.linkError("ring doorbell", err)
+		}
+	}
+	return nil
+}
+
+// putAsync is put for a payload that goes by DMA, without waiting: the
+// DMA's completion announces the entry, then calls done, which must not
+// block. It returns an error only if the DMA could not be queued, and
+// then done is not called.
+func (l *rlink) putAsync(i uint32, m meta, payload []byte, epoch uint32, done func(error)) error {
+	m.size = uint32(len(payload))
+	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	err := c.Submit(l.slot(l.tx.data, i), payload, func(err error) {
+		if err != nil {
+			err = l.linkError("DMA", err)
+		} else {
+			err = l.announce(i, m, epoch)
+		}
+		done(err)
+	})
+	if err != nil {
+		return l.linkError("submit DMA", err)
+	}
+	return nil
+}
+
+// dmaAsync copies src into dst, which lies in a window of this port, by
+// DMA without waiting; done is called on completion and must not block.
+func (l *rlink) dmaAsync(dst, src []byte, done func(error)) error {
+	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	if err := c.Submit(dst, src, done); err != nil {
+		return l.linkError("submit DMA", err)
+	}
+	return nil
+}
+
+// rxRing is the receiving half of a link. One goroutine reads entries in
+// order; entries are released in any order (workers finish them), and
+// the consumer index written back covers the released prefix.
+type rxRing struct {
+	next uint32 // the next entry to read, by the receive loop
+
+	mu       sync.Mutex
+	freed    uint32 // the consumer index written back
+	released [ringEntries]bool
+
+	prod   *uint32 // in our window
+	cons   *uint32 // in the neighbour's
+	sleep  *uint32 // in the neighbour's
+	landed *uint32 // in the neighbour's
+	descs  []byte
+	data   []byte
+	kick   chan struct{} // the doorbell rang
+}
+
+// release frees entry i for the sender.
+func (r *rxRing) release(i uint32) {
+	r.mu.Lock()
+	r.released[i%ringEntries] = true
+	moved := false
+	for r.released[r.freed%ringEntries] {
+		r.released[r.freed%ringEntries] = false
+		r.freed++
+		moved = true
+	}
+	if moved {
+		atomic.StoreUint32(r.cons, r.freed)
+	}
+	r.mu.Unlock()
+}
+
+// consumed is the consumer index written back so far.
+func (r *rxRing) consumed() uint32 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.freed
+}
+
+// wait waits for an entry or a doorbell: it polls, yielding, idleYields
+// times and then for what remains of poll, then says it sleeps, looks once
+// more, and waits for the doorbell. It returns false when stop closes.
+func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration) bool {
+	var deadline time.Time
+	for n := 1; ; n++ {
+		if atomic.LoadUint32(r.prod) != r.next {
+			return true
+		}
+		if n >= idleYields {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(poll)
+			}
+			if !now.Before(deadline) {
+				break
+			}
+		}
+		runtime.Gosched()
+	}
+	atomic.StoreUint32(r.sleep, 1)
+	defer atomic.StoreUint32(r.sleep, 0)
+	if atomic.LoadUint32(r.prod) != r.next {
+		return true
+	}
+	select {
+	case <-r.kick:
+		return true
+	case <-stop:
+		return false
+	}
+}
+
+// idleYields is how many times a receiver at least polls an empty ring
+// before it sleeps.
+const idleYields = 64
+
+// idlePoll is how long a receiver polls an empty ring before it sleeps
+// when every host can have a CPU of its own (ringProto.idlePoll). A
+// sleeping receiver costs its sender a doorbell and itself a wake-up
+// through the device's interrupt path, tens of microseconds on a loaded
+// host, and a stream of small operations keeps a polling receiver awake;
+// the loopback provider's waiters poll as long. When hosts outnumber
+// CPUs, polling would take the CPU from the host that is to send.
+const idlePoll = 200 * time.Microsecond
+
+// waitCredit waits until reserve succeeds, the timeout passes or abort
+// says the domain failed.
+func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) (uint32, error) {
+	if i, ok := l.tx.reserve(own); ok {
+		return i, nil
+	}
+	deadline := time.Now().Add(timeout)
+	pause := core.Backoff{Max: 200 * time.Microsecond}
+	for n := 0; ; n++ {
+		pause.Pause()
+		if i, ok := l.tx.reserve(own); ok {
+			return i, nil
+		}
+		if n&63 == 63 {
+			if err := abort(); err != nil {
+				return 0, err
+			}
+			if time.Now().After(deadline) {
+				return 0, &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("%s link: no ring entry freed within %v", l.side, timeout)}
+			}
+		}
+	}
+}

@@ -1,0 +1,138 @@
+package ntbring
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// exportRegion implements regionExporter: region idx lives in memory
+// registered with the device, and inbound window 1+idx of each port is
+// pointed at it where the port has that window and it is large enough,
+// so that the neighbours' puts land in it with no copy on this side.
+// Without a window the region still works: puts then come through the
+// ring. A device that cannot register memory gets the domain's own.
+func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
+	if p.ports.newMemory == nil {
+		return nil, nil, nil
+	}
+	m, err := p.ports.newMemory(size)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, l := range p.links {
+		ex, ok := l.port.(ntb.WindowExporter)
+		if !ok || 1+idx >= l.port.MWCount() {
+			continue
+		}
+		if err := ex.MWSetTransMem(1+idx, m); err != nil {
+			p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
+		}
+	}
+	return m.Bytes(), m.Close, nil
+}
+
+// putDirect implements directPutter: a put to a neighbour with a window
+// onto the region is written straight into that host's region (stores
+// for small puts, DMA for large ones), then a landed notice wakes its
+// waiters, unless one is still on its way (noticePending): a stream of
+// puts costs one notice per wake-up, not one per put. It is complete when
+// putDirect returns; no ack comes back.
+// Puts to hosts further away report false and go through the ring.
+func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, error) {
+	side, hops := route(p.d.rank, pe, p.d.npes)
+	if hops != 1 {
+		return false, nil
+	}
+	l := p.links[side]
+	win := l.directWindow(uint8(reg.idx))
+	if win == nil || off+len(src) > len(win) {
+		return false, nil
+	}
+	switch n := len(src); {
+	case (n == 1 || n == 2 || n == 4 || n == 8) && off%n == 0:
+		mem.StoreValue(win, off, mem.LoadValue(src, 0, n), n) // one store, never seen torn
+	default:
+		w := dmaWaits.Get().(*dmaWait)
+		err := l.copyOut(win[off:off+n], src, w.done, w.cb)
+		dmaWaits.Put(w)
+		if err != nil {
+			return true, err
+		}
+	}
+	if l.tx.noticePending() {
+		return true, nil
+	}
+	i, err := l.waitCredit(true, p.s.timeout, p.abort)
+	if err != nil {
+		return true, err
+	}
+	l.tx.notice.Store(i + 1)
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	return true, l.put(i, m, nil, p.epoch)
+}
+
+// dmaWait is a completion channel and its callback, pooled for callers
+// that own no ring entry.
+type dmaWait struct {
+	done chan error
+	cb   func(error)
+}
+
+var dmaWaits = sync.Pool{New: func() any {
+	c := make(chan error, 1)
+	return &dmaWait{done: c, cb: func(err error) { c <- err }}
+}}
+
+// The barriers GOSHMEM_NTBRING_BARRIER chooses for the ring protocol.
+const (
+	barrierRing          = "ring"
+	barrierDissemination = "dissemination"
+)
+
+// barrier implements protocol.
+func (p *ringProto) barrier() error {
+	if p.s.barrier == barrierRing {
+		return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, p.d.abort)
+	}
+	return p.dissemination()
+}
+
+// dissemination is the dissemination barrier over the rings: in round k,
+// host i signals host i+2^k (relayed by the hosts between, the shorter
+// way round) and waits for the signal of host i-2^k. After ceil(log2 n)
+// rounds every host has heard, directly or not, from every other.
+//
+// rounds[k] counts the signals of round k that reached this host. A
+// host sends one per barrier and round, and cannot be a barrier ahead in
+// a round before this host has had its signal of the barrier before, so
+// waiting for the count to reach the barrier's number is enough.
+type dissemination struct {
+	gen    uint64 // barriers entered, by the (single) caller
+	rounds [32]atomic.Uint64
+	ev     core.Event
+}
+
+func (b *dissemination) signal(round int) {
+	b.rounds[round].Add(1)
+	b.ev.Notify()
+}
+
+func (p *ringProto) dissemination() error {
+	d, b := p.d, &p.dis
+	b.gen++
+	gen := b.gen
+	for k, dist := 0, 1; dist < d.npes; k, dist = k+1, dist<<1 {
+		to := (d.rank + dist) % d.npes
+		if err := p.send(meta{kind: kindBarrier, src: uint8(d.rank), dst: uint8(to), off: uint32(k)}, nil); err != nil {
+			return err
+		}
+		if err := b.ev.Wait(func() bool { return b.rounds[k].Load() >= gen }, 0, d.abort); err != nil {
+			return err
+		}
+	}
+	return nil
+}

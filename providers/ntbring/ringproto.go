@@ -1,0 +1,529 @@
+package ntbring
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// ringProto is the default protocol: descriptor rings in the windows,
+// puts landing straight in the neighbour's regions, relays that never
+// hold a ring entry while they wait.
+//
+// Goroutines, all stopped by close: per port one dispatcher (link and
+// doorbell events) and one receiver (the ring from the neighbour);
+// workers that serve requests and relay; one forwarder per side that
+// sends what a worker or receiver could not send at once. Receivers and
+// workers never wait for a ring entry: a transfer that finds no room is
+// copied out of its entry, the entry released, and the copy queued for
+// the forwarder. So a full ring never waits on itself round the ring.
+type ringProto struct {
+	d     *domain
+	s     settings
+	ports *ringPorts
+	links [2]*rlink     // by ntb.Side
+	epoch uint32        // this host's link-up epoch
+	poll  time.Duration // how long an idle receiver polls: see idlePoll
+
+	jobs chan rxJob
+	fwd  [2]fwdQueue // by side
+
+	bar ringBarrier   // the seeds' ring barrier on doorbells
+	dis dissemination // the dissemination barrier over the rings
+
+	stop chan struct{}
+	wg   sync.WaitGroup // everything but the dispatchers: stopped by stop
+	dwg  sync.WaitGroup // the dispatchers: stopped by closing the ports
+}
+
+// rxJob is an entry a receiver hands to a worker: a request for this
+// host, or a transfer to relay.
+type rxJob struct {
+	l       *rlink
+	i       uint32
+	m       meta
+	payload []byte
+}
+
+func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
+	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
+		jobs: make(chan rxJob, 2*ringEntries), epoch: rand.Uint32() | 1}
+	if d.npes <= runtime.NumCPU() {
+		p.poll = idlePoll
+	}
+	for side := range p.links {
+		sd := ntb.Side(side)
+		l, err := newRlink(sd, r.port(sd), neighbour(d.rank, d.npes, sd), s.slotSize)
+		if err != nil {
+			return nil, err
+		}
+		p.links[side] = l
+		p.fwd[side].wake = make(chan struct{}, 1)
+	}
+	return p, nil
+}
+
+// The scratchpad words of the ring protocol's hello, written by each host
+// into its neighbours' scratchpads at link-up, magic last. The epoch is
+// random per Open: descriptors carry it, so entries a neighbour's earlier
+// incarnation left are never taken for its own.
+const (
+	rspMagic = iota
+	rspEpoch
+	rspHost
+	rspHosts
+	rspSlotSize
+	rspEntries
+	ringHelloWords
+
+	ringHelloMagic = 0x4e54_5251 // "NTRQ"
+)
+
+// setup sets the ring windows, brings the links up, exchanges the hello,
+// maps the neighbours' ring windows and starts the goroutines. Every step
+// ends in core.Agree, so all hosts fail together.
+func (p *ringProto) setup() error {
+	b := p.d.boot
+	var err error
+	for _, l := range p.links {
+		if err == nil {
+			err = l.setInbound()
+		}
+	}
+	if err == nil {
+		err = enableLinks(p.ports, p.d.rank, p.d.npes, p.s.timeout)
+	}
+	for _, l := range p.links {
+		if err == nil {
+			err = p.hello(l)
+		}
+	}
+	if err := core.Agree(b, err); err != nil {
+		return err
+	}
+	for _, l := range p.links {
+		if err == nil {
+			err = p.checkHello(l)
+		}
+		if err == nil {
+			err = l.mapOutbound()
+		}
+	}
+	if err := core.Agree(b, err); err != nil {
+		return err
+	}
+	p.start()
+	return nil
+}
+
+func (p *ringProto) helloWords() [ringHelloWords]uint32 {
+	return [ringHelloWords]uint32{ringHelloMagic, p.epoch, uint32(p.d.rank), uint32(p.d.npes), uint32(p.s.slotSize), ringEntries}
+}
+
+func (p *ringProto) hello(l *rlink) error {
+	w := p.helloWords()
+	for i := ringHelloWords - 1; i >= 0; i-- {
+		if err := l.port.PeerSpadWrite(i, w[i]); err != nil {
+			return l.linkError("write hello", err)
+		}
+	}
+	return nil
+}
+
+// checkHello reads the neighbour's hello, checks it is the host the ring
+// says, configured alike, keeps its epoch, and clears the scratchpads: a
+// hello must never outlive the neighbour that wrote it.
+func (p *ringProto) checkHello(l *rlink) error {
+	var w [ringHelloWords]uint32
+	for i := range w {
+		v, err := l.port.SpadRead(i)
+		if err != nil {
+			return l.linkError("read hello", err)
+		}
+		w[i] = v
+	}
+	want := p.helloWords()
+	want[rspEpoch], want[rspHost] = w[rspEpoch], uint32(l.peer)
+	if w != want || w[rspEpoch]&1 == 0 {
+		return fmt.Errorf("%s port: the neighbour says magic %#x, epoch %#x, host %d of %d, slots of %d bytes, %d entries; want magic %#x, an odd epoch, host %d of %d, slots of %d bytes, %d entries (are the ports cabled in ring order, and %s and %s the same on every host?): %w",
+			l.side, w[rspMagic], w[rspEpoch], w[rspHost], w[rspHosts], w[rspSlotSize], w[rspEntries],
+			uint32(ringHelloMagic), want[rspHost], want[rspHosts], want[rspSlotSize], want[rspEntries],
+			paramProtocol.Env, paramSlot.Env, core.ErrInvalid)
+	}
+	l.peerEpoch = w[rspEpoch]
+	for i := range l.port.SpadCount() {
+		if err := l.port.SpadWrite(i, 0); err != nil {
+			return l.linkError("clear scratchpads", err)
+		}
+	}
+	return nil
+}
+
+// start runs the goroutines and opens the doorbells.
+func (p *ringProto) start() {
+	for range p.s.workers {
+		p.wg.Add(1)
+		go p.work()
+	}
+	for side, l := range p.links {
+		p.dwg.Add(1)
+		p.wg.Add(2)
+		go p.dispatch(l)
+		go p.receive(l)
+		go p.forward(ntb.Side(side))
+		// A failure here is a link going down, which the dispatcher sees.
+		_ = l.port.DBClearMask(dbRingNeeded)
+	}
+}
+
+// dispatch turns a port's events into work: the ring doorbell wakes the
+// receiver, barrier bits count, a link that goes down fails the domain.
+func (p *ringProto) dispatch(l *rlink) {
+	defer p.dwg.Done()
+	for ev := range l.port.Events() {
+		switch ev.Kind {
+		case ntb.LinkEvent:
+			if !l.port.LinkIsUp() {
+				p.d.fail(&core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("the %s link went down", l.side)})
+			}
+		case ntb.DoorbellEvent:
+			// Clear before looking: a doorbell rung after this raises a
+			// new event, so no wake-up is lost.
+			if err := l.port.DBClear(ev.DB); err != nil {
+				p.d.fail(l.linkError("clear doorbells", err))
+				continue
+			}
+			if ev.DB&(1<<dbRing) != 0 {
+				select {
+				case l.rx.kick <- struct{}{}:
+				default:
+				}
+			}
+			if l.side == ntb.Left {
+				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
+			}
+			p.d.alarmed(l.side, l.peer, p.links[opposite(l.side)].peer, ev.DB)
+		}
+	}
+}
+
+// receive is the receiver of the ring from l's neighbour: it takes every
+// published entry in order, handles what is quick itself and hands the
+// rest to the workers.
+func (p *ringProto) receive(l *rlink) {
+	defer p.wg.Done()
+	r := &l.rx
+	for {
+		prod := atomic.LoadUint32(r.prod)
+		if prod == r.next {
+			if !r.wait(p.stop, p.poll) {
+				return
+			}
+			continue
+		}
+		if prod-r.consumed() > ringEntries {
+			p.d.fail(fmt.Errorf("%s link: the neighbour published entry %d while %d was due, past the ring's %d entries: %w",
+				l.side, prod, r.next, ringEntries, errBadMeta))
+			return
+		}
+		for ; r.next != prod; r.next++ {
+			p.entry(l, r.next)
+		}
+	}
+}
+
+// entry validates entry i and acts on it.
+func (p *ringProto) entry(l *rlink, i uint32) {
+	w := loadDesc(descAt(l.rx.descs, int(i%ringEntries)))
+	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, slotSize: p.s.slotSize})
+	if err != nil {
+		l.rx.release(i)
+		p.d.dropped(fmt.Errorf("%s link, ring entry %d: %w", l.side, i, err))
+		return
+	}
+	payload := l.slot(l.rx.data, i)[:m.payloadLen()]
+	switch {
+	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier):
+		// Never blocks: every job holds an entry, and the channel has
+		// room for every entry of both rings.
+		select {
+		case p.jobs <- rxJob{l: l, i: i, m: m, payload: payload}:
+		case <-p.stop:
+		}
+	case m.kind == kindLanded:
+		l.rx.release(i)
+		// Record the notice as acted on before waking: see noticePending.
+		atomic.StoreUint32(l.rx.landed, i+1)
+		p.landed(m)
+	case m.kind == kindBarrier:
+		l.rx.release(i)
+		p.dis.signal(int(m.off))
+	default:
+		p.d.answered(m, payload)
+		l.rx.release(i)
+	}
+}
+
+// landed acts on a landed notice: bytes another host put arrived in a
+// region of ours. Waiters wake; a relayed put's source gets its ack.
+func (p *ringProto) landed(m meta) {
+	if p.d.regionFor(m.region, int(m.off), int(m.size)) == nil {
+		p.d.dropped(fmt.Errorf("%w: landed notice for region %d bytes [%d, %d), which this host does not have",
+			errBadMeta, m.region, m.off, uint64(m.off)+uint64(m.size)))
+		return
+	}
+	p.d.wake()
+	if m.tag != 0 {
+		p.sendOn(meta{kind: kindPutAck, src: m.dst, dst: m.src, tag: m.tag}, nil, nil)
+	}
+}
+
+// work is a worker's loop: it serves requests and relays transfers.
+func (p *ringProto) work() {
+	defer p.wg.Done()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case j := <-p.jobs:
+			if int(j.m.dst) == p.d.rank {
+				p.serveJob(j)
+			} else {
+				p.relay(j)
+			}
+		}
+	}
+}
+
+// serveJob executes a request and sends the answer back.
+func (p *ringProto) serveJob(j rxJob) {
+	reply, out, buf, err := p.d.serve(j.m, j.payload)
+	j.l.rx.release(j.i)
+	if err != nil {
+		p.d.dropped(err)
+		return
+	}
+	p.sendOn(reply, out, buf)
+}
+
+// relay passes a transfer for another host on, in the direction it came.
+// A put whose next hop is its destination lands straight in that host's
+// region where it has a window onto it, and a landed notice follows.
+func (p *ringProto) relay(j rxJob) {
+	out := p.links[opposite(j.l.side)]
+	if j.m.kind == kindPut && out.peer == int(j.m.dst) {
+		if win := out.directWindow(j.m.region); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
+			landed := func(err error) {
+				j.l.rx.release(j.i)
+				if err != nil {
+					p.d.fail(out.linkError("DMA", err))
+					return
+				}
+				m := j.m
+				m.kind = kindLanded
+				p.sendOn(m, nil, nil)
+			}
+			dst := win[j.m.off : j.m.off+j.m.size]
+			if len(j.payload) <= pioMax {
+				copy(dst, j.payload)
+				landed(nil)
+			} else if err := out.dmaAsync(dst, j.payload, landed); err != nil {
+				j.l.rx.release(j.i)
+				p.d.fail(err)
+			}
+			return
+		}
+	}
+	if i, ok := out.tx.reserve(false); ok {
+		if len(j.payload) > pioMax {
+			// The worker moves on; the DMA's completion frees the entry,
+			// so the next piece's DMA queues behind this one's.
+			err := out.putAsync(i, j.m, j.payload, p.epoch, func(err error) {
+				j.l.rx.release(j.i)
+				if err != nil {
+					p.d.fail(err)
+				}
+			})
+			if err != nil {
+				j.l.rx.release(j.i)
+				p.d.fail(err)
+			}
+			return
+		}
+		err := out.put(i, j.m, j.payload, p.epoch)
+		j.l.rx.release(j.i)
+		if err != nil {
+			p.d.fail(err)
+		}
+		return
+	}
+	buf := p.d.bufs.get(len(j.payload))
+	copy(*buf, j.payload)
+	j.l.rx.release(j.i)
+	p.queue(opposite(j.l.side), j.m, *buf, buf)
+}
+
+// sendOn sends an answer or relay without waiting: at once if its link
+// has room, else through the forwarder. buf, if not nil, holds payload
+// and goes back to the pool once sent.
+func (p *ringProto) sendOn(m meta, payload []byte, buf *[]byte) {
+	side := p.d.sideTo(int(m.dst))
+	if i, ok := p.links[side].tx.reserve(false); ok {
+		if err := p.links[side].put(i, m, payload, p.epoch); err != nil {
+			p.d.fail(err)
+		}
+		p.d.bufs.put(buf)
+		return
+	}
+	if buf == nil && len(payload) > 0 {
+		// The payload may change once we return (a get's answer is read
+		// from the region as it is when the data leaves): keep a copy.
+		buf = p.d.bufs.get(len(payload))
+		copy(*buf, payload)
+		payload = *buf
+	}
+	p.queue(side, m, payload, buf)
+}
+
+// queue hands a transfer to the forwarder of side.
+func (p *ringProto) queue(side ntb.Side, m meta, payload []byte, buf *[]byte) {
+	q := &p.fwd[side]
+	q.mu.Lock()
+	q.items = append(q.items, fwdItem{side: side, m: m, payload: payload, buf: buf})
+	q.mu.Unlock()
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forward is the forwarder of side: it waits for room in the ring and
+// sends what was queued, in order.
+func (p *ringProto) forward(side ntb.Side) {
+	defer p.wg.Done()
+	q := &p.fwd[side]
+	for {
+		q.mu.Lock()
+		var it fwdItem
+		ok := len(q.items) > 0
+		if ok {
+			it = q.items[0]
+			q.items[0] = fwdItem{}
+			q.items = q.items[1:]
+		}
+		q.mu.Unlock()
+		if !ok {
+			select {
+			case <-p.stop:
+				return
+			case <-q.wake:
+			}
+			continue
+		}
+		if err := p.sendWait(p.links[side], false, it.m, it.payload); err != nil {
+			p.d.fail(err)
+		}
+		p.d.bufs.put(it.buf)
+	}
+}
+
+// sendWait sends m on l once the ring has room.
+func (p *ringProto) sendWait(l *rlink, own bool, m meta, payload []byte) error {
+	i, err := l.waitCredit(own, p.s.timeout, p.abort)
+	if err != nil {
+		return err
+	}
+	return l.put(i, m, payload, p.epoch)
+}
+
+// putPieces implements piecePutter: a put through the ring, cut into
+// pieces of SLOT_SIZE that all carry m's tag. The pieces' DMAs are queued
+// back to back, so the link does not idle between two pieces. It returns
+// once src may be reused; the destination acks every piece.
+func (p *ringProto) putPieces(m meta, src []byte) error {
+	l := p.links[p.d.sideTo(int(m.dst))]
+	var (
+		wg    sync.WaitGroup
+		first atomic.Pointer[error]
+	)
+	fail := func(err error) {
+		if err != nil {
+			first.CompareAndSwap(nil, &err)
+		}
+	}
+	for off := 0; off < len(src) && first.Load() == nil; off += p.s.slotSize {
+		piece := src[off:min(off+p.s.slotSize, len(src))]
+		pm := m
+		pm.off += uint32(off)
+		i, err := l.waitCredit(true, p.s.timeout, p.abort)
+		if err != nil {
+			fail(err)
+			break
+		}
+		if len(piece) <= pioMax {
+			fail(l.put(i, pm, piece, p.epoch))
+			continue
+		}
+		wg.Add(1)
+		if err := l.putAsync(i, pm, piece, p.epoch, func(err error) { fail(err); wg.Done() }); err != nil {
+			wg.Done()
+			fail(err)
+		}
+	}
+	wg.Wait()
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// pieces implements piecePutter.
+func (p *ringProto) pieces(n int) int { return (n + p.s.slotSize - 1) / p.s.slotSize }
+
+// send implements protocol: this host's own transfer leaves by the
+// shorter way round.
+func (p *ringProto) send(m meta, payload []byte) error {
+	return p.sendWait(p.links[p.d.sideTo(int(m.dst))], true, m, payload)
+}
+
+func (p *ringProto) maxPayload() int { return p.s.slotSize }
+
+// broken implements protocol: it rings the alarm on both ports.
+func (p *ringProto) broken(lost int) {
+	p.ports.alarm(lost)
+	p.bar.ev.Notify()
+	p.dis.ev.Notify()
+}
+
+// abort ends a wait for room in a ring: the domain failed or the
+// protocol stops.
+func (p *ringProto) abort() error {
+	select {
+	case <-p.stop:
+		return core.ErrClosed
+	default:
+		return p.d.abort()
+	}
+}
+
+// close implements protocol. The goroutines that touch the windows stop
+// before the ports close and unmap them.
+func (p *ringProto) close() error {
+	close(p.stop)
+	p.wg.Wait()
+	err := p.ports.close()
+	p.dwg.Wait()
+	for s := range p.fwd {
+		for _, it := range p.fwd[s].items {
+			p.d.bufs.put(it.buf)
+		}
+		p.fwd[s].items = nil
+	}
+	return err
+}
