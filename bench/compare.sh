@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # compare.sh loopback|tcp: runs Open MPI's OSHMEM (the peer, bench/peer)
 # and goshmem's shmemperf alternately, 3 rounds each, on 2 PEs, plus
-# barrier on 4 and 8 PEs, then prints per test and size the peer's median,
+# barrier and an 8-byte sum-reduce on 4 and 8 PEs, then prints per test and size the peer's median,
 # ours, their ratio (ours over the peer's) and whether the target is met.
 #
 #   loopback: the peer over UCX shared memory, ours over the loopback provider
@@ -29,7 +29,7 @@ sizes=${SIZES:-8:4M}
 out=${OUT:-$root/bin/compare-$mode}
 default_targets=""
 if [ "$mode" = loopback ]; then
-	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
+	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0"
 fi
 targets=${TARGETS-$default_targets}
 
@@ -76,8 +76,8 @@ for r in $(seq "$rounds"); do
 	peer 2 -sizes "$sizes" >>"$out/peer.jsonl"
 	ours 2 -sizes "$sizes" >>"$out/ours.jsonl"
 	for n in 4 8; do
-		peer "$n" -test barrier >>"$out/peer.jsonl"
-		ours "$n" -test barrier >>"$out/ours.jsonl"
+		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
+		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
 	done
 done
 
