@@ -53,6 +53,10 @@ type collectives struct {
 	slots  [maxTeams]*Team // nil where free
 	world  *Team
 	shared *Team
+
+	// domBarrier is the domain's own barrier, which the World's team
+	// uses instead of its RMA algorithms; nil if the domain has none.
+	domBarrier func() error
 }
 
 // init sets up the collectives of a World whose heap exists; hostID, or
@@ -67,6 +71,12 @@ func (c *collectives) init(w *World, hostID string) error {
 		return err
 	}
 	c.ep = ep
+	switch b := w.dom.(type) {
+	case core.CheckedBarrierer:
+		c.domBarrier = func() error { return b.BarrierCheck(w.Err) }
+	case core.Barrierer:
+		c.domBarrier = b.Barrier
+	}
 	if err := c.initTeams(hostID); err != nil {
 		return err
 	}
