@@ -2,6 +2,7 @@ package shmem_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -197,4 +198,30 @@ func TestCollectivesTwoLevelTree(t *testing.T) {
 		}
 		require.NoError(t, shmem.Free(w, dest))
 	})
+}
+
+// Reductions alone, back to back with no other collective between them,
+// reuse their buffers every other call; every PE must get the same bits of
+// a floating-point sum whose value depends on the order of the additions.
+func TestReduceBackToBack(t *testing.T) {
+	for _, n := range []int{3, 4, 7} {
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+				require.NoError(t, err)
+				tm := w.TeamWorld()
+				for round := range 200 {
+					var sum [2]int64
+					require.NoError(t, shmem.SumReduce(tm, sum[:], []int64{int64(pe * round), 1}))
+					require.Equal(t, [2]int64{int64(n * (n - 1) / 2 * round), int64(n)}, sum, "round %d", round)
+					var f [1]float64
+					require.NoError(t, shmem.SumReduce(tm, f[:], []float64{1 / float64(3+pe+round)}))
+					bits := []uint64{math.Float64bits(f[0])}
+					lo, hi := make([]uint64, 1), make([]uint64, 1)
+					require.NoError(t, shmem.MinReduce(tm, lo, bits))
+					require.NoError(t, shmem.MaxReduce(tm, hi, bits))
+					require.Equal(t, lo, hi, "round %d: PEs got different bits of one sum", round)
+				}
+			})
+		})
+	}
 }
