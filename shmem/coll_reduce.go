@@ -97,8 +97,9 @@ func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
 
 // reduce copies source into dest and all-reduces dest: by a gather and a
 // barrier when it is small and the team's barrier cheap, through the
-// combining tree when it is small, else by recursive doubling in pieces
-// that fit a message.
+// combining tree when it is small; when it is large, on the World's team
+// by a reduce-scatter and an allgather in large pieces, on other teams by
+// recursive doubling in pieces that fit a message.
 func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
 	if err := t.check(op); err != nil {
 		return err
@@ -115,6 +116,11 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 		return wrap(op, tree(t, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
+	if t == t.w.coll.world && (len(t.members) > 2 || len(acc) > per) {
+		// On two PEs, one exchange of recursive doubling beats the two
+		// steps of the bulk reduction while the data fits one message.
+		return wrap(op, bulkReduce(t, acc, combine))
+	}
 	for lo := 0; lo < len(acc); lo += per {
 		if err := allreduce(t, acc[lo:min(lo+per, len(acc))], combine); err != nil {
 			return fmt.Errorf("shmem: %s: %w", op, err)

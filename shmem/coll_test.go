@@ -225,3 +225,45 @@ func TestReduceBackToBack(t *testing.T) {
 		})
 	}
 }
+
+// Large reductions on the World's team move in many pieces, with blocks of
+// unequal length when the piece does not divide by the team size; back to
+// back, each must give exactly the sum in rank order, floating-point too.
+func TestReduceLargeInPieces(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+				require.NoError(t, err)
+				tm := w.TeamWorld()
+				const count = 100003
+				val := func(pe, i, round int) float64 { return 1 / float64(1+pe+i%97+round) }
+				src, got, want := make([]float64, count), make([]float64, count), make([]float64, count)
+				for round := range 3 {
+					for i := range src {
+						src[i] = val(pe, i, round)
+						want[i] = val(0, i, round)
+						for p := 1; p < n; p++ {
+							want[i] += val(p, i, round)
+						}
+					}
+					require.NoError(t, shmem.SumReduce(tm, got, src))
+					for i := range want {
+						if got[i] != want[i] {
+							require.Equal(t, want[i], got[i], "round %d: element %d", round, i)
+						}
+					}
+					ints := make([]int64, count+round)
+					for i := range ints {
+						ints[i] = int64(pe*i + round)
+					}
+					require.NoError(t, shmem.SumReduce(tm, ints, ints))
+					for i := range ints {
+						if w := int64(n*(n-1)/2*i + n*round); ints[i] != w {
+							require.Equal(t, w, ints[i], "round %d: element %d in place", round, i)
+						}
+					}
+				}
+			})
+		})
+	}
+}

@@ -29,7 +29,12 @@ const (
 	maxTeams     = 128
 	teamSlotSize = 32 << 10
 
-	internalSize = teamsOff + maxTeams*teamSlotSize
+	// bulkOff: the World team's area for large reductions (see
+	// coll_bulk.go), larger than a team slot's message banks.
+	bulkOff  = teamsOff + maxTeams*teamSlotSize
+	bulkSize = 1 << 20
+
+	internalSize = bulkOff + bulkSize
 )
 
 func init() {
@@ -53,6 +58,8 @@ type collectives struct {
 	slots  [maxTeams]*Team // nil where free
 	world  *Team
 	shared *Team
+
+	bulkGen uint64 // pieces the World's large reductions have moved, ever
 
 	// domBarrier is the domain's own barrier, which the World's team
 	// uses instead of its RMA algorithms; nil if the domain has none.
