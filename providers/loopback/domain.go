@@ -330,11 +330,17 @@ func (d *domain) summarize() {
 }
 
 // seq counts wake-ups in steps of seqStep, so WaitChange's own answers can
-// carry fenced in the low bit: "the barrier is done and the caller has
-// re-checked its condition since; sleep now".
+// carry settled in the low bit: "this waiter has spun, yielded and, where
+// the job fences asymmetrically, run the global barrier, and the caller has
+// re-checked its condition since; sleep now". A sleep that sees no change
+// keeps the mark: while the waiter stays armed, every write after its
+// barrier sees its count, so it need not spin, yield or fence again. A PE
+// idle in a long wait then sleeps slice after slice, instead of taking a
+// CPU's worth of yields and interrupting every PE with a barrier each
+// slice.
 const (
 	seqStep = 2
-	fenced  = 1
+	settled = 1
 )
 
 // WaitChange implements core.LocalWaiter: it returns once this PE's seq
@@ -346,18 +352,18 @@ const (
 // Where the job fences asymmetrically (see notify), a writer may have
 // stored the data and missed our count of waiters, so before the first
 // sleep WaitChange issues the global barrier and returns at once, with
-// seq marked fenced: the caller re-checks its condition, sees any such
+// seq marked settled: the caller re-checks its condition, sees any such
 // store, and the next call, given the marked seq, sleeps straight away.
 func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	if d.closed.Load() {
 		return seq
 	}
 	p := d.self.seq
-	if seq&fenced != 0 {
+	if seq&settled != 0 {
 		if max <= 0 {
 			return atomic.LoadUint32(p)
 		}
-		return d.sleep(seq&^fenced, max)
+		return d.sleep(seq, max)
 	}
 	if v := d.poll(p, seq); v != seq {
 		return v
@@ -372,7 +378,7 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 		if v := atomic.LoadUint32(p); v != seq {
 			return v
 		}
-		return seq | fenced
+		return seq | settled
 	}
 	return d.sleep(seq, max)
 }
@@ -397,9 +403,15 @@ func (d *domain) poll(p *uint32, old uint32) uint32 {
 	return old
 }
 
-// sleep waits on the futex while seq is current, for at most max.
+// sleep waits on the futex while seq, without its mark, is current, for
+// at most max; it returns the new seq, or seq marked settled if there is
+// none.
 func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
-	return futexSleep(d.self.seq, d.self.sleepers, seq, max)
+	old := seq &^ settled
+	if v := futexSleep(d.self.seq, d.self.sleepers, old, max); v != old {
+		return v
+	}
+	return old | settled
 }
 
 // futexSleep sleeps on word while it holds old, for at most max, counted
