@@ -5,11 +5,15 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// The World team's large reductions go through the bulk area:
+// The World team's gathered and bulk reductions use the
+// bulk area of the internal heap:
 //
-//	bulkOff               scatter count: blocks heard of in reduce-scatters, ever
-//	bulkOff+cacheLine     gather count: blocks heard of in allgathers, ever
-//	bulkOff+2*cacheLine   two banks, by piece parity, each of
+//	bulkScatterCount  blocks heard of in reduce-scatters, ever
+//	bulkGatherCount   blocks heard of in allgathers, ever
+//	gatherOff         two banks, by generation parity, of gatherBank
+//	                  bytes: every PE's contribution to a small reduction
+//	                  (see gatherReduce)
+//	bulkBanks         two banks, by piece parity, each of
 //	                        npes scatter slots (the block a member sends
 //	                        this PE, by the sender's rank) and
 //	                        npes gather slots (a member's reduced block,
@@ -25,8 +29,10 @@ import (
 const (
 	bulkScatterCount = bulkOff
 	bulkGatherCount  = bulkOff + cacheLine
-	bulkBanks        = bulkOff + 2*cacheLine
-	bulkBank         = (bulkSize - 2*cacheLine) / 2
+	gatherOff        = bulkOff + 2*cacheLine
+	gatherBank       = 1024
+	bulkBanks        = gatherOff + 2*gatherBank
+	bulkBank         = (bulkSize - (bulkBanks - bulkOff)) / 2
 )
 
 // bulkSlot is the size of a slot of the bulk area on n PEs, a multiple of

@@ -195,7 +195,8 @@ func allreduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 }
 
 // gatherFits reports whether a reduction of n bytes on the team goes by
-// gatherReduce: where the team's barrier is the domain's own, puts are
+// gatherReduce: where the team's barrier is the domain's own (so the team
+// is the World's, whose gather banks are in the bulk area), puts are
 // stores into mapped memory (core.CapDirectAccess), and every member's
 // contribution fits a gather bank. There one barrier replaces the tree's
 // two waits, and the puts to every member cost next to nothing.
@@ -217,7 +218,7 @@ func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	n := len(t.members)
 	t.gatherGen++
 	b := mem.Bytes(acc)
-	bank := t.base() + gatherOff + int(t.gatherGen&1)*gatherBank
+	bank := gatherOff + int(t.gatherGen&1)*gatherBank
 	ep := t.w.coll.ep
 	for i := range n {
 		to := (t.me + 1 + i) % n

@@ -18,8 +18,6 @@ import (
 //	upOff         the payloads of the tree's children, one per child
 //	bcastFlagOff  the generation of the last broadcast that reached here
 //	scanOff       one (generation, value) pair per scan round
-//	gatherOff     two banks, by generation parity, of gatherBank bytes:
-//	              every member's contribution to a small reduction
 //	slotBanksOff  two banks, by generation parity, of messages: a
 //	              generation word on a line of its own, then a payload
 //
@@ -34,9 +32,7 @@ const (
 	upOff        = releaseOff + cacheLine + treeChunk
 	bcastFlagOff = upOff + treeArity*treeChunk
 	scanOff      = bcastFlagOff + cacheLine
-	gatherOff    = scanOff + maxRounds*cacheLine
-	gatherBank   = 1024
-	slotBanksOff = gatherOff + 2*gatherBank
+	slotBanksOff = scanOff + maxRounds*cacheLine
 )
 
 // slotLayout sizes the message banks of a slot for a job of npes PEs: one
