@@ -5,19 +5,18 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// The World team's gathered and bulk reductions use the
-// bulk area of the internal heap:
+// The World team's gathered and bulk reductions use the bulk area of the
+// internal heap:
 //
 //	bulkScatterCount  blocks heard of in reduce-scatters, ever
 //	bulkGatherCount   blocks heard of in allgathers, ever
 //	gatherOff         two banks, by generation parity, of gatherBank
 //	                  bytes: every PE's contribution to a small reduction
 //	                  (see gatherReduce)
-//	bulkBanks         two banks, by piece parity, each of
-//	                        npes scatter slots (the block a member sends
-//	                        this PE, by the sender's rank) and
-//	                        npes gather slots (a member's reduced block,
-//	                        by its rank)
+//	bulkBanks         two banks, by piece parity, each of npes scatter
+//	                  slots (the block a member sends this PE, by the
+//	                  sender's rank) and npes gather slots (a member's
+//	                  reduced block, by its rank)
 //
 // A piece of the data is cut into npes blocks, block r of which member r
 // reduces: every member puts block r of its piece into r's scatter slot,
@@ -36,7 +35,8 @@ const (
 )
 
 // bulkSlot is the size of a slot of the bulk area on n PEs, a multiple of
-// the cache line.
+// the cache line; 0 when n is too large for the area to hold a line per
+// slot, and the World's large reductions take recursive doubling.
 func bulkSlot(n int) int { return bulkBank / (2 * n) &^ (cacheLine - 1) }
 
 // bulkReduce all-reduces acc over the World's team, piece after piece.

@@ -116,7 +116,7 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 		return wrap(op, tree(t, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
-	if t == t.w.coll.world && (len(t.members) > 2 || len(acc) > per) {
+	if t == t.w.coll.world && bulkSlot(len(t.members)) > 0 && (len(t.members) > 2 || len(acc) > per) {
 		// On two PEs, one exchange of recursive doubling beats the two
 		// steps of the bulk reduction while the data fits one message.
 		return wrap(op, bulkReduce(t, acc, combine))
