@@ -80,7 +80,8 @@ func (c *collectives) init(w *World, hostID string) error {
 	c.ep = ep
 	switch b := w.dom.(type) {
 	case core.CheckedBarrierer:
-		c.domBarrier = func() error { return b.BarrierCheck(w.Err) }
+		check := w.Err // one method value, not one per barrier
+		c.domBarrier = func() error { return b.BarrierCheck(check) }
 	case core.Barrierer:
 		c.domBarrier = b.Barrier
 	}
