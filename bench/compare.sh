@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # compare.sh loopback|tcp: runs Open MPI's OSHMEM (the peer, bench/peer)
 # and goshmem's shmemperf alternately, 3 rounds each, on 2 PEs, plus
-# barrier on 4 and 8 PEs, then prints per test and size the peer's median,
-# ours, their ratio (ours over the peer's) and whether the target is met.
+# barrier and an 8-byte sum-reduce on 4 and 8 PEs, then prints per test
+# and size the peer's median, ours, their ratio (ours over the peer's) and
+# whether the target is met.
 #
 #   loopback: the peer over UCX shared memory, ours over the loopback provider
 #   tcp:      the peer with UCX_TLS=tcp,self, ours over the tcp provider
 #
-# Environment: ROUNDS (3), ITERS (100000), SIZES (8:4M), OUT (where the JSON
-# lines, the table and the plot go; bin/compare-MODE), TARGETS (ratio
-# targets, see shmemperf -targets; the loopback default is the project's).
+# Environment: ROUNDS (3), ITERS (100000), SIZES (8:4M), TESTS (the tests
+# on 2 PEs, all by default; those on 4 and 8 PEs are always barrier and
+# reduce_lat), OUT (where the JSON lines, the table and the plot go;
+# bin/compare-MODE), TARGETS (ratio targets, see shmemperf -targets; the
+# loopback default is the project's).
 # It installs Debian's openmpi-bin and libopenmpi-dev if oshcc is missing.
 # It is a benchmark: run it on a quiet machine.
 set -euo pipefail
@@ -26,10 +29,11 @@ cd "$root"
 rounds=${ROUNDS:-3}
 iters=${ITERS:-100000}
 sizes=${SIZES:-8:4M}
+tests=${TESTS:-all}
 out=${OUT:-$root/bin/compare-$mode}
 default_targets=""
 if [ "$mode" = loopback ]; then
-	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
+	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0"
 fi
 targets=${TARGETS-$default_targets}
 
@@ -73,11 +77,11 @@ ours() { # ours NPES ARGS...
 : >"$out/ours.jsonl"
 for r in $(seq "$rounds"); do
 	echo "compare: round $r of $rounds" >&2
-	peer 2 -sizes "$sizes" >>"$out/peer.jsonl"
-	ours 2 -sizes "$sizes" >>"$out/ours.jsonl"
+	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
+	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
 	for n in 4 8; do
-		peer "$n" -test barrier >>"$out/peer.jsonl"
-		ours "$n" -test barrier >>"$out/ours.jsonl"
+		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
+		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
 	done
 done
 

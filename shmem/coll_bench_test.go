@@ -111,3 +111,17 @@ func BenchmarkFCollect8B(b *testing.B) {
 		return func() error { return shmem.FCollect(w.TeamWorld(), dest, src) }, err
 	})
 }
+
+// BenchmarkSumReduce4MiB times the World's large reduction, a
+// reduce-scatter and an allgather piece by piece.
+func BenchmarkSumReduce4MiB(b *testing.B) {
+	for _, n := range []int{2, 4} {
+		b.Run(fmt.Sprint(n, "PEs"), func(b *testing.B) {
+			collBench(b, n, func(w *shmem.World) (func() error, error) {
+				src, dest := make([]int64, 512<<10), make([]int64, 512<<10)
+				b.SetBytes(4 << 20)
+				return func() error { return shmem.SumReduce(w.TeamWorld(), dest, src) }, nil
+			})
+		})
+	}
+}

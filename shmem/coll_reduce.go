@@ -95,9 +95,11 @@ func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
 	})
 }
 
-// reduce copies source into dest and all-reduces dest: through the
-// combining tree when it is small, else by recursive doubling in pieces
-// that fit a message.
+// reduce copies source into dest and all-reduces dest: by a gather and a
+// barrier when it is small and the team's barrier cheap, through the
+// combining tree when it is small; when it is large, on the World's team
+// by a reduce-scatter and an allgather in large pieces, on other teams by
+// recursive doubling in pieces that fit a message.
 func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
 	if err := t.check(op); err != nil {
 		return err
@@ -107,10 +109,18 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	}
 	acc := dest[:len(source)]
 	copy(acc, source)
+	if t.gatherFits(len(mem.Bytes(acc))) {
+		return wrap(op, gatherReduce(t, acc, combine))
+	}
 	if t.treeFits(len(mem.Bytes(acc))) {
 		return wrap(op, tree(t, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
+	if t == t.w.coll.world && bulkSlot(len(t.members)) > 0 && (len(t.members) > 2 || len(acc) > per) {
+		// On two PEs, one exchange of recursive doubling beats the two
+		// steps of the bulk reduction while the data fits one message.
+		return wrap(op, bulkReduce(t, acc, combine))
+	}
 	for lo := 0; lo < len(acc); lo += per {
 		if err := allreduce(t, acc[lo:min(lo+per, len(acc))], combine); err != nil {
 			return fmt.Errorf("shmem: %s: %w", op, err)
@@ -180,6 +190,52 @@ func allreduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	}
 	if me < 2*rem {
 		return t.send(me-1, last, gen, b)
+	}
+	return nil
+}
+
+// gatherFits reports whether a reduction of n bytes on the team goes by
+// gatherReduce: where the team's barrier is the domain's own (so the team
+// is the World's, whose gather banks are in the bulk area), puts are
+// stores into mapped memory (core.CapDirectAccess), and every member's
+// contribution fits a gather bank. There one barrier replaces the tree's
+// two waits, and the puts to every member cost next to nothing.
+func (t *Team) gatherFits(n int) bool {
+	return t.w.info.Caps&core.CapDirectAccess != 0 && t.domainBarrier() != nil &&
+		n*len(t.members) <= gatherBank
+}
+
+// gatherReduce all-reduces acc by putting it to every member, this PE
+// included, at its rank's place in the gather bank of the generation's
+// parity, and, after a barrier, combining the contributions in rank order,
+// so every member gets the same bits.
+//
+// A member writes into bank g%2 for generation g only after the barrier
+// of generation g-1, which every member entered after it had combined
+// generation g-2 out of the same bank; so back-to-back reductions need no
+// other barrier.
+func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
+	n := len(t.members)
+	t.gatherGen++
+	b := mem.Bytes(acc)
+	bank := gatherOff + int(t.gatherGen&1)*gatherBank
+	ep := t.w.coll.ep
+	for i := range n {
+		to := (t.me + 1 + i) % n
+		if err := ep.Put(t.members[to], t.w.heap, bank+t.me*len(b), b); err != nil {
+			return err
+		}
+	}
+	if err := ep.Quiet(); err != nil {
+		return err
+	}
+	if err := t.barrier(); err != nil {
+		return err
+	}
+	in := t.w.local[bank : bank+n*len(b)]
+	copy(b, in)
+	for r := 1; r < n; r++ {
+		combine(acc, mem.Slice[T](in[r*len(b):(r+1)*len(b)]))
 	}
 	return nil
 }

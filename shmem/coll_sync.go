@@ -7,13 +7,27 @@ import (
 	"github.com/goshmem/goshmem/core"
 )
 
-// barrier waits for every member: through the combining tree, or on teams
-// of two by dissemination.
+// barrier waits for every member: on the World's team of more than two
+// PEs through the domain's own barrier where it has one (core.Barrierer),
+// else through the combining tree; on teams of two by dissemination, whose
+// direct exchange is one step.
 func (t *Team) barrier() error {
+	if b := t.domainBarrier(); b != nil {
+		return b()
+	}
 	if t.treeFits(0) {
 		return tree[byte](t, 0, nil, nil, false)
 	}
 	return t.dissemination()
+}
+
+// domainBarrier returns the domain's barrier if the team's barrier is it:
+// on the World's team of more than two PEs, when the domain has one.
+func (t *Team) domainBarrier() func() error {
+	if t != t.w.coll.world || len(t.members) <= 2 {
+		return nil
+	}
+	return t.w.coll.domBarrier
 }
 
 // dissemination is the dissemination barrier (Hensgen, Finkel and Manber):

@@ -2,6 +2,7 @@ package shmem_test
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
@@ -197,4 +198,72 @@ func TestCollectivesTwoLevelTree(t *testing.T) {
 		}
 		require.NoError(t, shmem.Free(w, dest))
 	})
+}
+
+// Reductions alone, back to back with no other collective between them,
+// reuse their buffers every other call; every PE must get the same bits of
+// a floating-point sum whose value depends on the order of the additions.
+func TestReduceBackToBack(t *testing.T) {
+	for _, n := range []int{3, 4, 7} {
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+				require.NoError(t, err)
+				tm := w.TeamWorld()
+				for round := range 200 {
+					var sum [2]int64
+					require.NoError(t, shmem.SumReduce(tm, sum[:], []int64{int64(pe * round), 1}))
+					require.Equal(t, [2]int64{int64(n * (n - 1) / 2 * round), int64(n)}, sum, "round %d", round)
+					var f [1]float64
+					require.NoError(t, shmem.SumReduce(tm, f[:], []float64{1 / float64(3+pe+round)}))
+					bits := []uint64{math.Float64bits(f[0])}
+					lo, hi := make([]uint64, 1), make([]uint64, 1)
+					require.NoError(t, shmem.MinReduce(tm, lo, bits))
+					require.NoError(t, shmem.MaxReduce(tm, hi, bits))
+					require.Equal(t, lo, hi, "round %d: PEs got different bits of one sum", round)
+				}
+			})
+		})
+	}
+}
+
+// Large reductions on the World's team move in many pieces, with blocks of
+// unequal length when the piece does not divide by the team size; back to
+// back, each must give exactly the sum in rank order, floating-point too.
+func TestReduceLargeInPieces(t *testing.T) {
+	for _, n := range []int{2, 3, 5} {
+		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
+			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+				require.NoError(t, err)
+				tm := w.TeamWorld()
+				const count = 100003
+				val := func(pe, i, round int) float64 { return 1 / float64(1+pe+i%97+round) }
+				src, got, want := make([]float64, count), make([]float64, count), make([]float64, count)
+				for round := range 3 {
+					for i := range src {
+						src[i] = val(pe, i, round)
+						want[i] = val(0, i, round)
+						for p := 1; p < n; p++ {
+							want[i] += val(p, i, round)
+						}
+					}
+					require.NoError(t, shmem.SumReduce(tm, got, src))
+					for i := range want {
+						if got[i] != want[i] {
+							require.Equal(t, want[i], got[i], "round %d: element %d", round, i)
+						}
+					}
+					ints := make([]int64, count+round)
+					for i := range ints {
+						ints[i] = int64(pe*i + round)
+					}
+					require.NoError(t, shmem.SumReduce(tm, ints, ints))
+					for i := range ints {
+						if w := int64(n*(n-1)/2*i + n*round); ints[i] != w {
+							require.Equal(t, w, ints[i], "round %d: element %d in place", round, i)
+						}
+					}
+				}
+			})
+		})
+	}
 }

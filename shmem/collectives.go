@@ -29,7 +29,12 @@ const (
 	maxTeams     = 128
 	teamSlotSize = 32 << 10
 
-	internalSize = teamsOff + maxTeams*teamSlotSize
+	// bulkOff: the World team's area for large reductions (see
+	// coll_bulk.go), larger than a team slot's message banks.
+	bulkOff  = teamsOff + maxTeams*teamSlotSize
+	bulkSize = 1 << 20
+
+	internalSize = bulkOff + bulkSize
 )
 
 func init() {
@@ -53,6 +58,12 @@ type collectives struct {
 	slots  [maxTeams]*Team // nil where free
 	world  *Team
 	shared *Team
+
+	bulkGen uint64 // pieces the World's large reductions have moved, ever
+
+	// domBarrier is the domain's own barrier, which the World's team
+	// uses instead of its RMA algorithms; nil if the domain has none.
+	domBarrier func() error
 }
 
 // init sets up the collectives of a World whose heap exists; hostID, or
@@ -67,6 +78,13 @@ func (c *collectives) init(w *World, hostID string) error {
 		return err
 	}
 	c.ep = ep
+	switch b := w.dom.(type) {
+	case core.CheckedBarrierer:
+		check := w.Err // one method value, not one per barrier
+		c.domBarrier = func() error { return b.BarrierCheck(check) }
+	case core.Barrierer:
+		c.domBarrier = b.Barrier
+	}
 	if err := c.initTeams(hostID); err != nil {
 		return err
 	}

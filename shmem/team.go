@@ -24,8 +24,8 @@ type Team struct {
 	slot    int   // its slot in the internal heap
 	config  TeamConfig
 
-	syncGen, bcastGen, scanGen, msgGen, treeGen uint64
-	arrivals                                    uint64 // children heard from in the tree, ever
+	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
+	arrivals                                               uint64 // children heard from in the tree, ever
 
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed

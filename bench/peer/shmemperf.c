@@ -10,6 +10,11 @@
  * two, or a list; K, M, G suffixes), -iters, -warmup, -window, -json and
  * -label (the "provider" value reported). Their defaults, the iteration
  * counts and the loops match cmd/shmemperf.
+ *
+ * The collectives (bcast_lat, fcollect_lat, collect_lat, alltoall_lat,
+ * reduce_lat, a sum of longs) use OpenSHMEM 1.4's active-set routines on
+ * every PE, which Open MPI 4 provides, with 64-bit elements: size/8 of
+ * them, at least one.
  */
 #include <ctype.h>
 #include <shmem.h>
@@ -29,6 +34,15 @@ static int me, npes, peer, json;
 static const char *label = "oshmem";
 static char *sym, *local;
 static long *word;
+
+/*
+ * The collectives' buffers, symmetric, allocated only when a collective
+ * test runs: a source and a dest of npes times the largest size, and two
+ * sets of pSync and pWrk that alternate from one call to the next, as
+ * OpenSHMEM 1.4 allows back-to-back collectives without a barrier between.
+ */
+static long *coll_src, *coll_dst, *psync[2], *pwrk[2];
+static int phase;
 
 static double now_us(void)
 {
@@ -55,6 +69,31 @@ static void op_get_lat(long size) { shmem_getmem(local, sym, size, peer); }
 static void op_fadd(long size) { (void)size; shmem_long_atomic_fetch_add(word, 1, peer); }
 static void op_cswap(long size) { (void)size; shmem_long_atomic_compare_swap(word, 0, 0, peer); }
 static void op_barrier(long size) { (void)size; shmem_barrier_all(); }
+
+/* The collectives move at least one 64-bit element, as cmd/shmemperf's
+ * reduce does: size/8 of them, or 1. */
+static size_t nlong(long size) { return size < 8 ? 1 : (size_t)size / 8; }
+
+static long *next_psync(void)
+{
+	phase ^= 1;
+	return psync[phase];
+}
+
+static void op_bcast(long size)
+{
+	shmem_broadcast64(coll_dst, coll_src, nlong(size), 0, 0, 0, npes, next_psync());
+}
+
+static void op_fcollect(long size) { shmem_fcollect64(coll_dst, coll_src, nlong(size), 0, 0, npes, next_psync()); }
+static void op_collect(long size) { shmem_collect64(coll_dst, coll_src, nlong(size), 0, 0, npes, next_psync()); }
+static void op_alltoall(long size) { shmem_alltoall64(coll_dst, coll_src, nlong(size), 0, 0, npes, next_psync()); }
+
+static void op_reduce(long size)
+{
+	long *ps = next_psync();
+	shmem_long_sum_to_all(coll_dst, coll_src, (int)nlong(size), 0, 0, npes, pwrk[phase], ps);
+}
 
 static void op_put_bw(long size)
 {
@@ -104,9 +143,10 @@ struct test {
 	enum metric metric;
 	long fixed;   /* -1: every -sizes size; else the only size */
 	int every_pe; /* all PEs run the loop (barrier) */
-	long per;     /* operations per call of op */
+	long per;     /* operations per call of op; 0: -window; -1: npes */
 	void (*op)(long);
 	void (*setup)(void);
+	int coll;     /* needs the collectives' buffers */
 };
 
 static void reset_word(void) { shmem_long_atomic_set(word, 0, peer); }
@@ -121,6 +161,11 @@ static struct test tests[] = {
 	{"cswap_lat", LATENCY, 8, 0, 1, op_cswap, reset_word},
 	{"add_rate", RATE, 8, 0, 0, op_add_rate, NULL},
 	{"barrier", LATENCY, 0, 1, 10, op_barrier, NULL},
+	{"bcast_lat", LATENCY, -1, 1, 1, op_bcast, NULL, 1},
+	{"fcollect_lat", LATENCY, -1, 1, -1, op_fcollect, NULL, 1},
+	{"collect_lat", LATENCY, -1, 1, -1, op_collect, NULL, 1},
+	{"alltoall_lat", LATENCY, -1, 1, -1, op_alltoall, NULL, 1},
+	{"reduce_lat", LATENCY, -1, 1, 1, op_reduce, NULL, 1},
 };
 #define NTESTS (sizeof tests / sizeof tests[0])
 
@@ -241,6 +286,26 @@ int main(int argc, char **argv)
 	local = malloc(largest);
 	if (!sym || !word || !local)
 		usage("out of memory for the buffers");
+	int coll = 0;
+	for (size_t k = 0; k < NTESTS; k++)
+		coll |= run[k] && tests[k].coll;
+	if (coll) {
+		size_t elems = nlong(largest) * npes, wrk = nlong(largest) / 2 + 1;
+		if (wrk < SHMEM_REDUCE_MIN_WRKDATA_SIZE)
+			wrk = SHMEM_REDUCE_MIN_WRKDATA_SIZE;
+		coll_src = shmem_calloc(elems, sizeof(long));
+		coll_dst = shmem_calloc(elems, sizeof(long));
+		for (int i = 0; i < 2; i++) {
+			psync[i] = shmem_malloc(SHMEM_SYNC_SIZE * sizeof(long));
+			pwrk[i] = shmem_malloc(wrk * sizeof(long));
+			if (!psync[i] || !pwrk[i])
+				usage("out of symmetric memory for the collectives' buffers");
+			for (int j = 0; j < SHMEM_SYNC_SIZE; j++)
+				psync[i][j] = SHMEM_SYNC_VALUE;
+		}
+		if (!coll_src || !coll_dst)
+			usage("out of symmetric memory for the collectives' buffers");
+	}
 	memset(local, 1, largest);
 	if (me == 0 && !json) {
 		printf("# shmemperf-peer: %s, %d PEs\n", label, npes);
@@ -255,7 +320,7 @@ int main(int argc, char **argv)
 		long one = t->fixed, *list = t->fixed >= 0 ? &one : sizes;
 		int n = t->fixed >= 0 ? 1 : nsizes;
 		for (int s = 0; s < n; s++) {
-			long size = list[s], per = t->per ? t->per : window;
+			long size = list[s], per = t->per > 0 ? t->per : t->per < 0 ? npes : window;
 			double us = 0;
 			if (t->every_pe) {
 				shmem_barrier_all();
@@ -275,6 +340,14 @@ int main(int argc, char **argv)
 		}
 	}
 	shmem_barrier_all();
+	if (coll) {
+		for (int i = 0; i < 2; i++) {
+			shmem_free(pwrk[i]);
+			shmem_free(psync[i]);
+		}
+		shmem_free(coll_dst);
+		shmem_free(coll_src);
+	}
 	shmem_free(word);
 	shmem_free(sym);
 	free(local);

@@ -170,8 +170,9 @@ type group struct {
 }
 
 // groupSeries splits one metric's lines into panels: first the tests every
-// provider ran, then those of each smaller set of providers. Lines of one
-// size are dropped when others have more.
+// provider ran, then those of each smaller set of providers; collectives
+// apart from the point-to-point tests. Lines of one size are dropped when
+// others have more.
 func groupSeries(lines map[string]*series, providers []string) []group {
 	curves := false
 	for _, s := range lines {
@@ -193,14 +194,18 @@ func groupSeries(lines map[string]*series, providers []string) []group {
 		who := ranBy[s.test]
 		slices.SortFunc(who, func(a, b string) int { return cmp.Compare(slices.Index(providers, a), slices.Index(providers, b)) })
 		key := strings.Join(who, ", ")
-		i, ok := index[key]
+		coll := isCollective(s.test)
+		i, ok := index[fmt.Sprint(key, coll)]
 		if !ok {
 			title := ""
+			if coll {
+				title = ", collectives"
+			}
 			if len(who) < len(providers) {
-				title = ", " + key + " only"
+				title += ", " + key + " only"
 			}
 			i = len(groups)
-			index[key] = i
+			index[fmt.Sprint(key, coll)] = i
 			groups = append(groups, group{title: title})
 		}
 		groups[i].lines = append(groups[i].lines, s)

@@ -30,6 +30,9 @@ type test struct {
 	// sizes, if set, are the only sizes the test runs at, whatever -sizes
 	// says: {8} for the 8-byte rates and atomics, {0} for barrier.
 	sizes []int
+	// collective marks the collectives, which plots draw in a panel of
+	// their own, apart from the point-to-point curves.
+	collective bool
 	// run measures the operation on size bytes and returns the
 	// microseconds one takes, which the metric's figure is computed from.
 	// It is collective: every PE calls it with the same size; only PE 0's
@@ -92,4 +95,10 @@ func (t test) sizesFor(sizes []int) []int {
 		return t.sizes
 	}
 	return sizes
+}
+
+// isCollective reports whether the test named name is a collective.
+func isCollective(name string) bool {
+	t, ok := lookupTest(name)
+	return ok && t.collective
 }

@@ -233,7 +233,7 @@ func TestPlot(t *testing.T) {
 			svg := string(b)
 			require.Contains(t, svg, "put_lat · oshmem")
 			require.Contains(t, svg, "Bandwidth, 2 PEs")
-			require.Contains(t, svg, "Latency, 2 PEs, loopback only", "a test one provider ran has its own panel")
+			require.Contains(t, svg, "Latency, 2 PEs, collectives, loopback only", "collectives, and a test one provider ran, have a panel of their own")
 			require.Contains(t, svg, "bcast_lat · loopback")
 			require.NotContains(t, svg, "fadd_lat", "a single size among curves is left to the table")
 		}

@@ -22,6 +22,11 @@ import (
 //	[260, 264)  sleepers: how many of the owner's waiters are in the kernel
 //	[384, 640)  watches: watchSlots slots of {lo, hi uint64}, the watched
 //	            range [lo, hi) encoded by watchKey; hi == 0 is a free slot
+//	[640, 644)  barCount: in PE 0's file only, how many PEs have arrived at
+//	            the domain's barrier (see barrier.go)
+//	[768, 772)  barGen: in PE 0's file only, the barrier's generation, which
+//	            the last PE to arrive bumps; waiters futex-wait on it
+//	[772, 776)  barSleepers: how many PEs sleep in the kernel on barGen
 //
 // waiters lives on a cache line of its own because every remote put and
 // atomic loads it: while nobody arms or disarms, that line stays shared in
@@ -29,6 +34,8 @@ import (
 // share a line because a waker writes seq and then reads sleepers. 128-byte
 // spacing keeps the lines out of each other's adjacent-line prefetch. The
 // watches are read only while waiters != 0, and written only by the owner.
+// The barrier's count and generation have lines of their own: every PE
+// adds to the count, every waiter polls the generation.
 const (
 	hdrSize        = 64
 	offWaiters     = 128
@@ -38,7 +45,10 @@ const (
 	offSleepers    = 260
 	offWatches     = 384
 	watchSlots     = 16
-	ctlSize        = offWatches + watchSlots*16
+	offBarCount    = offWatches + watchSlots*16
+	offBarGen      = offBarCount + 128
+	offBarSleepers = offBarGen + 4
+	ctlSize        = offBarGen + 64
 	watchOffBits   = 48 // region offsets below 256 TiB
 	watchRegionMax = 1<<(64-watchOffBits) - 1
 )
@@ -85,7 +95,7 @@ func pagesBits(first, last uint64) uint64 {
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 3
+	ctlVersion = 4
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

@@ -76,6 +76,15 @@
 // that armed at the same moment; stores through PeerBytes do not notify,
 // and are seen within max.
 //
+// # Barrier
+//
+// The domain implements core.CheckedBarrierer with a counter and a
+// generation in PE 0's control file (see barrier.go): one atomic add per
+// PE, and the last to arrive bumps the generation and wakes sleepers with
+// one futex wake. Waiters spin, yield and then sleep on the generation like
+// WaitChange, and end the wait with an error when a PE is lost, the domain
+// is closed or the caller's check fails.
+//
 // # Ordering and counting
 //
 // Every endpoint operation ends by counting itself on a word of the

@@ -54,12 +54,16 @@ type peerCtl struct {
 	seq        *uint32
 	sleepers   *uint32
 	watches    []uint64 // watchSlots pairs {lo, hi}
+
+	// The barrier's words; only PE 0's are used.
+	barCount, barGen, barSleepers *uint32
 }
 
 func newPeerCtl(m []byte) peerCtl {
 	return peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
 		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
-		watches: mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16])}
+		watches:  mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16]),
+		barCount: mem.Word32(m, offBarCount), barGen: mem.Word32(m, offBarGen), barSleepers: mem.Word32(m, offBarSleepers)}
 }
 
 // watched reports whether a waiter of this PE watches any byte of the
@@ -326,11 +330,17 @@ func (d *domain) summarize() {
 }
 
 // seq counts wake-ups in steps of seqStep, so WaitChange's own answers can
-// carry fenced in the low bit: "the barrier is done and the caller has
-// re-checked its condition since; sleep now".
+// carry settled in the low bit: "this waiter has spun, yielded and, where
+// the job fences asymmetrically, run the global barrier, and the caller has
+// re-checked its condition since; sleep now". A sleep that sees no change
+// keeps the mark: while the waiter stays armed, every write after its
+// barrier sees its count, so it need not spin, yield or fence again. A PE
+// idle in a long wait then sleeps slice after slice, instead of taking a
+// CPU's worth of yields and interrupting every PE with a barrier each
+// slice.
 const (
 	seqStep = 2
-	fenced  = 1
+	settled = 1
 )
 
 // WaitChange implements core.LocalWaiter: it returns once this PE's seq
@@ -342,32 +352,21 @@ const (
 // Where the job fences asymmetrically (see notify), a writer may have
 // stored the data and missed our count of waiters, so before the first
 // sleep WaitChange issues the global barrier and returns at once, with
-// seq marked fenced: the caller re-checks its condition, sees any such
+// seq marked settled: the caller re-checks its condition, sees any such
 // store, and the next call, given the marked seq, sleeps straight away.
 func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	if d.closed.Load() {
 		return seq
 	}
 	p := d.self.seq
-	if seq&fenced != 0 {
+	if seq&settled != 0 {
 		if max <= 0 {
 			return atomic.LoadUint32(p)
 		}
-		return d.sleep(seq&^fenced, max)
+		return d.sleep(seq, max)
 	}
-	for range d.spin {
-		if v := atomic.LoadUint32(p); v != seq {
-			return v
-		}
-	}
-	for start := time.Now(); time.Since(start) < yieldFor; {
-		// Gosched lets a PE that is a goroutine of this process run;
-		// sched_yield lets a PE that is another process run.
-		runtime.Gosched()
-		sys.Yield()
-		if v := atomic.LoadUint32(p); v != seq {
-			return v
-		}
+	if v := d.poll(p, seq); v != seq {
+		return v
 	}
 	if max <= 0 {
 		return atomic.LoadUint32(p)
@@ -379,21 +378,52 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 		if v := atomic.LoadUint32(p); v != seq {
 			return v
 		}
-		return seq | fenced
+		return seq | settled
 	}
 	return d.sleep(seq, max)
 }
 
-// sleep waits on the futex while seq is current, for at most max.
+// poll returns *p as soon as it differs from old, or old once it has spun
+// d.spin times and then yielded the CPU for yieldFor without a change.
+func (d *domain) poll(p *uint32, old uint32) uint32 {
+	for range d.spin {
+		if v := atomic.LoadUint32(p); v != old {
+			return v
+		}
+	}
+	for start := time.Now(); time.Since(start) < yieldFor; {
+		// Gosched lets a PE that is a goroutine of this process run;
+		// sched_yield lets a PE that is another process run.
+		runtime.Gosched()
+		sys.Yield()
+		if v := atomic.LoadUint32(p); v != old {
+			return v
+		}
+	}
+	return old
+}
+
+// sleep waits on the futex while seq, without its mark, is current, for
+// at most max; it returns the new seq, or seq marked settled if there is
+// none.
 func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
-	p := d.self.seq
-	// Announce the sleep before the futex compares seq: a waker bumps seq
-	// and then loads sleepers, both atomically, so either it sees us and
-	// wakes us or the kernel sees its new seq and does not sleep.
-	atomic.AddUint32(d.self.sleepers, 1)
-	_ = sys.FutexWait(p, seq, max) // woken, timed out or stale: the caller re-checks all alike
-	atomic.AddUint32(d.self.sleepers, ^uint32(0))
-	return atomic.LoadUint32(p)
+	old := seq &^ settled
+	if v := futexSleep(d.self.seq, d.self.sleepers, old, max); v != old {
+		return v
+	}
+	return old | settled
+}
+
+// futexSleep sleeps on word while it holds old, for at most max, counted
+// in sleepers, and returns the word's value after. The sleep is announced
+// before the futex compares the word: a waker changes the word and then
+// loads sleepers, both atomically, so either it sees the sleeper and wakes
+// it or the kernel sees the new value and does not sleep.
+func futexSleep(word, sleepers *uint32, old uint32, max time.Duration) uint32 {
+	atomic.AddUint32(sleepers, 1)
+	_ = sys.FutexWait(word, old, max) // woken, timed out or stale: the caller re-checks all alike
+	atomic.AddUint32(sleepers, ^uint32(0))
+	return atomic.LoadUint32(word)
 }
 
 // notify is called after n bytes landed at off in pe's part of r. While pe

@@ -120,8 +120,9 @@ func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.At
 
 // atomicValid is the rest of an atomic's fast-path check, after target:
 // the operation is aligned and one this provider executes.
-func atomicValid(off int, op core.AtomicOp, t core.AtomicType) bool {
-	return off&(t.Size()-1) == 0 && fullAtomics.Supports(op, t)
+// n is t's size, which the caller has at hand.
+func atomicValid(off, n int, op core.AtomicOp, t core.AtomicType) bool {
+	return off&(n-1) == 0 && fullAtomics.Supports(op, t)
 }
 
 // atomic64 executes the atomics shmem issues most, 64-bit integer add and
@@ -273,8 +274,9 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 // AtomicCSwap is refused: without a compare operand it has no meaning, and
 // compare-and-swap against an implied zero would be a surprise.
 func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
-	reg := e.target(pe, r, off, t.Size())
-	if reg == nil || !atomicValid(off, op, t) {
+	n := t.Size()
+	reg := e.target(pe, r, off, n)
+	if reg == nil || !atomicValid(off, n, op, t) {
 		var err error
 		if reg, err = e.amo("atomic", pe, r, off, op, t); err != nil {
 			return err
@@ -289,15 +291,16 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	}
 	e.count()
 	if op != core.AtomicRead {
-		e.dom.notify(pe, reg, off, t.Size())
+		e.dom.notify(pe, reg, off, n)
 	}
 	return nil
 }
 
 // FetchAtomic implements core.Endpoint like Atomic, returning the old value.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
-	reg := e.target(pe, r, off, t.Size())
-	if reg == nil || !atomicValid(off, op, t) {
+	n := t.Size()
+	reg := e.target(pe, r, off, n)
+	if reg == nil || !atomicValid(off, n, op, t) {
 		var err error
 		if reg, err = e.amo("fetch-atomic", pe, r, off, op, t); err != nil {
 			return 0, err
@@ -309,7 +312,7 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 	}
 	e.count()
 	if op != core.AtomicRead {
-		e.dom.notify(pe, reg, off, t.Size())
+		e.dom.notify(pe, reg, off, n)
 	}
 	return old, nil
 }

@@ -824,11 +824,14 @@ func TestWaitChangeTimesOut(t *testing.T) {
 				start := time.Now()
 				got := w.WaitChange(seq, 2*time.Millisecond)
 				if p.dom.asym {
-					require.Equal(p, seq|fenced, got, "the barrier returns before the sleep")
+					require.Equal(p, seq|settled, got, "the barrier returns before the sleep")
 					require.Equal(p, seq, w.WaitChange(got, 0), "max 0 does not sleep")
 					got = w.WaitChange(got, 2*time.Millisecond)
 				}
-				require.Equal(p, seq, got)
+				require.Equal(p, seq|settled, got, "a sleep without a change keeps the waiter settled")
+				require.GreaterOrEqual(p, time.Since(start), 2*time.Millisecond)
+				start = time.Now()
+				require.Equal(p, got, w.WaitChange(got, 2*time.Millisecond), "a settled waiter sleeps at once, and stays settled")
 				require.GreaterOrEqual(p, time.Since(start), 2*time.Millisecond)
 				require.Equal(p, seq, w.WaitChange(seq, 0), "max 0 does not sleep")
 				w.WaitDisarm(watch)
