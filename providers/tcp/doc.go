@@ -59,15 +59,25 @@
 // that write to each other can therefore never each wait for the other
 // to read.
 //
-// Nobody polls. The reader sleeps in the runtime's poller whenever its
-// socket is empty, and an issuer waiting for a reply or an
-// acknowledgement sleeps at once. Polling first for a few tens of
-// microseconds (the socket without blocking, the reply, the counter) was
-// measured side by side and rejected: on two CPUs shared by more runnable
-// threads than CPUs it takes the CPU from the process that answers.
-// Yielding only to goroutines between looks made 8-byte put, get and
-// fetch-add latencies 3 to 10 times longer, yielding the thread as well
-// up to 2 times, and either cut the put rate 3 to 7 times.
+// The reader polls, adaptively (poll.go). A reader that sleeps in the
+// runtime's poller is woken through an idle thread's wake-up, which on an
+// idle CPU costs more than a small operation's round trip, and a round
+// trip has two. So after draining its socket the reader looks again, with
+// non-blocking reads and a sched_yield between looks, for a budget that
+// grows while looks find frames and halves while they do not, then
+// sleeps; a sleep that a frame ended soon after grows a zero budget again.
+// Issuers waiting for a reply or an acknowledgement sleep at once: the
+// reader that wakes one lets it run on its own thread (runtime.Gosched)
+// before it looks again. Nothing else polls: a second poller per PE would
+// need a CPU more, and yielding to goroutines between looks wakes a thread
+// for every idle P.
+//
+// Polling pays only while every polling thread has a CPU; on CPUs shared
+// by more runnable threads it takes the CPU from the PE that must answer.
+// So nobody polls while the kernel's pressure stall information shows
+// threads waiting for a CPU more than 5% of the time (sampled every 10ms,
+// cpuroom.go), where the kernel keeps none, when this host runs more PEs
+// of the job than it has CPUs, or with GOSHMEM_TCP_POLL=0.
 //
 // Puts and non-fetching atomics are counted per connection; the target
 // acknowledges how many it has applied whenever it has drained its socket

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,10 @@ type domain struct {
 	regions atomic.Pointer[[]*region]
 
 	waiters waiters
+
+	// pollMax caps how long readers poll (poll.go): 0 until Open has
+	// counted this host's PEs.
+	pollMax atomic.Int64
 
 	closed    atomic.Bool // the API refuses new work
 	closing   atomic.Bool // connections are being torn down
@@ -123,7 +128,27 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		d.shutdown(false)
 		return nil, err
 	}
+	if d.hostPEs() <= runtime.NumCPU() {
+		d.pollMax.Store(int64(set.poll))
+	}
 	return d, nil
+}
+
+// hostPEs counts the PEs of the job on this host, this one included: the
+// peers whose connection has the same address at both ends.
+func (d *domain) hostPEs() int {
+	n := 1
+	for _, c := range d.conns {
+		if c == nil {
+			continue
+		}
+		l, lok := c.nc.LocalAddr().(*net.TCPAddr)
+		r, rok := c.nc.RemoteAddr().(*net.TCPAddr)
+		if lok && rok && l.IP.Equal(r.IP) {
+			n++
+		}
+	}
+	return n
 }
 
 // Rank and Size implement core.Domain.
