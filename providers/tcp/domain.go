@@ -46,8 +46,10 @@ type domain struct {
 	waiters waiters
 
 	// pollMax caps how long readers poll (poll.go): 0 until Open has
-	// counted this host's PEs.
-	pollMax atomic.Int64
+	// counted this host's PEs. pollGated says that they poll only while
+	// the host's CPUs have room (cpuRoom).
+	pollMax   atomic.Int64
+	pollGated bool
 
 	closed    atomic.Bool // the API refuses new work
 	closing   atomic.Bool // connections are being torn down
@@ -128,7 +130,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		d.shutdown(false)
 		return nil, err
 	}
-	if d.hostPEs() <= runtime.NumCPU() {
+	// See poll.go: never poll with more PEs than CPUs; with more of the
+	// runtime's processors than CPUs, only while the CPUs have room.
+	if n, cpus := d.hostPEs(), runtime.NumCPU(); n <= cpus {
+		d.pollGated = n*runtime.GOMAXPROCS(0) > cpus
 		d.pollMax.Store(int64(set.poll))
 	}
 	return d, nil

@@ -11,17 +11,21 @@ import (
 // through the kernel's wake-up of an idle thread, which on an idle CPU
 // costs more than a small operation's whole round trip, twice per round
 // trip; a reader that polls its socket for the next frame, yielding the
-// CPU between looks, takes it at once. But polling takes a CPU from
-// whoever would answer when more threads want to run than there are CPUs.
-// So a reader polls for a budget that adapts, like an adaptive mutex's
-// spinning: it grows while polls succeed, halves while they fail, and is
-// zero while the host's CPUs have no room (cpuroom.go), when POLL is 0,
-// or when this host runs more PEs of the job than it has CPUs.
+// CPU to other threads between looks (sched_yield), takes it at once. So a
+// reader polls for a budget that adapts, like an adaptive mutex's
+// spinning: it grows while polls succeed, halves while they fail, and
+// grows again from zero after a sleep that a frame soon ended. It is zero
+// with POLL=0 and when this host runs more PEs of the job than it has
+// CPUs.
 //
 // Only the reader polls. An issuer waiting for a reply or for quiet
 // sleeps at once: the reader that wakes it lets it run on its own thread
-// (runtime.Gosched) before it looks again, which costs a goroutine switch,
-// not a thread's wake-up. A second poller per PE would need a second CPU.
+// (runtime.Gosched) before it looks again. Gosched is not the yield
+// between looks: it wakes a thread for an idle P each time, and so does
+// waking the issuer, which is why, when the PEs' runtime processors
+// (GOMAXPROCS) together outnumber the CPUs, those threads compete with
+// the pollers: there the readers poll only while the host's CPUs have
+// room (cpuroom.go).
 const (
 	// maxPoll is the largest POLL setting.
 	maxPoll = 10 * time.Millisecond
@@ -39,11 +43,12 @@ type poll struct {
 }
 
 // startPoll begins a poll of budget under d's POLL limit: until is start
-// itself when the budget is zero or the host's CPUs have no room.
+// itself when the budget is zero or d is gated and the host's CPUs have
+// no room.
 func startPoll(d *domain, budget *int64) poll {
 	now := nanotime()
 	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load()}
-	if p.limit > 0 && cpuRoom(now) {
+	if p.limit > 0 && (!d.pollGated || cpuRoom(now)) {
 		p.until += min(*budget, p.limit)
 	}
 	return p
