@@ -78,7 +78,7 @@
 // together outnumber the CPUs, waking an issuer also wakes a thread for an
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads
-// waiting for a CPU less than 5% of the time (sampled every 10ms,
+// waiting for a CPU less than 25% of the time (sampled every 10ms,
 // cpuroom.go; where the kernel keeps none, never).
 //
 // Measured side by side with shmemperf (2 PEs as processes, 8 bytes) on
