@@ -50,6 +50,7 @@ func (s *sockReader) readRaw(fd uintptr) bool {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
+			// Empty: s.n stays 0.
 		case err != nil:
 			s.err = os.NewSyscallError("read", err)
 		case n == 0 && len(s.buf) > 0:

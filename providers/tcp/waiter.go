@@ -35,10 +35,10 @@ const (
 func watchKey(region uint32, off uint64) uint64 { return uint64(region)<<watchOffBits | off }
 
 // notify is called after n bytes landed at off in region; it says whether
-// it woke the waiters. It starts with an atomic read-modify-write, a full barrier
-// between the stores that landed and the load of the waiter count: a
-// waiter counts itself and then checks its condition, so one of the two
-// sees the other (the same handshake as loopback's).
+// it woke the waiters. It starts with an atomic read-modify-write, a full
+// barrier between the stores that landed and the load of the waiter
+// count: a waiter counts itself and then checks its condition, so one of
+// the two sees the other (the same handshake as loopback's).
 func (d *domain) notify(region uint32, off, n uint64) bool {
 	w := &d.waiters
 	if w.armed.Add(0) == 0 {
