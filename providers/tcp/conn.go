@@ -23,7 +23,8 @@ type conn struct {
 	d    *domain
 	peer int
 	nc   net.Conn
-	br   *bufio.Reader // the reader goroutine's alone
+	br   *bufio.Reader // the reader goroutine's alone, reading rd
+	rd   sockReader
 
 	// The send queue, guarded by bmu. out holds encoded frames; refs are
 	// payloads written from where they lie (large puts, large replies),
@@ -112,13 +113,15 @@ type request struct {
 }
 
 func newConn(d *domain, peer int, nc net.Conn) *conn {
-	c := &conn{d: d, peer: peer, nc: nc, br: bufio.NewReaderSize(nc, 256<<10),
+	c := &conn{d: d, peer: peer, nc: nc,
 		out: make([]byte, 0, 64<<10), spare: make([]byte, 0, 64<<10),
 		kick: make(chan struct{}, 1), dead: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
+	c.rd.c = c
+	c.br = bufio.NewReaderSize(&c.rd, 256<<10)
 	c.tune()
 	if raw := rawConn(nc); raw != nil {
-		c.raw, c.rawWrite = raw, c.writeRaw
+		c.raw, c.rawWrite, c.rd.rawRead = raw, c.writeRaw, c.rd.readRaw
 	}
 	go c.readLoop()
 	go c.writeLoop()

@@ -59,15 +59,36 @@
 // that write to each other can therefore never each wait for the other
 // to read.
 //
-// Nobody polls. The reader sleeps in the runtime's poller whenever its
-// socket is empty, and an issuer waiting for a reply or an
-// acknowledgement sleeps at once. Polling first for a few tens of
-// microseconds (the socket without blocking, the reply, the counter) was
-// measured side by side and rejected: on two CPUs shared by more runnable
-// threads than CPUs it takes the CPU from the process that answers.
-// Yielding only to goroutines between looks made 8-byte put, get and
-// fetch-add latencies 3 to 10 times longer, yielding the thread as well
-// up to 2 times, and either cut the put rate 3 to 7 times.
+// The reader polls, adaptively (poll.go). A reader that sleeps in the
+// runtime's poller is woken through an idle thread's wake-up, which on an
+// idle CPU costs more than a small operation's round trip, and a round
+// trip has two. So after draining its socket the reader looks again, with
+// non-blocking reads and a sched_yield between looks, for a budget that
+// grows while looks find frames and halves while they do not, then
+// sleeps; a sleep that a frame ended soon after grows a zero budget again.
+// Issuers waiting for a reply or an acknowledgement sleep at once: the
+// reader that wakes one lets it run on its own thread (runtime.Gosched)
+// before it looks again. Nothing else polls: a second poller per PE would
+// need a CPU more, and yielding to goroutines between looks wakes a thread
+// for every idle runtime processor (the earlier, rejected attempt did, and
+// lost 3 to 10 times on loaded CPUs).
+//
+// Nobody polls with GOSHMEM_TCP_POLL=0 or when this host runs more PEs of
+// the job than it has CPUs. Where the PEs' runtime processors (GOMAXPROCS)
+// together outnumber the CPUs, waking an issuer also wakes a thread for an
+// idle processor, which competes with the pollers, so there the readers
+// poll only while the kernel's pressure stall information shows threads
+// waiting for a CPU less than 25% of the time (sampled every 10ms,
+// cpuroom.go; where the kernel keeps none, never).
+//
+// Measured side by side with shmemperf (2 PEs as processes, 8 bytes) on
+// two CPUs loaded by other jobs (CPU pressure 83-93%): with GOMAXPROCS=1
+// per PE, polling took put+quiet from 13-16 us to 7.5-9.5 us, get from
+// 10-18 to 7.7-8.4, fetch-add from 13-16 to 7.6-12.6 and the put rate
+// from 1.5 to 4.0 M/s; with the default GOMAXPROCS (2), where the gate
+// was closed, figures stayed those of not polling (16-27 us either way).
+// On a nearly idle host, where not polling took 30-42 us, polling with
+// two processors each took 19-21 us.
 //
 // Puts and non-fetching atomics are counted per connection; the target
 // acknowledges how many it has applied whenever it has drained its socket

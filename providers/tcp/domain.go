@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,6 +44,12 @@ type domain struct {
 	regions atomic.Pointer[[]*region]
 
 	waiters waiters
+
+	// pollMax caps how long readers poll (poll.go): 0 until Open has
+	// counted this host's PEs. pollGated says that they poll only while
+	// the host's CPUs have room (cpuRoom).
+	pollMax   atomic.Int64
+	pollGated bool
 
 	closed    atomic.Bool // the API refuses new work
 	closing   atomic.Bool // connections are being torn down
@@ -123,7 +130,30 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		d.shutdown(false)
 		return nil, err
 	}
+	// See poll.go: never poll with more PEs than CPUs; with more of the
+	// runtime's processors than CPUs, only while the CPUs have room.
+	if n, cpus := d.hostPEs(), runtime.NumCPU(); n <= cpus {
+		d.pollGated = n*runtime.GOMAXPROCS(0) > cpus
+		d.pollMax.Store(int64(set.poll))
+	}
 	return d, nil
+}
+
+// hostPEs counts the PEs of the job on this host, this one included: the
+// peers whose connection has the same address at both ends.
+func (d *domain) hostPEs() int {
+	n := 1
+	for _, c := range d.conns {
+		if c == nil {
+			continue
+		}
+		l, lok := c.nc.LocalAddr().(*net.TCPAddr)
+		r, rok := c.nc.RemoteAddr().(*net.TCPAddr)
+		if lok && rok && l.IP.Equal(r.IP) {
+			n++
+		}
+	}
+	return n
 }
 
 // Rank and Size implement core.Domain.

@@ -25,9 +25,11 @@ var (
 		"kernel send and receive buffer of each connection; 0 leaves it to the kernel's autotuning")
 	paramFlushIdle = core.NewParam(Name, "FLUSH_IDLE", "0",
 		"how long a connection's writer waits for more small operations before writing a partly filled buffer; 0: write at once")
+	paramPoll = core.NewParam(Name, "POLL", "50us",
+		"longest a connection's reader polls its socket before it sleeps (it adapts below this); 0: never poll")
 )
 
-var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle}
+var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle, paramPoll}
 
 // settings are the parameters as one PE read them.
 type settings struct {
@@ -37,6 +39,7 @@ type settings struct {
 	buffer    int
 	sockBuf   int
 	flushIdle time.Duration
+	poll      time.Duration
 }
 
 func readSettings(cfg *core.Config) (settings, error) {
@@ -61,14 +64,27 @@ func readSettings(cfg *core.Config) (settings, error) {
 		return s, err
 	}
 	s.sockBuf = int(sb)
-	if v := strings.TrimSpace(cfg.Value(paramFlushIdle)); v != "0" {
-		d, perr := time.ParseDuration(v)
-		if perr != nil || d < 0 || d > time.Second {
-			return s, &core.EnvError{Var: paramFlushIdle.Env, Value: v, Allowed: `0 or a duration up to 1s such as "20us"`}
-		}
-		s.flushIdle = d
+	if s.flushIdle, err = zeroOrDuration(cfg, paramFlushIdle, time.Second, `"20us"`); err != nil {
+		return s, err
+	}
+	if s.poll, err = zeroOrDuration(cfg, paramPoll, maxPoll, `"50us"`); err != nil {
+		return s, err
 	}
 	return s, nil
+}
+
+// zeroOrDuration reads p: 0, or a duration up to limit (example shows
+// one).
+func zeroOrDuration(cfg *core.Config, p core.Param, limit time.Duration, example string) (time.Duration, error) {
+	v := strings.TrimSpace(cfg.Value(p))
+	if v == "0" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 || d > limit {
+		return 0, &core.EnvError{Var: p.Env, Value: v, Allowed: fmt.Sprintf("0 or a duration up to %v such as %s", limit, example)}
+	}
+	return d, nil
 }
 
 // listenAddr combines ADDR and IFACE into an address for net.Listen.

@@ -83,7 +83,7 @@ func (c *conn) apply(h *header) error {
 		if _, err := io.ReadFull(c.br, b); err != nil {
 			return err
 		}
-		d.notify(h.region, h.off, h.arg)
+		c.notify(h.region, h.off, h.arg)
 		c.applied++
 	case opPutValue:
 		b, err := d.target(h, uint64(h.typ), 1)
@@ -91,7 +91,7 @@ func (c *conn) apply(h *header) error {
 			return err
 		}
 		mem.StoreValue(b, 0, h.arg, int(h.typ))
-		d.notify(h.region, h.off, uint64(h.typ))
+		c.notify(h.region, h.off, uint64(h.typ))
 		c.applied++
 	case opAtomic, opFetch:
 		t := core.AtomicType(h.typ)
@@ -103,7 +103,7 @@ func (c *conn) apply(h *header) error {
 		op := core.AtomicOp(h.aop)
 		old := mem.Atomic(b, 0, op, t, h.arg, h.cmp)
 		if op != core.AtomicRead {
-			d.notify(h.region, h.off, w)
+			c.notify(h.region, h.off, w)
 		}
 		if h.op == opAtomic {
 			c.applied++
@@ -128,13 +128,23 @@ func (c *conn) apply(h *header) error {
 		}
 		c.replyValue(h.id, mem.LoadValue(b, 0, int(h.typ)))
 	case opReply:
+		c.rd.readied = true
 		return c.reply(h.off, h.arg)
 	case opAck:
+		c.rd.readied = true
 		return c.ack(h.off)
 	case opBye:
 		c.byeSeen = true
 	}
 	return nil
+}
+
+// notify wakes the waiters on what a frame wrote, and lets them run
+// before the reader's next poll.
+func (c *conn) notify(region uint32, off, n uint64) {
+	if c.d.notify(region, off, n) {
+		c.rd.readied = true
+	}
 }
 
 func (c *conn) replyValue(id, v uint64) {

@@ -3,12 +3,14 @@
 package tcp
 
 import (
+	"io"
 	"net"
 	"os"
 	"syscall"
 )
 
-// rawConn is the socket under nc, for writes that never block, or nil.
+// rawConn is the socket under nc, for reads and writes that never
+// block, or nil.
 func rawConn(nc net.Conn) syscall.RawConn {
 	if sc, ok := nc.(syscall.Conn); ok {
 		if raw, err := sc.SyscallConn(); err == nil {
@@ -36,4 +38,26 @@ func (c *conn) writeRaw(fd uintptr) bool {
 		c.rn += n
 	}
 	return true
+}
+
+// readRaw reads once into s.buf without waiting: a socket found empty
+// leaves s.n 0 and s.err nil. It is a method value made once, so the
+// reader's polls allocate nothing.
+func (s *sockReader) readRaw(fd uintptr) bool {
+	for {
+		n, err := syscall.Read(int(fd), s.buf)
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err == syscall.EAGAIN:
+			// Empty: s.n stays 0.
+		case err != nil:
+			s.err = os.NewSyscallError("read", err)
+		case n == 0 && len(s.buf) > 0:
+			s.err = io.EOF
+		default:
+			s.n = n
+		}
+		return true
+	}
 }

@@ -23,6 +23,8 @@ func TestBadParams(t *testing.T) {
 		{map[string]string{paramTimeout.Env: "soon"}, paramTimeout.Env, true},
 		{map[string]string{paramBuffer.Env: "1"}, paramBuffer.Env, true},
 		{map[string]string{paramFlushIdle.Env: "2s"}, paramFlushIdle.Env, true},
+		{map[string]string{paramPoll.Env: "1h"}, paramPoll.Env, true},
+		{map[string]string{paramPoll.Env: "-1us"}, paramPoll.Env, true},
 		{map[string]string{paramIface.Env: "no-such-interface0"}, "no-such-interface0", true},
 		{map[string]string{paramAddr.Env: "127.0.0.1", paramIface.Env: "lo"}, "set one", true},
 		{map[string]string{paramAddr.Env: "256.0.0.1:0"}, "listen on 256.0.0.1:0", false},

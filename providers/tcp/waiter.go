@@ -34,15 +34,15 @@ const (
 
 func watchKey(region uint32, off uint64) uint64 { return uint64(region)<<watchOffBits | off }
 
-// notify is called by a progress goroutine after n bytes landed at off in
-// region. It starts with an atomic read-modify-write, a full barrier
-// between the stores that landed and the load of the waiter count: a
-// waiter counts itself and then checks its condition, so one of the two
-// sees the other (the same handshake as loopback's).
-func (d *domain) notify(region uint32, off, n uint64) {
+// notify is called after n bytes landed at off in region; it says whether
+// it woke the waiters. It starts with an atomic read-modify-write, a full
+// barrier between the stores that landed and the load of the waiter
+// count: a waiter counts itself and then checks its condition, so one of
+// the two sees the other (the same handshake as loopback's).
+func (d *domain) notify(region uint32, off, n uint64) bool {
 	w := &d.waiters
 	if w.armed.Add(0) == 0 {
-		return
+		return false
 	}
 	if w.any.Load() == 0 {
 		lo, hi := watchKey(region, off), watchKey(region, off+n)
@@ -55,11 +55,12 @@ func (d *domain) notify(region uint32, off, n uint64) {
 			}
 		}
 		if !hit {
-			return
+			return false
 		}
 	}
 	w.seq.Add(1)
 	w.ev.Notify()
+	return true
 }
 
 // WaitArm implements core.LocalWaiter: it publishes the watched range of

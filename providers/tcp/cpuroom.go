@@ -1,0 +1,65 @@
+package tcp
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+const (
+	// roomEvery is how often the host's CPU pressure is sampled.
+	roomEvery = int64(10 * time.Millisecond)
+	// roomStall is the share of time in which some thread waited for a
+	// CPU above which the host's CPUs have no room for polling. Polling
+	// with two runtime processors per PE gained nothing where threads
+	// waited 80-95% of the time and nearly halved latency near idle; 25%
+	// leaves room for the pollers' own competition with the runtime's
+	// threads.
+	roomStall = 0.25
+)
+
+// hostCPU samples this host's CPU pressure for cpuRoom, for every domain
+// of the process. stall stays nil where the kernel keeps no pressure
+// information: there nobody polls.
+var hostCPU struct {
+	once  sync.Once
+	stall *sys.CPUStall
+	mu    sync.Mutex // held by the goroutine sampling
+	total time.Duration
+	at    atomic.Int64
+	room  atomic.Bool
+}
+
+// cpuRoom says whether this host's CPUs had room for polling when last
+// sampled, at most about roomEvery before now: whether some thread waited
+// for a CPU less than roomStall of the time since the sample before.
+func cpuRoom(now int64) bool {
+	h := &hostCPU
+	h.once.Do(func() {
+		s, err := sys.OpenCPUStall()
+		if err != nil {
+			return
+		}
+		if h.total, err = s.Total(); err != nil {
+			_ = s.Close()
+			return
+		}
+		h.stall = s
+		h.at.Store(nanotime())
+	})
+	if h.stall != nil && now-h.at.Load() >= roomEvery && h.mu.TryLock() {
+		if total, err := h.stall.Total(); err == nil {
+			at := nanotime()
+			frac := float64(total-h.total) / float64(at-h.at.Load())
+			h.room.Store(frac < roomStall)
+			h.total = total
+			h.at.Store(at)
+		} else {
+			h.room.Store(false)
+		}
+		h.mu.Unlock()
+	}
+	return h.room.Load()
+}

@@ -1,0 +1,153 @@
+package tcp
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// Adaptive polling. A reader that sleeps in the runtime's poller is woken
+// through the kernel's wake-up of an idle thread, which on an idle CPU
+// costs more than a small operation's whole round trip, twice per round
+// trip; a reader that polls its socket for the next frame, yielding the
+// CPU to other threads between looks (sched_yield), takes it at once. So a
+// reader polls for a budget that adapts, like an adaptive mutex's
+// spinning: it grows while polls succeed, halves while they fail, and
+// grows again from zero after a sleep that a frame soon ended. It is zero
+// with POLL=0 and when this host runs more PEs of the job than it has
+// CPUs.
+//
+// Only the reader polls. An issuer waiting for a reply or for quiet
+// sleeps at once: the reader that wakes it lets it run on its own thread
+// (runtime.Gosched) before it looks again. Gosched is not the yield
+// between looks: it wakes a thread for an idle P each time, and so does
+// waking the issuer, which is why, when the PEs' runtime processors
+// (GOMAXPROCS) together outnumber the CPUs, those threads compete with
+// the pollers: there the readers poll only while the host's CPUs have
+// room (cpuroom.go).
+const (
+	// maxPoll is the largest POLL setting.
+	maxPoll = 10 * time.Millisecond
+	// pollMin is the smallest budget worth polling: a budget that halves
+	// below it becomes zero.
+	pollMin = int64(2 * time.Microsecond)
+)
+
+// poll is one bounded poll of a budget (how long to poll before sleeping,
+// in nanoseconds), begun by startPoll.
+type poll struct {
+	budget       *int64
+	start, until int64
+	limit        int64
+}
+
+// startPoll begins a poll of budget under d's POLL limit: until is start
+// itself when the budget is zero or d is gated and the host's CPUs have
+// no room.
+func startPoll(d *domain, budget *int64) poll {
+	now := nanotime()
+	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load()}
+	if p.limit > 0 && (!d.pollGated || cpuRoom(now)) {
+		p.until += min(*budget, p.limit)
+	}
+	return p
+}
+
+// on says whether the poll has a budget at all.
+func (p *poll) on() bool { return p.until > p.start }
+
+// next yields the CPU to other threads, then says whether the budget
+// has time left. It does not yield to goroutines (runtime.Gosched): that
+// wakes another thread for an idle P each time.
+func (p *poll) next() bool {
+	sys.Yield()
+	return nanotime() < p.until
+}
+
+// hit records that what the poll waited for came: the budget grows to
+// twice what it took, or doubles.
+func (p *poll) hit() {
+	took := nanotime() - p.start
+	*p.budget = min(p.limit, max(2**p.budget, 2*took))
+}
+
+// miss records that the poll ran out: the budget halves.
+func (p *poll) miss() {
+	if *p.budget /= 2; *p.budget < pollMin {
+		*p.budget = 0
+	}
+}
+
+// slept records that, after the poll, the waiter slept until what it
+// waited for came: if it came soon after it slept, polling would have
+// caught it, and a budget of zero grows again.
+func (p *poll) slept() {
+	if p.limit == 0 || *p.budget != 0 {
+		return
+	}
+	if waited := nanotime() - p.start; waited < p.limit/2 {
+		*p.budget = max(pollMin, 2*waited)
+	}
+}
+
+// sockReader is what a connection's buffered reader reads from: the
+// socket, polled for the reader's budget before the reader sleeps in the
+// runtime's poller. It is the reader goroutine's alone.
+type sockReader struct {
+	c      *conn
+	budget int64 // nanoseconds to poll before sleeping
+	// readied says that the reader may have woken a goroutine of this
+	// process (an issuer's reply or ack, a waiter's memory): the poll
+	// first lets it run on this thread.
+	readied bool
+
+	// The non-blocking read under way, with a method value made once so
+	// that a read allocates nothing.
+	rawRead func(fd uintptr) bool
+	buf     []byte
+	n       int
+	err     error
+}
+
+// Read implements io.Reader.
+func (s *sockReader) Read(p []byte) (int, error) {
+	c := s.c
+	if c.raw == nil {
+		return c.nc.Read(p)
+	}
+	pl := startPoll(c.d, &s.budget)
+	if pl.on() {
+		if s.readied {
+			s.readied = false
+			runtime.Gosched()
+		}
+		if n, err, ok := s.try(p); ok {
+			return n, err
+		}
+		for pl.next() {
+			if n, err, ok := s.try(p); ok {
+				pl.hit()
+				return n, err
+			}
+		}
+		pl.miss()
+	}
+	n, err := c.nc.Read(p)
+	pl.slept()
+	return n, err
+}
+
+// try reads what the socket holds without waiting; ok says whether it
+// returned data, the end of the stream or an error rather than finding
+// the socket empty.
+func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
+	s.buf, s.n, s.err = p, 0, nil
+	rerr := s.c.raw.Read(s.rawRead)
+	n, err = s.n, s.err
+	s.buf = nil
+	if err == nil {
+		err = rerr
+	}
+	return n, err, n > 0 || err != nil
+}

@@ -1,0 +1,113 @@
+package tcp
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The budget grows while polls succeed, halves to zero while they fail,
+// grows again from zero only when a sleep was short, and never passes
+// the limit.
+func TestPollBudgetAdapts(t *testing.T) {
+	const limit = int64(50 * time.Microsecond)
+	var b int64
+	p := poll{budget: &b, start: nanotime(), limit: limit}
+
+	p.slept() // slept briefly with a zero budget: poll next time
+	require.Positive(t, b)
+	require.LessOrEqual(t, b, limit)
+
+	for range 20 {
+		p.start = nanotime()
+		p.hit()
+	}
+	require.Equal(t, limit, b, "hits double the budget up to the limit")
+
+	p.miss()
+	require.Equal(t, limit/2, b)
+	for range 10 {
+		p.miss()
+	}
+	require.Zero(t, b, "misses halve the budget to zero")
+
+	p.start = nanotime() - limit // slept long: the budget stays zero
+	p.slept()
+	require.Zero(t, b)
+
+	off := poll{budget: &b, start: nanotime()} // POLL=0: nothing ever grows
+	off.slept()
+	require.Zero(t, b)
+}
+
+// A domain polls only with POLL above zero and the host's CPUs free: a
+// poll started without either has no budget.
+func TestPollStartNeedsALimit(t *testing.T) {
+	b := int64(time.Millisecond)
+	d := &domain{}
+	p := startPoll(d, &b)
+	require.False(t, p.on(), "POLL=0")
+	d.pollMax.Store(int64(20 * time.Microsecond))
+	p = startPoll(d, &b)
+	if p.on() {
+		require.LessOrEqual(t, p.until-p.start, int64(20*time.Microsecond), "capped by POLL")
+	}
+}
+
+// With one runtime processor per PE and two PEs on this host, readers
+// poll without the CPU pressure gate: every kind of frame still arrives
+// whole and in order through the non-blocking reads, and a peer that dies
+// while PE 0 polls is lost, not waited for.
+func TestPollingCarriesEveryFrame(t *testing.T) {
+	if runtime.NumCPU() < 2 {
+		t.Skip("two PEs poll only on a host with two CPUs")
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	doms, _ := openJob(t, 2, map[string]string{paramPoll.Env: "1ms"})
+	for _, d := range doms {
+		require.Equal(t, int64(time.Millisecond), d.pollMax.Load(), "PE %d does not poll", d.rank)
+		require.False(t, d.pollGated, "PE %d", d.rank)
+	}
+	const size = 4 << 20
+	regs := newRegions(t, doms, size)
+	ep := newEndpoint(t, doms[0])
+
+	const puts = 2000
+	for i := range puts {
+		require.NoError(t, ep.PutValue(1, regs[0], (i%64)*8, uint64(i), 8))
+		if i%7 == 0 {
+			require.NoError(t, ep.Quiet())
+		}
+		if i%5 == 0 {
+			old, err := ep.FetchAtomic(1, regs[0], 1024, core.AtomicAdd, core.Uint64, 1, 0)
+			require.NoError(t, err)
+			require.Equal(t, uint64(i/5), old)
+		}
+	}
+	require.NoError(t, ep.Quiet())
+	for w := range 64 {
+		v, err := ep.GetValue(1, regs[0], w*8, 8)
+		require.NoError(t, err)
+		require.Equal(t, uint64(puts-1-(puts-1-w)%64), v, "the last put to word %d", w)
+	}
+
+	big := make([]byte, size)
+	for i := range big {
+		big[i] = byte(i * 7)
+	}
+	require.NoError(t, ep.Put(1, regs[0], 0, big))
+	require.NoError(t, ep.Quiet())
+	back := make([]byte, size)
+	require.NoError(t, ep.Get(1, regs[0], 0, back))
+	require.Equal(t, big, back)
+
+	die(doms[1])
+	_, err := ep.GetValue(1, regs[0], 0, 8)
+	var lost *core.PeerLostError
+	require.ErrorAs(t, err, &lost)
+	require.Equal(t, 1, lost.PE)
+}
