@@ -211,9 +211,10 @@ var numCPU = runtime.NumCPU
 // childEnv is every PE's environment but GOSHMEM_RANK: the launcher's own,
 // then opts.Env, then the provider and the job's contract, later entries
 // winning. Inherited contract variables (from an enclosing job) are
-// dropped so they cannot contradict this job's. When the PEs outnumber
-// the CPUs and the user has not chosen, each PE runs Go code on one CPU
-// at a time (GOMAXPROCS=1).
+// dropped so they cannot contradict this job's. Unless the user has
+// chosen, each PE runs Go code on its share of the CPUs at a time
+// (GOMAXPROCS = CPUs / PEs, at least 1), as mpirun gives each rank its
+// cores.
 func childEnv(o Options, jobID string, secret []byte, addr string) []string {
 	contract := func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
@@ -224,11 +225,13 @@ func childEnv(o Options, jobID string, secret []byte, addr string) []string {
 	if o.Provider != "" {
 		env = append(env, core.EnvProvider+"="+o.Provider)
 	}
-	if _, set := envLookup(env)("GOMAXPROCS"); !set && o.NP > numCPU() {
-		// More PEs than CPUs: a PE's extra Go threads (idle Ps spinning
-		// for work) would take CPU time from the PE another one waits for,
-		// which more than doubled barrier latency at 4 PEs on 2 CPUs.
-		env = append(env, "GOMAXPROCS=1")
+	if _, set := envLookup(env)("GOMAXPROCS"); !set && o.NP > 0 {
+		// A PE's Go threads beyond its share (idle Ps spinning for work,
+		// a woken goroutine started on a second thread) take CPU time
+		// from the PE another one waits for: with 4 PEs on 2 CPUs that
+		// more than doubled barrier latency, and with 2 PEs on 2 CPUs it
+		// doubled tcp's round trips, whose readers poll their sockets.
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, numCPU()/o.NP)))
 	}
 	return append(env,
 		bootstrap.EnvSize+"="+strconv.Itoa(o.NP),

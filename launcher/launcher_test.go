@@ -423,8 +423,7 @@ func TestChildEnvironment(t *testing.T) {
 	}
 }
 
-// PEs that outnumber the CPUs get GOMAXPROCS=1 unless the user chose;
-// PEs that fit keep the Go default.
+// Each PE gets its share of the CPUs, at least one, unless the user chose.
 func TestChildEnvironmentGOMAXPROCS(t *testing.T) {
 	defer func(f func() int) { numCPU = f }(numCPU)
 	numCPU = func() int { return 2 }
@@ -436,8 +435,10 @@ func TestChildEnvironmentGOMAXPROCS(t *testing.T) {
 	v, ok := get(4)
 	require.True(t, ok)
 	require.Equal(t, "1", v)
-	_, ok = get(2)
-	require.False(t, ok, "2 PEs on 2 CPUs keep the default")
+	v, _ = get(2)
+	require.Equal(t, "1", v, "2 PEs on 2 CPUs get one each")
+	v, _ = get(1)
+	require.Equal(t, "2", v, "a single PE gets both")
 	v, _ = get(4, "GOMAXPROCS=3")
 	require.Equal(t, "3", v, "the user's choice wins")
 }

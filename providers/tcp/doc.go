@@ -79,7 +79,9 @@
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads
 // waiting for a CPU less than 25% of the time (sampled every 10ms,
-// cpuroom.go; where the kernel keeps none, never).
+// cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
+// its share of the CPUs (GOMAXPROCS = CPUs / PEs), so its jobs stay on
+// the open side of that gate.
 //
 // Measured side by side with shmemperf (2 PEs as processes, 8 bytes) on
 // two CPUs loaded by other jobs (CPU pressure 83-93%): with GOMAXPROCS=1
