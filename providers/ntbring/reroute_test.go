@@ -2,6 +2,7 @@ package ntbring
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,7 +19,7 @@ import (
 type linkForcer interface{ SetLinkDown(bool) error }
 
 // forceLink takes link k (host k's Right port) of a ring down or up.
-func forceLink(t *testing.T, doms []*domain, k int, down bool) {
+func forceLink(t testing.TB, doms []*domain, k int, down bool) {
 	t.Helper()
 	port := doms[k].proto.(*ringProto).links[ntb.Right].port
 	require.NoError(t, port.(linkForcer).SetLinkDown(down))
@@ -224,9 +225,11 @@ func TestRerouteResendsUnread(t *testing.T) {
 	}, 5*time.Second, time.Millisecond)
 	require.Zero(t, mem.LoadValue(rs[2].Local(), 0, 8), "nothing was read before the cut")
 
+	start := time.Now()
 	forceLink(t, doms, 1, true)
 	require.NoError(t, ep1.Quiet())
 	require.NoError(t, ep0.Quiet())
+	t.Logf("%d operations resent round the cut and answered %v after it", adds+puts, time.Since(start))
 	require.Equal(t, uint64(adds), mem.LoadValue(rs[2].Local(), 0, 8))
 	for i := range puts {
 		require.Equal(t, byte(i+1), rs[2].Local()[64+8*i])
@@ -234,5 +237,26 @@ func TestRerouteResendsUnread(t *testing.T) {
 	for h, d := range doms {
 		require.NoError(t, d.err(), "host %d", h)
 		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
+	}
+}
+
+// BenchmarkPutAcrossCut is the stream of BenchmarkPutThroughput from host
+// 0 to its neighbour, host 1, on a ring of four: over the link between
+// them, and with that link cut, round the other way (three hops).
+func BenchmarkPutAcrossCut(b *testing.B) {
+	for _, cut := range []bool{false, true} {
+		b.Run(fmt.Sprintf("size=1M/cut=%v", cut), func(b *testing.B) {
+			benchPutStream(b, protoRing, 4, 1, 1<<20, func(doms []*domain) {
+				if !cut {
+					return
+				}
+				forceLink(b, doms, 0, true)
+				for _, d := range doms {
+					for d.proto.(*ringProto).cut.Load() != 0 {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			})
+		})
 	}
 }
