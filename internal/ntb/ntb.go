@@ -210,3 +210,11 @@ type WindowExporter interface {
 	// the window's largest size.
 	MWSetTransMem(i int, m Memory) error
 }
+
+// PeerWatcher is a port that can tell a neighbour that died (its host
+// crashed, or stopped its heartbeat) from a link that is merely down,
+// which traffic may route round. A port without it gives no such word.
+type PeerWatcher interface {
+	// PeerDead reports whether the neighbour's host died.
+	PeerDead() bool
+}

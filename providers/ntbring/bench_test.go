@@ -107,11 +107,14 @@ func benchRawDMA(b *testing.B, size int) {
 }
 
 // benchPutStream streams puts of size from host 0 to host hops on a ring
-// of hosts and quiets at the end.
-func benchPutStream(b *testing.B, proto string, hosts, hops, size int) {
+// of hosts and quiets at the end; setup, if any, runs on the ring first.
+func benchPutStream(b *testing.B, proto string, hosts, hops, size int, setup ...func([]*domain)) {
 	doms := openRingT(b, hosts, benchEnv(map[string]string{paramProtocol.Env: proto}))
 	const regionSize = 16 << 20
 	rs := regions(b, doms, regionSize)
+	for _, f := range setup {
+		f(doms)
+	}
 	ep := newEP(b, doms[0])
 	src := make([]byte, size)
 	b.SetBytes(int64(size))

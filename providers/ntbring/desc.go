@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/goshmem/goshmem/internal/ntb"
 )
 
 // A descriptor announces one transfer in a ring of the ring protocol. It
@@ -62,7 +64,7 @@ func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
 
 // payloadLen is how many bytes of the entry's data slot m uses.
 func (m *meta) payloadLen() int {
-	if m.kind == kindLanded || m.kind == kindBarrier {
+	if m.kind == kindLanded || m.kind == kindBarrier || m.kind == kindCut {
 		return 0
 	}
 	return int(m.size)
@@ -99,6 +101,8 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		return bad("barrier signal of round %d with %d bytes", m.off, m.size)
 	case m.kind == kindLanded && m.size == 0:
 		return bad("landed notice of no bytes")
+	case m.kind == kindCut && (m.region > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(m.region)) != int(m.dst)):
+		return bad("cut notice of host %d's side %d, which does not face host %d", m.src, m.region, m.dst)
 	}
 	if want, ok := fixedPayload[m.kind]; ok && int(m.size) != want {
 		return bad("%s with a payload of %d bytes (want %d)", m.kind, m.size, want)

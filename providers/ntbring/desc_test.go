@@ -14,6 +14,8 @@ func TestDescRoundTrip(t *testing.T) {
 		{kind: kindLanded, src: 1, dst: 2, off: 8, size: 1 << 30},
 		{kind: kindBarrier, src: 4, dst: 0, off: 2},
 		{kind: kindAmoReq, src: 3, dst: 1, size: amoRequestSize, tag: 9},
+		{kind: kindCut, src: 0, dst: 4, region: 0, off: 1 << 31},
+		{kind: kindCut, src: 4, dst: 0, region: 1, off: 7},
 	} {
 		got, err := decodeDesc(m.encodeDesc(testDescLim.index, testDescLim.epoch), testDescLim)
 		require.NoError(t, err, m.kind)
@@ -39,6 +41,9 @@ func TestDescRejects(t *testing.T) {
 		"empty landing":     {m: meta{kind: kindLanded, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
 		"barrier round":     {m: meta{kind: kindBarrier, src: 0, dst: 1, off: 40}, index: 41, epoch: testDescLim.epoch},
 		"short amo request": {m: meta{kind: kindAmoReq, src: 0, dst: 1, size: 8}, index: 41, epoch: testDescLim.epoch},
+		"cut of a far host": {m: meta{kind: kindCut, src: 0, dst: 2, region: 1}, index: 41, epoch: testDescLim.epoch},
+		"cut of no side":    {m: meta{kind: kindCut, src: 0, dst: 1, region: 2}, index: 41, epoch: testDescLim.epoch},
+		"cut with payload":  {m: meta{kind: kindCut, src: 0, dst: 1, region: 1, size: 4}, index: 41, epoch: testDescLim.epoch},
 	} {
 		w := c.m.encodeDesc(c.index, c.epoch)
 		if c.mangle != nil {
@@ -57,6 +62,7 @@ func FuzzDecodeDesc(f *testing.F) {
 		{kind: kindPut, src: 0, dst: 4, region: 7, off: 100, size: 64 << 10, tag: 5},
 		{kind: kindLanded, src: 1, dst: 2, off: 8, size: 1 << 20},
 		{kind: kindGetResp, src: 3, dst: 2, size: 100, tag: 77},
+		{kind: kindCut, src: 1, dst: 2, region: 1, off: 12},
 	} {
 		w := m.encodeDesc(testDescLim.index, testDescLim.epoch)
 		f.Add(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])

@@ -73,9 +73,24 @@
 // memory, whose files the device removes at Close (or the launcher, with
 // the job's directory, after a crash).
 //
+// # Rerouting round a cut link (ring protocol)
+//
+// A link that goes down is routed round (reroute.go). The hosts at its
+// two ends stop taking entries from each other's ring at a definite
+// entry and tell each other, by a cut notice sent the long way round,
+// how far they read; each resends, the other way round, the entries the
+// other never took, from copies kept until the entry is reused. Every
+// host the notice passes routes round the cut from then on; a transfer
+// that meets the cut turns round. So every transfer is acted on once: no
+// put, fetch-add or answer is lost or repeated. A link that comes back up
+// is not used again.
+//
 // # Failures
 //
-// A link that goes down outside Close, a scratchpad slot that stays busy,
+// Under the seed protocol a link that goes down outside Close fails the
+// domain; under the ring protocol a second cut, a neighbour that died, a
+// cut notice that does not come within GOSHMEM_NTBRING_TIMEOUT, or a cut
+// under the doorbell barrier does. A scratchpad slot that stays busy,
 // an answer that does not come within GOSHMEM_NTBRING_TIMEOUT, or a PE the
 // bootstrap reports lost fail the domain: every operation in flight and
 // every later one ends with an error wrapping core.ErrPeerLost. A host

@@ -114,11 +114,11 @@ func TestGarbageInScratchpadsIsDropped(t *testing.T) {
 	require.Equal(t, uint64(1), drops())
 }
 
-// A link the device takes down (fault injection) fails the hosts at its
-// two ends with a peer-lost error naming the host across it, and the
-// others through the broken-ring alarm.
+// Under the seed protocol a link the device takes down (fault injection)
+// fails the hosts at its two ends with a peer-lost error naming the host
+// across it, and the others through the broken-ring alarm.
 func TestLinkDownFault(t *testing.T) {
-	doms, err := openRingErr(t, 3, map[string]string{"GOSHMEM_NTB_FAULT": "link=0:down@200ms"})
+	doms, err := openRingErr(t, 3, map[string]string{"GOSHMEM_NTB_FAULT": "link=0:down@200ms", paramProtocol.Env: protoSeed})
 	require.NoError(t, err)
 	rs := regions(t, doms, 64)
 	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})

@@ -22,10 +22,11 @@ const (
 	kindNack                    // the owner refused tag; payload: reason byte
 	kindLanded                  // ring: size bytes landed in dst's region at off; ack tag unless 0
 	kindBarrier                 // ring: a dissemination barrier signal of round off
+	kindCut                     // ring: src's link on side region to dst is down; src took dst's entries up to off
 	kindEnd
 )
 
-var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier"}
+var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier", "cut"}
 
 func (k kind) String() string {
 	if k > 0 && k < kindEnd {
@@ -132,6 +133,7 @@ var fixedPayload = map[kind]int{
 	kindAmoReq:  amoRequestSize,
 	kindAmoResp: 8,
 	kindNack:    1,
+	kindCut:     0,
 }
 
 // getRequest is the payload of kindGetReq: how many bytes to read at the

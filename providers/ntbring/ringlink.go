@@ -74,6 +74,15 @@ type rlink struct {
 	tx txRing
 	rx rxRing
 
+	// down is set once the link is cut (reroute.go); resent once the
+	// neighbour's cut notice came and the entries it did not take were
+	// resent the other way round. noticeTimer fails the domain if that
+	// notice does not come.
+	down        atomic.Bool
+	resent      atomic.Bool
+	cutMu       sync.Mutex
+	noticeTimer *time.Timer
+
 	// direct caches the neighbour's region windows by region: nil where
 	// the neighbour has none, so puts go through the ring.
 	directMu sync.Mutex
@@ -158,7 +167,8 @@ func (l *rlink) slot(data []byte, i uint32) []byte {
 
 // copyOut moves src into dst, which lies in a window of this port: by
 // stores for small payloads, by DMA (and waiting for it) otherwise. done
-// and cb are a completion channel and its callback the caller owns.
+// and cb are a completion channel and its callback the caller owns. It
+// returns the device's error as it is: see isCut.
 func (l *rlink) copyOut(dst, src []byte, done chan error, cb func(error)) error {
 	if len(src) <= pioMax {
 		copy(dst, src)
@@ -166,12 +176,19 @@ func (l *rlink) copyOut(dst, src []byte, done chan error, cb func(error)) error 
 	}
 	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
 	if err := c.Submit(dst, src, cb); err != nil {
-		return l.linkError("submit DMA", err)
+		return err
 	}
-	if err := <-done; err != nil {
-		return l.linkError("DMA", err)
+	return <-done
+}
+
+// sendErr is what a device error while sending entry becomes: nothing if
+// the link went down, for the entry is kept and resent round the cut,
+// else a link error.
+func (l *rlink) sendErr(what string, err error) error {
+	if err == nil || isCut(err) {
+		return nil
 	}
-	return nil
+	return l.linkError(what, err)
 }
 
 // directWindow is the neighbour's window onto its region idx, or nil if
@@ -211,6 +228,12 @@ type txRing struct {
 	notice atomic.Uint32
 	fence  atomic.Uint32
 
+	// down (under mu) refuses every reservation: the link is cut. kept
+	// holds a copy of every entry, keptOK whether entry i's is complete.
+	down   bool
+	kept   [ringEntries]keptEntry
+	keptOK [ringEntries]bool
+
 	done   []chan error // DMA completion by entry
 	doneCB []func(error)
 }
@@ -224,11 +247,12 @@ func (t *txRing) reserve(own bool) (uint32, bool) {
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.next-atomic.LoadUint32(t.cons) >= limit {
+	if t.down || t.next-atomic.LoadUint32(t.cons) >= limit {
 		return 0, false
 	}
 	i := t.next
 	t.next++
+	t.keptOK[i%ringEntries] = false
 	return i, true
 }
 
@@ -271,9 +295,10 @@ func (l *rlink) put(i uint32, m meta, payload []byte, epoch uint32) error {
 	if m.kind != kindLanded { // a landed notice carries the size that landed
 		m.size = uint32(len(payload))
 	}
+	t.keep(i, m, payload)
 	if len(payload) > 0 {
 		if err := l.copyOut(l.slot(t.data, i), payload, t.done[i%ringEntries], t.doneCB[i%ringEntries]); err != nil {
-			return err
+			return l.sendErr("copy into the ring", err)
 		}
 	}
 	return l.announce(i, m, epoch)
@@ -286,9 +311,7 @@ func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
 	w := m.encodeDesc(i, epoch)
 	storeDesc(descAt(t.descs, int(i%ringEntries)), &w)
 	if t.publish(i) {
-		if err := l.port.PeerDBSet(1 << dbRing); err != nil {
-			return l.linkError("ring doorbell", err)
-		}
+		return l.sendErr("ring doorbell", l.port.PeerDBSet(1<<dbRing))
 	}
 	return nil
 }
@@ -299,15 +322,20 @@ func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
 // then done is not called.
 func (l *rlink) putAsync(i uint32, m meta, payload []byte, epoch uint32, done func(error)) error {
 	m.size = uint32(len(payload))
+	l.tx.keep(i, m, payload)
 	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
 	err := c.Submit(l.slot(l.tx.data, i), payload, func(err error) {
 		if err != nil {
-			err = l.linkError("DMA", err)
+			err = l.sendErr("DMA", err)
 		} else {
 			err = l.announce(i, m, epoch)
 		}
 		done(err)
 	})
+	if err != nil && isCut(err) {
+		done(nil) // kept: it goes round the cut
+		return nil
+	}
 	if err != nil {
 		return l.linkError("submit DMA", err)
 	}
@@ -366,13 +394,14 @@ func (r *rxRing) consumed() uint32 {
 	return r.freed
 }
 
-// wait waits for an entry or a doorbell: it polls, yielding, idleYields
-// times and then for what remains of poll, then says it sleeps, looks once
-// more, and waits for the doorbell. It returns false when stop closes.
-func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration) bool {
+// wait waits for an entry, a doorbell or the link being cut: it polls,
+// yielding, idleYields times and then for what remains of poll, then says
+// it sleeps, looks once more, and waits for the doorbell. It returns false
+// when stop closes.
+func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration, cut *atomic.Bool) bool {
 	var deadline time.Time
 	for n := 1; ; n++ {
-		if atomic.LoadUint32(r.prod) != r.next {
+		if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
 			return true
 		}
 		if n >= idleYields {
@@ -388,7 +417,7 @@ func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration) bool {
 	}
 	atomic.StoreUint32(r.sleep, 1)
 	defer atomic.StoreUint32(r.sleep, 0)
-	if atomic.LoadUint32(r.prod) != r.next {
+	if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
 		return true
 	}
 	select {
@@ -413,7 +442,7 @@ const idleYields = 64
 const idlePoll = 200 * time.Microsecond
 
 // waitCredit waits until reserve succeeds, the timeout passes or abort
-// says the domain failed.
+// says the domain failed; on a link that is cut it returns errCut.
 func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) (uint32, error) {
 	if i, ok := l.tx.reserve(own); ok {
 		return i, nil
@@ -421,6 +450,9 @@ func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) 
 	deadline := time.Now().Add(timeout)
 	pause := core.Backoff{Max: 200 * time.Microsecond}
 	for n := 0; ; n++ {
+		if l.down.Load() {
+			return 0, errCut
+		}
 		pause.Pause()
 		if i, ok := l.tx.reserve(own); ok {
 			return i, nil

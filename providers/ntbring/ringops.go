@@ -1,6 +1,7 @@
 package ntbring
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 
@@ -41,13 +42,18 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 // waiters, unless one is still on its way (noticePending): a stream of
 // puts costs one notice per wake-up, not one per put. It is complete when
 // putDirect returns; no ack comes back.
-// Puts to hosts further away report false and go through the ring.
+// Puts to hosts further away report false and go through the ring, and
+// so does a put across a link that is cut, or went down before the put's
+// bytes were all across: it goes round the cut.
 func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, error) {
 	side, hops := route(p.d.rank, pe, p.d.npes)
 	if hops != 1 {
 		return false, nil
 	}
 	l := p.links[side]
+	if l.down.Load() {
+		return false, nil
+	}
 	win := l.directWindow(uint8(reg.idx))
 	if win == nil || off+len(src) > len(win) {
 		return false, nil
@@ -59,14 +65,24 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 		w := dmaWaits.Get().(*dmaWait)
 		err := l.copyOut(win[off:off+n], src, w.done, w.cb)
 		dmaWaits.Put(w)
+		if isCut(err) {
+			return false, nil
+		}
 		if err != nil {
-			return true, err
+			return true, l.linkError("DMA", err)
 		}
 	}
-	if l.tx.noticePending() {
+	pending := l.tx.noticePending() // orders the stores before the look at the link
+	if !l.port.LinkIsUp() {
+		return false, nil
+	}
+	if pending {
 		return true, nil
 	}
 	i, err := l.waitCredit(true, p.s.timeout, p.abort)
+	if errors.Is(err, errCut) {
+		return false, nil
+	}
 	if err != nil {
 		return true, err
 	}

@@ -30,6 +30,7 @@ type ringProto struct {
 	links [2]*rlink     // by ntb.Side
 	epoch uint32        // this host's link-up epoch
 	poll  time.Duration // how long an idle receiver polls: see idlePoll
+	cut   atomic.Int32  // the index of the link known to be down, or noCut
 
 	jobs chan rxJob
 	fwd  [2]fwdQueue // by side
@@ -57,6 +58,7 @@ func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	if d.npes <= runtime.NumCPU() {
 		p.poll = idlePoll
 	}
+	p.cut.Store(noCut)
 	for side := range p.links {
 		sd := ntb.Side(side)
 		l, err := newRlink(sd, r.port(sd), neighbour(d.rank, d.npes, sd), s.slotSize)
@@ -183,14 +185,14 @@ func (p *ringProto) start() {
 }
 
 // dispatch turns a port's events into work: the ring doorbell wakes the
-// receiver, barrier bits count, a link that goes down fails the domain.
+// receiver, barrier bits count, a link that goes down is routed round.
 func (p *ringProto) dispatch(l *rlink) {
 	defer p.dwg.Done()
 	for ev := range l.port.Events() {
 		switch ev.Kind {
 		case ntb.LinkEvent:
-			if !l.port.LinkIsUp() {
-				p.d.fail(&core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("the %s link went down", l.side)})
+			if !l.port.LinkIsUp() && !p.d.closing.Load() {
+				p.linkDown(l)
 			}
 		case ntb.DoorbellEvent:
 			// Clear before looking: a doorbell rung after this raises a
@@ -215,14 +217,19 @@ func (p *ringProto) dispatch(l *rlink) {
 
 // receive is the receiver of the ring from l's neighbour: it takes every
 // published entry in order, handles what is quick itself and hands the
-// rest to the workers.
+// rest to the workers. Once the link is cut it takes no more, tells the
+// neighbour how far it read, and stops.
 func (p *ringProto) receive(l *rlink) {
 	defer p.wg.Done()
 	r := &l.rx
 	for {
+		if l.down.Load() {
+			p.sendNotice(l, r.next)
+			return
+		}
 		prod := atomic.LoadUint32(r.prod)
 		if prod == r.next {
-			if !r.wait(p.stop, p.poll) {
+			if !r.wait(p.stop, p.poll, &l.down) {
 				return
 			}
 			continue
@@ -232,24 +239,31 @@ func (p *ringProto) receive(l *rlink) {
 				l.side, prod, r.next, ringEntries, errBadMeta))
 			return
 		}
-		for ; r.next != prod; r.next++ {
-			p.entry(l, r.next)
+		for ; r.next != prod && !l.down.Load(); r.next++ {
+			if !p.entry(l, r.next) {
+				break
+			}
 		}
 	}
 }
 
-// entry validates entry i and acts on it.
-func (p *ringProto) entry(l *rlink, i uint32) {
+// entry validates entry i and acts on it. It reports false, taking
+// nothing, for an entry that may have been torn by the link going down:
+// the neighbour resends it round the cut.
+func (p *ringProto) entry(l *rlink, i uint32) bool {
 	w := loadDesc(descAt(l.rx.descs, int(i%ringEntries)))
 	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, slotSize: p.s.slotSize})
 	if err != nil {
+		if l.down.Load() || !l.port.LinkIsUp() {
+			return false
+		}
 		l.rx.release(i)
 		p.d.dropped(fmt.Errorf("%s link, ring entry %d: %w", l.side, i, err))
-		return
+		return true
 	}
 	payload := l.slot(l.rx.data, i)[:m.payloadLen()]
 	switch {
-	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier):
+	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind == kindCut):
 		// Never blocks: every job holds an entry, and the channel has
 		// room for every entry of both rings.
 		select {
@@ -264,10 +278,14 @@ func (p *ringProto) entry(l *rlink, i uint32) {
 	case m.kind == kindBarrier:
 		l.rx.release(i)
 		p.dis.signal(int(m.off))
+	case m.kind == kindCut:
+		l.rx.release(i)
+		p.peerCut(m)
 	default:
 		p.d.answered(m, payload)
 		l.rx.release(i)
 	}
+	return true
 }
 
 // landed acts on a landed notice: bytes another host put arrived in a
@@ -312,14 +330,26 @@ func (p *ringProto) serveJob(j rxJob) {
 	p.sendOn(reply, out, buf)
 }
 
-// relay passes a transfer for another host on, in the direction it came.
-// A put whose next hop is its destination lands straight in that host's
-// region where it has a window onto it, and a landed notice follows.
+// relay passes a transfer for another host on, in the direction it came,
+// or back the way it came if the next link is cut. A put whose next hop
+// is its destination lands straight in that host's region where it has a
+// window onto it, and a landed notice follows.
 func (p *ringProto) relay(j rxJob) {
+	if j.m.kind == kindCut {
+		p.learnCut(linkIndex(int(j.m.src), p.d.npes, ntb.Side(j.m.region)))
+	}
 	out := p.links[opposite(j.l.side)]
+	if out.down.Load() {
+		p.turn(j)
+		return
+	}
 	if j.m.kind == kindPut && out.peer == int(j.m.dst) {
 		if win := out.directWindow(j.m.region); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
 			landed := func(err error) {
+				if isCut(err) || err == nil && !out.port.LinkIsUp() {
+					p.turn(j)
+					return
+				}
 				j.l.rx.release(j.i)
 				if err != nil {
 					p.d.fail(out.linkError("DMA", err))
@@ -334,8 +364,7 @@ func (p *ringProto) relay(j rxJob) {
 				copy(dst, j.payload)
 				landed(nil)
 			} else if err := out.dmaAsync(dst, j.payload, landed); err != nil {
-				j.l.rx.release(j.i)
-				p.d.fail(err)
+				landed(err)
 			}
 			return
 		}
@@ -363,17 +392,35 @@ func (p *ringProto) relay(j rxJob) {
 		}
 		return
 	}
+	p.requeue(j, opposite(j.l.side))
+}
+
+// turn sends a relayed transfer whose next link is cut back the way it
+// came, round the ring to its destination. A cut notice cannot turn: the
+// ring is cut twice.
+func (p *ringProto) turn(j rxJob) {
+	if j.m.kind == kindCut {
+		j.l.rx.release(j.i)
+		p.learnCut(linkIndex(p.d.rank, p.d.npes, opposite(j.l.side)))
+		return
+	}
+	p.requeue(j, j.l.side)
+}
+
+// requeue copies a relayed transfer out of its entry, releases the entry
+// and queues the copy for the forwarder of side.
+func (p *ringProto) requeue(j rxJob, side ntb.Side) {
 	buf := p.d.bufs.get(len(j.payload))
 	copy(*buf, j.payload)
 	j.l.rx.release(j.i)
-	p.queue(opposite(j.l.side), j.m, *buf, buf)
+	p.queue(side, j.m, *buf, buf)
 }
 
 // sendOn sends an answer or relay without waiting: at once if its link
 // has room, else through the forwarder. buf, if not nil, holds payload
 // and goes back to the pool once sent.
 func (p *ringProto) sendOn(m meta, payload []byte, buf *[]byte) {
-	side := p.d.sideTo(int(m.dst))
+	side := p.sideFor(int(m.dst))
 	if i, ok := p.links[side].tx.reserve(false); ok {
 		if err := p.links[side].put(i, m, payload, p.epoch); err != nil {
 			p.d.fail(err)
@@ -426,20 +473,11 @@ func (p *ringProto) forward(side ntb.Side) {
 			}
 			continue
 		}
-		if err := p.sendWait(p.links[side], false, it.m, it.payload); err != nil {
+		if err := p.sendVia(side, false, it.m, it.payload); err != nil {
 			p.d.fail(err)
 		}
 		p.d.bufs.put(it.buf)
 	}
-}
-
-// sendWait sends m on l once the ring has room.
-func (p *ringProto) sendWait(l *rlink, own bool, m meta, payload []byte) error {
-	i, err := l.waitCredit(own, p.s.timeout, p.abort)
-	if err != nil {
-		return err
-	}
-	return l.put(i, m, payload, p.epoch)
 }
 
 // putPieces implements piecePutter: a put through the ring, cut into
@@ -447,7 +485,7 @@ func (p *ringProto) sendWait(l *rlink, own bool, m meta, payload []byte) error {
 // back to back, so the link does not idle between two pieces. It returns
 // once src may be reused; the destination acks every piece.
 func (p *ringProto) putPieces(m meta, src []byte) error {
-	l := p.links[p.d.sideTo(int(m.dst))]
+	side := p.sideFor(int(m.dst))
 	var (
 		wg    sync.WaitGroup
 		first atomic.Pointer[error]
@@ -461,7 +499,7 @@ func (p *ringProto) putPieces(m meta, src []byte) error {
 		piece := src[off:min(off+p.s.slotSize, len(src))]
 		pm := m
 		pm.off += uint32(off)
-		i, err := l.waitCredit(true, p.s.timeout, p.abort)
+		l, i, err := p.credit(side, true)
 		if err != nil {
 			fail(err)
 			break
@@ -489,7 +527,7 @@ func (p *ringProto) pieces(n int) int { return (n + p.s.slotSize - 1) / p.s.slot
 // send implements protocol: this host's own transfer leaves by the
 // shorter way round.
 func (p *ringProto) send(m meta, payload []byte) error {
-	return p.sendWait(p.links[p.d.sideTo(int(m.dst))], true, m, payload)
+	return p.sendVia(p.sideFor(int(m.dst)), true, m, payload)
 }
 
 func (p *ringProto) maxPayload() int { return p.s.slotSize }
@@ -515,6 +553,13 @@ func (p *ringProto) abort() error {
 // close implements protocol. The goroutines that touch the windows stop
 // before the ports close and unmap them.
 func (p *ringProto) close() error {
+	for _, l := range p.links {
+		l.cutMu.Lock()
+		if l.noticeTimer != nil {
+			l.noticeTimer.Stop()
+		}
+		l.cutMu.Unlock()
+	}
 	close(p.stop)
 	p.wg.Wait()
 	err := p.ports.close()

@@ -64,8 +64,9 @@ type Port struct {
 }
 
 var (
-	_ ntb.Port      = (*Port)(nil)
-	_ ntb.Inspector = (*Port)(nil)
+	_ ntb.Port        = (*Port)(nil)
+	_ ntb.Inspector   = (*Port)(nil)
+	_ ntb.PeerWatcher = (*Port)(nil)
 )
 
 // newPort makes the port of side s over the mapping file of link k,

@@ -1,0 +1,246 @@
+package ntbring
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// Rerouting round a cut link (ring protocol only).
+//
+// When the link between hosts A and B goes down, each of them marks its
+// port cut: nothing more is reserved in the ring into the other, and its
+// receiver of the other's ring stops at a definite entry X, the first it
+// did not take. Each sends the other a cut notice (kindCut) the long way
+// round, saying X; every host it passes learns where the ring is cut and
+// routes round it from then on. A host that gets the notice resends, the
+// other way round, every entry of its ring into the other from X on: it
+// keeps a copy of each entry until the entry is reused (txRing.keep), so
+// it needs nothing from across the dead link. Entries before X were taken
+// by the other host and are its to finish; entries from X on were never
+// acted on. So every transfer is acted on once: a put lands once, a
+// fetch-add runs once, each answer arrives once. Transfers that meet the
+// cut on their way (a relay whose next link is down, a queued answer) turn
+// round and go the other way.
+//
+// A second cut splits the ring in two: the host that learns of it fails
+// with a peer-lost error naming a host across the cuts, and the alarm
+// spreads it. So does a neighbour that died, a cut notice that does not
+// come within the timeout, and any cut under the doorbell barrier, which
+// cannot go round a break.
+
+// errCut is waitCredit's answer on a link that was cut: the caller sends
+// the other way round.
+var errCut = errors.New("the link is cut")
+
+// noCut is ringProto.cut while the ring is whole.
+const noCut = -1
+
+// linkIndex is the index of the link on side s of host me: link k joins
+// host k's Right port to host k+1's Left port.
+func linkIndex(me, n int, s ntb.Side) int {
+	if s == ntb.Right {
+		return me
+	}
+	return (me + n - 1) % n
+}
+
+// sideFor is the side a transfer to dst leaves by: the shorter way round
+// while the ring is whole, else the way that does not cross the cut.
+func (p *ringProto) sideFor(dst int) ntb.Side {
+	k := int(p.cut.Load())
+	me, n := p.d.rank, p.d.npes
+	if k == noCut {
+		s, _ := route(me, dst, n)
+		return s
+	}
+	// Going right from me crosses links me, me+1, ..., dst-1.
+	if (k-me+n)%n < (dst-me+n)%n {
+		return ntb.Left
+	}
+	return ntb.Right
+}
+
+// learnCut records that link k is down. A second cut fails the domain:
+// the ring is in two pieces.
+func (p *ringProto) learnCut(k int) {
+	if p.cut.CompareAndSwap(noCut, int32(k)) {
+		p.d.log.Info("ntbring: the ring is cut, routing round it", "host", p.d.rank, "link", k)
+		return
+	}
+	if j := int(p.cut.Load()); j != k {
+		p.d.fail(&core.PeerLostError{PE: acrossCuts(p.d.rank, p.d.npes, j, k),
+			Reason: fmt.Sprintf("the ring is cut at links %d and %d", min(j, k), max(j, k))})
+	}
+}
+
+// acrossCuts is a host on the other piece of a ring of n cut at links a
+// and b, seen from me.
+func acrossCuts(me, n, a, b int) int {
+	a, b = min(a, b), max(a, b)
+	if me > a && me <= b {
+		return (b + 1) % n
+	}
+	return (a + 1) % n
+}
+
+// linkDown acts on l's link going down outside Close.
+func (p *ringProto) linkDown(l *rlink) {
+	if w, ok := l.port.(ntb.PeerWatcher); ok && w.PeerDead() || p.s.barrier == barrierRing {
+		p.d.fail(&core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("the %s link went down", l.side)})
+		return
+	}
+	p.cutLink(l)
+}
+
+// cutLink marks l cut, once: its ring takes no more entries, its receiver
+// stops and sends the cut notice, and the neighbour's notice must come
+// within the timeout.
+func (p *ringProto) cutLink(l *rlink) {
+	l.cutMu.Lock()
+	defer l.cutMu.Unlock()
+	if l.down.Load() {
+		return
+	}
+	l.tx.mu.Lock()
+	l.tx.down = true
+	l.down.Store(true)
+	l.tx.mu.Unlock()
+	p.learnCut(linkIndex(p.d.rank, p.d.npes, l.side))
+	select {
+	case l.rx.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case p.fwd[l.side].wake <- struct{}{}:
+	default:
+	}
+	l.noticeTimer = time.AfterFunc(p.s.timeout, func() {
+		if !l.resent.Load() {
+			p.d.fail(&core.PeerLostError{PE: l.peer,
+				Reason: fmt.Sprintf("the %s link went down and no cut notice came round the ring within %v", l.side, p.s.timeout)})
+		}
+	})
+}
+
+// sendNotice is what l's receiver does when l is cut: it tells the
+// neighbour, the long way round, that it took the neighbour's entries up
+// to next.
+func (p *ringProto) sendNotice(l *rlink, next uint32) {
+	m := meta{kind: kindCut, src: uint8(p.d.rank), dst: uint8(l.peer), region: uint8(l.side), off: next}
+	if err := p.sendVia(opposite(l.side), false, m, nil); err != nil {
+		p.d.fail(err)
+	}
+}
+
+// peerCut acts on the neighbour's cut notice m: its link to us is cut,
+// and it took our entries up to m.off; the rest go the other way round.
+func (p *ringProto) peerCut(m meta) {
+	l := p.links[opposite(ntb.Side(m.region))]
+	if l.peer != int(m.src) {
+		p.d.dropped(fmt.Errorf("%w: cut notice from host %d, which is not across a link of ours", errBadMeta, m.src))
+		return
+	}
+	p.cutLink(l)
+	if l.resent.Swap(true) {
+		p.d.dropped(fmt.Errorf("%w: a second cut notice from host %d", errBadMeta, m.src))
+		return
+	}
+	l.cutMu.Lock()
+	if l.noticeTimer != nil {
+		l.noticeTimer.Stop()
+	}
+	l.cutMu.Unlock()
+	kept, err := l.tx.unsent(m.off, p.s.timeout)
+	if err != nil {
+		p.d.fail(fmt.Errorf("%s link: %w", l.side, err))
+		return
+	}
+	for _, k := range kept {
+		p.queue(opposite(l.side), k.m, k.data, nil)
+	}
+	p.d.log.Info("ntbring: resent round the cut", "host", p.d.rank, "side", l.side, "from", m.off, "entries", len(kept))
+}
+
+// credit reserves an entry in the ring of side s, or of the other side if
+// s's link is cut.
+func (p *ringProto) credit(s ntb.Side, own bool) (*rlink, uint32, error) {
+	for {
+		l := p.links[s]
+		if l.down.Load() {
+			if s = opposite(s); p.links[s].down.Load() {
+				return nil, 0, &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("both links of host %d are down", p.d.rank)}
+			}
+			continue
+		}
+		i, err := l.waitCredit(own, p.s.timeout, p.abort)
+		if !errors.Is(err, errCut) {
+			return l, i, err
+		}
+	}
+}
+
+// sendVia sends m on side s once its ring has room, or the other way
+// round if s's link is cut.
+func (p *ringProto) sendVia(s ntb.Side, own bool, m meta, payload []byte) error {
+	l, i, err := p.credit(s, own)
+	if err != nil {
+		return err
+	}
+	return l.put(i, m, payload, p.epoch)
+}
+
+// keptEntry is a copy of a ring entry, kept until the entry is reused so
+// that it can be resent round a cut.
+type keptEntry struct {
+	m    meta
+	data []byte
+}
+
+// keep copies entry i before it is written across the link.
+func (t *txRing) keep(i uint32, m meta, payload []byte) {
+	k := &t.kept[i%ringEntries]
+	k.m, k.data = m, append(k.data[:0], payload...)
+	t.mu.Lock()
+	t.keptOK[i%ringEntries] = true
+	t.mu.Unlock()
+}
+
+// unsent returns copies of entries from..next of a cut ring, once every
+// one of them is kept; from is where the neighbour stopped taking them.
+func (t *txRing) unsent(from uint32, timeout time.Duration) ([]keptEntry, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		t.mu.Lock()
+		if int32(t.next-from) < 0 || t.next-from > ringEntries {
+			t.mu.Unlock()
+			return nil, fmt.Errorf("%w: the neighbour took entries up to %d, this host reserved up to %d", errBadMeta, from, t.next)
+		}
+		all := true
+		for i := from; i != t.next && all; i++ {
+			all = t.keptOK[i%ringEntries]
+		}
+		if all {
+			out := make([]keptEntry, 0, t.next-from)
+			for i := from; i != t.next; i++ {
+				k := t.kept[i%ringEntries]
+				out = append(out, keptEntry{m: k.m, data: append([]byte(nil), k.data...)})
+			}
+			t.mu.Unlock()
+			return out, nil
+		}
+		t.mu.Unlock()
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("entries %d to %d were never written: %w", from, t.next, core.ErrTimeout)
+		}
+		runtime.Gosched()
+	}
+}
+
+// isCut reports whether a device error means the link went down: the
+// entry being sent is kept and goes the other way round.
+func isCut(err error) bool { return errors.Is(err, ntb.ErrLinkDown) }

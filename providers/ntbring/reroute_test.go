@@ -1,0 +1,262 @@
+package ntbring
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/ntb"
+)
+
+// linkForcer is the emulated port's fault injection.
+type linkForcer interface{ SetLinkDown(bool) error }
+
+// forceLink takes link k (host k's Right port) of a ring down or up.
+func forceLink(t testing.TB, doms []*domain, k int, down bool) {
+	t.Helper()
+	port := doms[k].proto.(*ringProto).links[ntb.Right].port
+	require.NoError(t, port.(linkForcer).SetLinkDown(down))
+}
+
+// Sizes of the stream's puts: stores, one DMA, and pieces.
+var streamSizes = []int{8, 3000, 9000, 40 << 10}
+
+const streamStride = 40 << 10
+
+func pattern(src, pe, k, j int) byte { return byte(src + 3*pe + 5*k + 7*j + j>>8) }
+
+// streamBlock is the block src puts into pe in step k.
+func streamBlock(src, pe, k int) []byte {
+	b := make([]byte, streamSizes[k%len(streamSizes)])
+	for j := range b {
+		b[j] = pattern(src, pe, k, j)
+	}
+	return b
+}
+
+// stream has every host put a distinct block into every other host and
+// fetch-add one to its counter there, steps times; cut runs on host 0
+// before step steps/2. It returns the first error of each host.
+func stream(doms []*domain, data, ctr []core.Region, steps int, cut func()) []error {
+	n := len(doms)
+	errs := make([]error, n)
+	each(doms, func(d *domain) {
+		// A host that stops fails its domain, so that no other waits for
+		// it in the barrier.
+		defer func() {
+			if errs[d.rank] != nil {
+				d.fail(errs[d.rank])
+			}
+		}()
+		ep, err := d.NewEndpoint(core.EndpointOptions{})
+		if err != nil {
+			errs[d.rank] = err
+			return
+		}
+		seen := make([]map[uint64]bool, n)
+		for k := range steps {
+			if d.rank == 0 && k == steps/2 {
+				cut()
+			}
+			for pe := range n {
+				if pe == d.rank {
+					continue
+				}
+				if seen[pe] == nil {
+					seen[pe] = map[uint64]bool{}
+				}
+				off := (d.rank*steps + k) * streamStride
+				if err := ep.Put(pe, data[d.rank], off, streamBlock(d.rank, pe, k)); err != nil {
+					errs[d.rank] = err
+					return
+				}
+				old, err := ep.FetchAtomic(pe, ctr[d.rank], 8*d.rank, core.AtomicAdd, core.Uint64, 1, 0)
+				if err != nil {
+					errs[d.rank] = err
+					return
+				}
+				if seen[pe][old] || old >= uint64(steps) {
+					errs[d.rank] = errors.New("a fetch-add answered twice, or applied twice")
+					return
+				}
+				seen[pe][old] = true
+			}
+		}
+		errs[d.rank] = errors.Join(ep.Quiet(), d.Barrier())
+	})
+	return errs
+}
+
+// A link that goes down in the middle of a stream of puts and fetch-adds
+// from every host to every other is routed round: every block arrives
+// whole, every fetch-add is applied and answered once, and no answer
+// comes twice (a duplicate would be dropped and counted).
+func TestRerouteStream(t *testing.T) {
+	const n, steps = 4, 24
+	doms := openRingT(t, n, map[string]string{paramSlot.Env: "16K"})
+	data := regions(t, doms, n*steps*streamStride)
+	ctr := regions(t, doms, 8*n)
+	errs := stream(doms, data, ctr, steps, func() { forceLink(t, doms, 1, true) })
+	for h, err := range errs {
+		require.NoError(t, err, "host %d", h)
+	}
+	for pe, d := range doms {
+		require.NoError(t, d.err(), "host %d", pe)
+		require.Equal(t, int32(1), d.proto.(*ringProto).cut.Load(), "host %d learned the cut", pe)
+		require.Zero(t, d.drops.Load(), "host %d dropped transfers", pe)
+		for src := range n {
+			if src == pe {
+				continue
+			}
+			require.Equal(t, uint64(steps), mem.LoadValue(ctr[pe].Local(), 8*src, 8), "host %d's counter of host %d", pe, src)
+			for k := range steps {
+				off := (src*steps + k) * streamStride
+				want := streamBlock(src, pe, k)
+				require.Equal(t, want, data[pe].Local()[off:off+len(want)], "host %d, block %d of host %d", pe, k, src)
+			}
+		}
+	}
+}
+
+// A second cut splits the ring: every host fails with a peer-lost error
+// within a bounded time, whatever it was doing, and Close reports it.
+func TestSecondCutIsPeerLost(t *testing.T) {
+	const n, steps = 4, 400
+	const timeout = time.Second
+	doms, err := openRingErr(t, n, map[string]string{paramSlot.Env: "16K", paramTimeout.Env: timeout.String()})
+	require.NoError(t, err)
+	data := regions(t, doms, n*steps*streamStride)
+	ctr := regions(t, doms, 8*n)
+	done := make(chan []error, 1)
+	var once sync.Once
+	go func() {
+		done <- stream(doms, data, ctr, steps, func() {
+			once.Do(func() {
+				forceLink(t, doms, 0, true)
+				time.Sleep(50 * time.Millisecond)
+				forceLink(t, doms, 2, true)
+			})
+		})
+	}()
+	select {
+	case errs := <-done:
+		for h, err := range errs {
+			require.ErrorIs(t, err, core.ErrPeerLost, "host %d", h)
+		}
+	case <-time.After(10 * timeout):
+		t.Fatal("hosts of a ring cut twice did not fail")
+	}
+	for h, d := range doms {
+		var pl *core.PeerLostError
+		require.ErrorAs(t, d.err(), &pl, "host %d", h)
+	}
+	each(doms, func(d *domain) { require.ErrorIs(t, d.Close(), core.ErrPeerLost) })
+}
+
+// A link the device takes down at a chosen moment (fault injection) is
+// routed round: the ring keeps working and no host fails.
+func TestLinkDownFaultReroutes(t *testing.T) {
+	doms := openRingT(t, 3, map[string]string{"GOSHMEM_NTB_FAULT": "link=0:down@100ms"})
+	rs := regions(t, doms, 64)
+	require.Eventually(t, func() bool {
+		for _, d := range doms {
+			if d.proto.(*ringProto).cut.Load() != 0 {
+				return false
+			}
+		}
+		return true
+	}, 5*time.Second, 5*time.Millisecond)
+	each(doms, func(d *domain) {
+		ep, err := d.NewEndpoint(core.EndpointOptions{})
+		require.NoError(t, err)
+		for pe := range 3 {
+			require.NoError(t, ep.PutValue(pe, rs[d.rank], 8*d.rank, uint64(100+d.rank), 8))
+			old, err := ep.FetchAtomic(pe, rs[d.rank], 32, core.AtomicAdd, core.Uint64, 1, 0)
+			require.NoError(t, err)
+			require.Less(t, old, uint64(3))
+		}
+		require.NoError(t, ep.Quiet())
+		require.NoError(t, d.Barrier())
+	})
+	for pe, d := range doms {
+		require.NoError(t, d.err())
+		for src := range 3 {
+			require.Equal(t, uint64(100+src), mem.LoadValue(rs[pe].Local(), 8*src, 8))
+		}
+		require.Equal(t, uint64(3), mem.LoadValue(rs[pe].Local(), 32, 8))
+	}
+}
+
+// Entries the neighbour never took are resent round the cut, and each is
+// acted on once: host 2 sleeps with its ring doorbell from host 1 masked,
+// so the fetch-adds host 1 sends it and the landed notices of host 0's
+// relayed puts wait unread in its ring when link 1 goes down. The
+// counter ends at the count of operations, and every put is acked.
+func TestRerouteResendsUnread(t *testing.T) {
+	const n, adds, puts = 4, 8, 3
+	doms := openRingT(t, n, map[string]string{paramTimeout.Env: "2s"})
+	rs := regions(t, doms, 4096)
+	l2 := doms[2].proto.(*ringProto).links[ntb.Left]
+	require.NoError(t, l2.port.DBSetMask(1<<dbRing))
+	l1 := doms[1].proto.(*ringProto).links[ntb.Right]
+	require.Eventually(t, func() bool { return atomic.LoadUint32(l1.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+
+	ep1, err := doms[1].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	for range adds {
+		require.NoError(t, ep1.Atomic(2, rs[1], 0, core.AtomicAdd, core.Uint64, 1))
+	}
+	ep0, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	for i := range puts {
+		require.NoError(t, ep0.PutNBI(2, rs[0], 64+8*i, []byte{byte(i + 1)}))
+	}
+	require.Eventually(t, func() bool {
+		l1.tx.mu.Lock()
+		defer l1.tx.mu.Unlock()
+		return l1.tx.pub-atomic.LoadUint32(l1.tx.cons) == adds+puts
+	}, 5*time.Second, time.Millisecond)
+	require.Zero(t, mem.LoadValue(rs[2].Local(), 0, 8), "nothing was read before the cut")
+
+	start := time.Now()
+	forceLink(t, doms, 1, true)
+	require.NoError(t, ep1.Quiet())
+	require.NoError(t, ep0.Quiet())
+	t.Logf("%d operations resent round the cut and answered %v after it", adds+puts, time.Since(start))
+	require.Equal(t, uint64(adds), mem.LoadValue(rs[2].Local(), 0, 8))
+	for i := range puts {
+		require.Equal(t, byte(i+1), rs[2].Local()[64+8*i])
+	}
+	for h, d := range doms {
+		require.NoError(t, d.err(), "host %d", h)
+		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
+	}
+}
+
+// BenchmarkPutAcrossCut is the stream of BenchmarkPutThroughput from host
+// 0 to its neighbour, host 1, on a ring of four: over the link between
+// them, and with that link cut, round the other way (three hops).
+func BenchmarkPutAcrossCut(b *testing.B) {
+	for _, cut := range []bool{false, true} {
+		b.Run(fmt.Sprintf("size=1M/cut=%v", cut), func(b *testing.B) {
+			benchPutStream(b, protoRing, 4, 1, 1<<20, func(doms []*domain) {
+				if !cut {
+					return
+				}
+				forceLink(b, doms, 0, true)
+				for _, d := range doms {
+					for d.proto.(*ringProto).cut.Load() != 0 {
+						time.Sleep(time.Millisecond)
+					}
+				}
+			})
+		})
+	}
+}
