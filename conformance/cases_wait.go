@@ -135,6 +135,9 @@ func caseWaitFairAny(t *T, w *shmem.World) {
 	for i := range flags {
 		require.NoError(t, shmem.AtomicSet(w, &flags[i], 1, w.MyPE()))
 	}
+	// The sets are complete only after a quiet: a provider that carries
+	// them elsewhere (a plugin process) may not have applied the last yet.
+	require.NoError(t, w.Quiet())
 	seen := map[int]int{}
 	for range 4 * n {
 		i, err := shmem.WaitUntilAny(w, flags, nil, shmem.CmpEQ, 1)
