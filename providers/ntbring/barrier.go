@@ -8,8 +8,8 @@ import (
 )
 
 // barrier implements protocol: the seeds' ring barrier.
-func (p *seed) barrier() error {
-	return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, p.d.abort)
+func (p *seed) barrier(abort func() error) error {
+	return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, abort)
 }
 
 // doorbellBarrier is the seeds' ring barrier for host rank, whose Right
@@ -77,8 +77,8 @@ func (b *ringBarrier) signal(start, end bool) {
 }
 
 // wait blocks until counter reaches gen. A barrier may legitimately wait
-// as long as the slowest host computes, so there is no timeout: only a
-// lost peer ends it early.
+// as long as the slowest host computes, so there is no timeout: only
+// abort (a lost peer, the caller's check) ends it early.
 func (b *ringBarrier) wait(gen uint64, counter *atomic.Uint64, abort func() error) error {
 	return b.ev.Wait(func() bool { return counter.Load() >= gen }, 0, abort)
 }

@@ -31,12 +31,17 @@
 // the ring cannot deadlock. Gets and atomics run at the owner, which
 // answers with one traversal back. Barrier is a dissemination barrier
 // over the rings (GOSHMEM_NTBRING_BARRIER=ring for the seeds' doorbells).
+// The domain is a core.CheckedBarrierer: BarrierCheck's check ends the
+// wait as a lost peer does, so a layer above can end a barrier on a
+// failure the ring cannot see (a global exit).
 //
 // # The seed protocol (GOSHMEM_NTBRING_PROTOCOL=seed)
 //
 // At Open each host points its two inbound windows of each port at fresh
 // buffers, writes its host id, the ring size and its slot geometry into
-// its neighbours' scratchpads, and checks what they wrote into its own.
+// its neighbours' scratchpads, and checks what they wrote into its own
+// (setupLinks, the start-up both protocols share; only the hello's words
+// differ).
 // Window 0 (direct) receives payloads for the host itself, window 1
 // (bypass) payloads it relays on. Each window is cut into one data slot
 // per worker.

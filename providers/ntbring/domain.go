@@ -50,10 +50,11 @@ type domain struct {
 }
 
 var (
-	_ core.Domain      = (*domain)(nil)
-	_ core.LocalWaiter = (*domain)(nil)
-	_ core.Barrierer   = (*domain)(nil)
-	_ core.Failer      = (*domain)(nil)
+	_ core.Domain           = (*domain)(nil)
+	_ core.LocalWaiter      = (*domain)(nil)
+	_ core.Barrierer        = (*domain)(nil)
+	_ core.CheckedBarrierer = (*domain)(nil)
+	_ core.Failer           = (*domain)(nil)
 )
 
 func (d *domain) Rank() int { return d.rank }
@@ -280,7 +281,12 @@ func (d *domain) NewEndpoint(core.EndpointOptions) (core.Endpoint, error) {
 // the seed protocol, the two-round ring barrier on the BARRIER_START and
 // BARRIER_END doorbells. Like sync_all it completes nothing; the seeds
 // quiet first, as shmem's barrier_all does.
-func (d *domain) Barrier() error {
+func (d *domain) Barrier() error { return d.BarrierCheck(nil) }
+
+// BarrierCheck implements core.CheckedBarrierer: Barrier, whose wait
+// also ends, with check's error, once check returns one. It is consulted
+// as a lost peer is, every abortPoll while the barrier sleeps.
+func (d *domain) BarrierCheck(check func() error) error {
 	if d.closed.Load() {
 		return d.opErr("barrier", core.ErrClosed)
 	}
@@ -290,7 +296,16 @@ func (d *domain) Barrier() error {
 	if d.proto == nil {
 		return nil
 	}
-	if err := d.proto.barrier(); err != nil {
+	abort := d.abort
+	if check != nil {
+		abort = func() error {
+			if err := d.abort(); err != nil {
+				return err
+			}
+			return check()
+		}
+	}
+	if err := d.proto.barrier(abort); err != nil {
 		return d.opErr("barrier", err)
 	}
 	return nil

@@ -28,8 +28,9 @@ type protocol interface {
 	send(m meta, payload []byte) error
 	// maxPayload is the largest payload of one transfer.
 	maxPayload() int
-	// barrier returns once every host has entered it.
-	barrier() error
+	// barrier returns once every host has entered it, or with abort's
+	// error: abort is consulted while it waits.
+	barrier(abort func() error) error
 	// broken tells the other hosts, as far as the ring still reaches,
 	// that it broke and which host was lost, so that none waits for a
 	// transfer that cannot come. The domain calls it once, on failure.

@@ -110,11 +110,11 @@ const (
 )
 
 // barrier implements protocol.
-func (p *ringProto) barrier() error {
+func (p *ringProto) barrier(abort func() error) error {
 	if p.s.barrier == barrierRing {
-		return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, p.d.abort)
+		return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, abort)
 	}
-	return p.dissemination()
+	return p.dissemination(abort)
 }
 
 // dissemination is the dissemination barrier over the rings: in round k,
@@ -137,7 +137,7 @@ func (b *dissemination) signal(round int) {
 	b.ev.Notify()
 }
 
-func (p *ringProto) dissemination() error {
+func (p *ringProto) dissemination(abort func() error) error {
 	d, b := p.d, &p.dis
 	b.gen++
 	gen := b.gen
@@ -146,7 +146,7 @@ func (p *ringProto) dissemination() error {
 		if err := p.send(meta{kind: kindBarrier, src: uint8(d.rank), dst: uint8(to), off: uint32(k)}, nil); err != nil {
 			return err
 		}
-		if err := b.ev.Wait(func() bool { return b.rounds[k].Load() >= gen }, 0, d.abort); err != nil {
+		if err := b.ev.Wait(func() bool { return b.rounds[k].Load() >= gen }, 0, abort); err != nil {
 			return err
 		}
 	}

@@ -65,35 +65,9 @@ func newSeed(d *domain, r *ringPorts, s settings) (*seed, error) {
 // setup is the seeds' initialisation: set the inbound windows, exchange
 // host ids and window sizes through the scratchpads, map the neighbours'
 // windows, then start the goroutines and unmask the doorbells. Every step
-// ends in core.Agree, so all hosts fail together.
+// ends in core.Agree (setupLinks), so all hosts fail together.
 func (p *seed) setup() error {
-	b := p.d.boot
-	var err error
-	for _, l := range p.links {
-		if err == nil {
-			err = l.setInbound()
-		}
-	}
-	if err == nil {
-		err = enableLinks(p.ports, p.d.rank, p.d.npes, p.s.timeout)
-	}
-	for _, l := range p.links {
-		if err == nil {
-			err = p.hello(l)
-		}
-	}
-	if err := core.Agree(b, err); err != nil {
-		return err
-	}
-	for _, l := range p.links {
-		if err == nil {
-			err = p.checkHello(l)
-		}
-		if err == nil {
-			err = l.mapOutbound()
-		}
-	}
-	if err := core.Agree(b, err); err != nil {
+	if err := setupLinks(p.d, p.ports, p.s, p.links, p.hello, p.checkHello); err != nil {
 		return err
 	}
 	p.start()
