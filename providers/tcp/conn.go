@@ -23,8 +23,14 @@ type conn struct {
 	d    *domain
 	peer int
 	nc   net.Conn
-	br   *bufio.Reader // the reader goroutine's alone, reading rd
+	// rtok is the receive token: its holder, the reader goroutine or an
+	// issuer waiting for a reply (token.go), reads and applies the
+	// peer's frames, and alone uses br, rd, hb and the reader's state.
+	rtok sync.Mutex
+	br   *bufio.Reader
 	rd   sockReader
+	hb   [maxHdrLen]byte
+	rend bool // the stream ended: the connection is stopped or failed
 
 	// The send queue, guarded by bmu. out holds encoded frames; refs are
 	// payloads written from where they lie (large puts, large replies),
@@ -62,7 +68,7 @@ type conn struct {
 	pool []*request
 	gen  uint32
 
-	// The reader's own state.
+	// The reader's state, the token holder's.
 	applied uint64 // non-fetching operations of the peer applied here
 	ackSent uint64
 	byeSeen bool
@@ -121,7 +127,7 @@ func newConn(d *domain, peer int, nc net.Conn) *conn {
 	c.br = bufio.NewReaderSize(&c.rd, 256<<10)
 	c.tune()
 	if raw := rawConn(nc); raw != nil {
-		c.raw, c.rawWrite, c.rd.rawRead = raw, c.writeRaw, c.rd.readRaw
+		c.raw, c.rawWrite, c.rd.rawRead, c.rd.peek = raw, c.writeRaw, c.rd.readRaw, c.rd.peekRaw
 	}
 	go c.readLoop()
 	go c.writeLoop()

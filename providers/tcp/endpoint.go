@@ -171,6 +171,8 @@ func (e *endpoint) call(op string, c *conn, h *header, dst []byte) (uint64, erro
 		// The connection failed meanwhile and is ending the request.
 	} else {
 		c.flushNow()
+		pl := startAssist(e.d)
+		c.assist(&pl, func() bool { return len(req.ch) > 0 })
 	}
 	<-req.ch
 	v, err := binary.LittleEndian.Uint64(req.val[:]), req.err
@@ -326,6 +328,13 @@ func (e *endpoint) quiet() error {
 		for _, c := range e.d.conns {
 			if c != nil {
 				c.flushNow()
+			}
+		}
+		// Read the acknowledgements ourselves while polling is on.
+		pl := startAssist(e.d)
+		for _, c := range e.d.conns {
+			if c != nil && e.counter.Completed() < target {
+				c.assist(&pl, func() bool { return e.counter.Completed() >= target })
 			}
 		}
 		// Block at once rather than spin: the PE that answers may need

@@ -1,7 +1,7 @@
 package tcp
 
 import (
-	"runtime"
+	"errors"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/sys"
@@ -18,14 +18,16 @@ import (
 // with POLL=0 and when this host runs more PEs of the job than it has
 // CPUs.
 //
-// Only the reader polls. An issuer waiting for a reply or for quiet
+// The reader goroutine polls between its turns with the receive token;
+// an issuer waiting for a reply or for quiet polls only while it holds
+// the token itself (token.go), for at most assistPoll, and otherwise
 // sleeps at once: the reader that wakes it lets it run on its own thread
 // (runtime.Gosched) before it looks again. Gosched is not the yield
 // between looks: it wakes a thread for an idle P each time, and so does
 // waking the issuer, which is why, when the PEs' runtime processors
 // (GOMAXPROCS) together outnumber the CPUs, those threads compete with
-// the pollers: there the readers poll only while the host's CPUs have
-// room (cpuroom.go).
+// the pollers: there nobody polls unless the host's CPUs have room
+// (cpuroom.go).
 const (
 	// maxPoll is the largest POLL setting.
 	maxPoll = 10 * time.Millisecond
@@ -92,58 +94,55 @@ func (p *poll) slept() {
 }
 
 // sockReader is what a connection's buffered reader reads from: the
-// socket, polled for the reader's budget before the reader sleeps in the
-// runtime's poller. It is the reader goroutine's alone.
+// socket, for the holder of the receive token (token.go).
 type sockReader struct {
 	c      *conn
-	budget int64 // nanoseconds to poll before sleeping
-	// readied says that the reader may have woken a goroutine of this
-	// process (an issuer's reply or ack, a waiter's memory): the poll
-	// first lets it run on this thread.
+	budget int64 // the reader goroutine's: nanoseconds to poll before it parks
+	// readied says that a holder of the token may have woken a goroutine
+	// of this process (an issuer's reply or ack, a waiter's memory): the
+	// reader goroutine lets it run before it polls.
 	readied bool
+	// edge says that the holder is at a frame's boundary and must not
+	// wait: a socket found empty reads as errEmpty.
+	edge bool
 
 	// The non-blocking read under way, with a method value made once so
 	// that a read allocates nothing.
-	rawRead func(fd uintptr) bool
+	rawRead func(fd uintptr)
+	peek    func(fd uintptr) bool
+	looked  bool // the reader goroutine's: peek looked at the socket
 	buf     []byte
 	n       int
 	err     error
 }
 
-// Read implements io.Reader.
+// errEmpty is what sockReader reads at a frame's boundary from an empty
+// socket.
+var errEmpty = errors.New("tcp: socket empty")
+
+// Read implements io.Reader. Within a frame it waits for the socket; at
+// a boundary (edge) it does not.
 func (s *sockReader) Read(p []byte) (int, error) {
 	c := s.c
 	if c.raw == nil {
 		return c.nc.Read(p)
 	}
-	pl := startPoll(c.d, &s.budget)
-	if pl.on() {
-		if s.readied {
-			s.readied = false
-			runtime.Gosched()
-		}
-		if n, err, ok := s.try(p); ok {
-			return n, err
-		}
-		for pl.next() {
-			if n, err, ok := s.try(p); ok {
-				pl.hit()
-				return n, err
-			}
-		}
-		pl.miss()
+	if n, err, ok := s.try(p); ok {
+		return n, err
 	}
-	n, err := c.nc.Read(p)
-	pl.slept()
-	return n, err
+	if s.edge {
+		return 0, errEmpty
+	}
+	return c.nc.Read(p)
 }
 
 // try reads what the socket holds without waiting; ok says whether it
 // returned data, the end of the stream or an error rather than finding
-// the socket empty.
+// the socket empty. It does not take the socket's read lock, which the
+// reader goroutine may hold while it waits for the socket (park).
 func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
 	s.buf, s.n, s.err = p, 0, nil
-	rerr := s.c.raw.Read(s.rawRead)
+	rerr := s.c.raw.Control(s.rawRead)
 	n, err = s.n, s.err
 	s.buf = nil
 	if err == nil {

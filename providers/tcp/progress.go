@@ -13,11 +13,19 @@ import (
 // even while more frames are waiting.
 const ackEvery = 1024
 
-// readLoop is the connection's progress: it applies the peer's frames in
-// order until the peer's clean close, an error or a malformed frame.
+// readLoop is the connection's progress goroutine (token.go): it applies
+// the peer's frames, with the issuers that take the receive token, until
+// the stream ends.
 func (c *conn) readLoop() {
 	defer close(c.readerDone)
-	err := c.read()
+	c.read()
+}
+
+// endRead ends the stream with the outcome of reading it: nil after the
+// peer's BYE and half-close, or the error that broke it. The receive
+// token is held; the stream ends once.
+func (c *conn) endRead(err error) {
+	c.rend = true
 	switch {
 	case err == nil:
 		// The peer's BYE, then its half-close: ours may still be due.
@@ -31,9 +39,15 @@ func (c *conn) readLoop() {
 	}
 }
 
-func (c *conn) read() error {
-	var hb [maxHdrLen]byte
-	for {
+// serve applies the peer's frames while the socket has them, for the
+// holder of the receive token: it returns at a frame's boundary once the
+// socket is found empty, once done (if not nil) says its holder's wait is
+// over, or when the stream ended. got says whether it applied a frame.
+// A frame begun is always finished, waiting for its bytes if need be, so
+// the next holder starts at a boundary with nothing buffered.
+func (c *conn) serve(done func() bool) (got bool) {
+	hb := c.hb[:]
+	for !c.rend {
 		idle := c.br.Buffered() == 0
 		if c.applied != c.ackSent && (idle || c.applied-c.ackSent >= ackEvery) {
 			c.ackSent = c.applied
@@ -43,32 +57,60 @@ func (c *conn) read() error {
 			c.flushed = c.frames
 			c.readerFlush()
 		}
+		if idle {
+			if done != nil && done() {
+				return got
+			}
+			c.rd.edge = true
+			_, err := c.br.Peek(1)
+			c.rd.edge = false
+			if err == errEmpty {
+				return got
+			}
+			if err != nil {
+				c.endStream(err)
+				return got
+			}
+		}
 		c.frames++
-		if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
-			if err == io.EOF && c.byeSeen {
-				return nil
-			}
+		got = true
+		if err := c.frame(hb); err != nil {
+			c.endStream(err)
+		}
+	}
+	return got
+}
+
+// endStream ends the stream on err from reading a frame: the end of the
+// stream after the peer's BYE is its clean close.
+func (c *conn) endStream(err error) {
+	if err == io.EOF && c.byeSeen {
+		err = nil
+	}
+	c.endRead(err)
+}
+
+// frame reads and applies one frame.
+func (c *conn) frame(hb []byte) error {
+	if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
+		return err
+	}
+	if c.byeSeen {
+		return frameErr("%s after bye", opName(hb[0]))
+	}
+	h, err := decodeHeader(hb[:hdrLen])
+	if err != nil {
+		return err
+	}
+	if isRequest(h.op) {
+		if _, err := io.ReadFull(c.br, hb[hdrLen:maxHdrLen]); err != nil {
 			return err
 		}
-		if c.byeSeen {
-			return frameErr("%s after bye", opName(hb[0]))
-		}
-		h, err := decodeHeader(hb[:hdrLen])
-		if err != nil {
-			return err
-		}
-		if isRequest(h.op) {
-			if _, err := io.ReadFull(c.br, hb[hdrLen:maxHdrLen]); err != nil {
-				return err
-			}
-			if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
-				return err
-			}
-		}
-		if err := c.apply(&h); err != nil {
+		if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
 			return err
 		}
 	}
+	return c.apply(&h)
 }
 
 // apply executes one frame whose header has been read.

@@ -15,4 +15,7 @@ func rawConn(net.Conn) syscall.RawConn { return nil }
 func (c *conn) writeRaw(uintptr) bool { return true }
 
 // readRaw is never called where rawConn returns nil.
-func (s *sockReader) readRaw(uintptr) bool { return true }
+func (s *sockReader) readRaw(uintptr) {}
+
+// peekRaw is never called where rawConn returns nil.
+func (s *sockReader) peekRaw(uintptr) bool { return true }

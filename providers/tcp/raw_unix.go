@@ -41,9 +41,9 @@ func (c *conn) writeRaw(fd uintptr) bool {
 }
 
 // readRaw reads once into s.buf without waiting: a socket found empty
-// leaves s.n 0 and s.err nil. It is a method value made once, so the
-// reader's polls allocate nothing.
-func (s *sockReader) readRaw(fd uintptr) bool {
+// leaves s.n 0 and s.err nil. It is a method value made once, so that
+// reads allocate nothing.
+func (s *sockReader) readRaw(fd uintptr) {
 	for {
 		n, err := syscall.Read(int(fd), s.buf)
 		switch {
@@ -58,6 +58,26 @@ func (s *sockReader) readRaw(fd uintptr) bool {
 		default:
 			s.n = n
 		}
+		return
+	}
+}
+
+// peekRaw is the reader goroutine's condition for waking (park). Called
+// first, once the runtime's poller is armed, it says whether the socket
+// has something to read (data, its end or an error) without reading it;
+// called again, after the poller saw the socket readable, it says yes
+// without a look: a wake-up that finds nothing costs one empty read.
+func (s *sockReader) peekRaw(fd uintptr) bool {
+	if s.looked {
 		return true
+	}
+	s.looked = true
+	var b [1]byte
+	for {
+		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		if err == syscall.EINTR {
+			continue
+		}
+		return err != syscall.EAGAIN
 	}
 }

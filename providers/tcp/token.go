@@ -1,0 +1,116 @@
+package tcp
+
+import (
+	"runtime"
+	"time"
+)
+
+// The receive token. Whoever holds c.rtok reads the socket and applies
+// the peer's frames (serve): the reader goroutine, or an issuer waiting
+// for its reply or its quiet's acknowledgement, which so reads its own
+// reply instead of being woken by the reader (a goroutine hand-off, a
+// scheduling round where GOMAXPROCS is 1). A holder applies every frame
+// it reads exactly as the reader does (it answers requests, completes
+// others' replies and acks) and never waits to write: what the socket
+// does not take at once is left to the writer goroutine. A holder stops
+// only at a frame's boundary with nothing buffered, so the next holder
+// starts there.
+//
+// The reader goroutine holds the token only while it reads. Before it
+// parks it lets the token go and waits for the socket to become readable
+// without reading it (park), and re-checks the socket after the runtime's
+// poller is armed, so data an issuer leaves unread when its budget ends,
+// or that comes after, always wakes it: no frame is left unread.
+
+// assistPoll bounds how long an issuer polls the socket for its reply
+// before it sleeps; the POLL setting bounds it too.
+const assistPoll = int64(30 * time.Microsecond)
+
+// read is the reader goroutine's loop: it takes the token, applies what
+// the socket holds, polls for its adaptive budget, then parks until the
+// socket is readable, until the stream ends.
+func (c *conn) read() {
+	for {
+		c.rtok.Lock()
+		c.serve(nil)
+		end, readied := c.rend, c.rd.readied
+		c.rd.readied = false
+		c.rtok.Unlock()
+		if end || c.raw == nil {
+			// Without a raw socket serve reads until the stream ends.
+			return
+		}
+		pl := startPoll(c.d, &c.rd.budget)
+		if pl.on() {
+			if readied {
+				// Let the goroutines it woke run on this thread first.
+				runtime.Gosched()
+			}
+			if c.pollTurns(&pl) {
+				continue
+			}
+		}
+		c.rd.looked = false
+		err := c.raw.Read(c.rd.peek)
+		pl.slept()
+		if err != nil {
+			c.rtok.Lock()
+			if !c.rend {
+				c.endRead(err)
+			}
+			c.rtok.Unlock()
+			return
+		}
+	}
+}
+
+// pollTurns is the reader goroutine's poll: it looks at the socket, when
+// the token is free, until a look finds frames, the stream ends or the
+// budget runs out; it says whether to serve again at once.
+func (c *conn) pollTurns(pl *poll) bool {
+	for pl.next() {
+		if !c.rtok.TryLock() {
+			continue
+		}
+		got := c.serve(nil)
+		end, readied := c.rend, c.rd.readied
+		c.rd.readied = false
+		c.rtok.Unlock()
+		if end {
+			return true
+		}
+		if got {
+			pl.hit()
+			if readied {
+				runtime.Gosched()
+			}
+			return true
+		}
+	}
+	pl.miss()
+	return false
+}
+
+// assist is an issuer's wait for done on c: when the token is free and
+// polling is on, it reads and applies the peer's frames itself until done
+// says its wait is over or pl's budget ends. The issuer then sleeps as
+// before if need be; the reader goroutine reads whatever comes after.
+func (c *conn) assist(pl *poll, done func() bool) {
+	if c.raw == nil || !pl.on() || !c.rtok.TryLock() {
+		return
+	}
+	defer c.rtok.Unlock()
+	for !c.rend {
+		c.serve(done)
+		if done() || !pl.next() {
+			return
+		}
+	}
+}
+
+// startAssist begins an issuer's poll.
+func startAssist(d *domain) poll { return startPoll(d, &assistBudget) }
+
+// assistBudget is the budget of every issuer's poll; assist never
+// changes it.
+var assistBudget = assistPoll
