@@ -24,7 +24,7 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, l := range p.links {
+	for _, l := range p.both() {
 		ex, ok := l.port.(ntb.WindowExporter)
 		if !ok || 1+idx >= l.port.MWCount() {
 			continue
@@ -50,7 +50,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	if hops != 1 {
 		return false, nil
 	}
-	l := p.links[side]
+	l := p.link(side)
 	if l.down.Load() {
 		return false, nil
 	}
@@ -88,7 +88,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	}
 	l.tx.notice.Store(i + 1)
 	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
-	return true, l.put(i, m, nil, p.epoch)
+	return true, l.put(i, m, nil)
 }
 
 // dmaWait is a completion channel and its callback, pooled for callers
@@ -112,7 +112,7 @@ const (
 // barrier implements protocol.
 func (p *ringProto) barrier(abort func() error) error {
 	if p.s.barrier == barrierRing {
-		return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, abort)
+		return doorbellBarrier(p.d.rank, p.link(ntb.Right).port, p.link(ntb.Right).peer, &p.bar, abort)
 	}
 	return p.dissemination(abort)
 }
