@@ -17,14 +17,15 @@ import (
 // (its receiver sent its cut notice and stopped, the neighbour's notice
 // came and what the neighbour did not take was resent), so no cut notice
 // of the old ring can be taken for one of the new. Then it builds a new
-// rlink: a fresh inbound ring window (zeroed: both indices at entry 0), a
-// new epoch, the hello written into the neighbour's scratchpads, the
-// neighbour's hello checked and its new window mapped; then it writes the
-// two epochs into the neighbour's "mapped" scratchpad and waits for the
-// same in its own. Only then, with both ends past the hello, does it put the
-// new rlink in use, start its receiver, route the short way again and
-// send a repair notice the long way round to the other end, on which
-// every host it passes stops routing round the cut. Transfers already on
+// rlink: a fresh inbound ring window (zeroed: both indices at entry 0),
+// the region windows pointed at the regions again (the link going down
+// reset them), a new epoch, the hello written into the neighbour's
+// scratchpads, the neighbour's hello checked and its new window mapped;
+// then it writes the two epochs into the neighbour's "mapped" scratchpad
+// and waits for the same in its own. Only then, with both ends past the
+// hello, does it put the new rlink in use, start its receiver, route the
+// short way again and send a repair notice the long way round to the
+// other end, on which every host it passes stops routing round the cut. Transfers already on
 // their way round the long way simply arrive, and a later single cut is
 // survivable again.
 //
@@ -80,6 +81,7 @@ func (p *ringProto) repair(old *rlink) error {
 	if err := l.setInbound(); err != nil {
 		return err
 	}
+	p.exportWindows(l.port)
 	if err := p.hello(l); err != nil {
 		return err
 	}

@@ -55,6 +55,7 @@ func TestLinkRepairedIsUsedAgain(t *testing.T) {
 	require.NotSame(t, old, l, "link 1 has a new ring")
 	require.True(t, old.down.Load(), "the old ring stays retired")
 	require.NotEqual(t, old.epoch, l.epoch, "the new ring has a new epoch")
+	require.NotNil(t, l.directWindow(0), "host 2's window onto region 0 is set again: puts land directly")
 	next := func(l *rlink) uint32 {
 		l.tx.mu.Lock()
 		defer l.tx.mu.Unlock()

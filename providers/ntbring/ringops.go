@@ -24,16 +24,41 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	p.exportMu.Lock()
+	p.exported[idx] = m
+	p.exportMu.Unlock()
 	for _, l := range p.both() {
-		ex, ok := l.port.(ntb.WindowExporter)
-		if !ok || 1+idx >= l.port.MWCount() {
-			continue
-		}
-		if err := ex.MWSetTransMem(1+idx, m); err != nil {
-			p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
-		}
+		p.exportWindow(l.port, idx, m)
 	}
-	return m.Bytes(), m.Close, nil
+	closeRegion := func() error {
+		p.exportMu.Lock()
+		delete(p.exported, idx)
+		p.exportMu.Unlock()
+		return m.Close()
+	}
+	return m.Bytes(), closeRegion, nil
+}
+
+// exportWindow points port's inbound window 1+idx at region idx's memory
+// m, where the port has that window.
+func (p *ringProto) exportWindow(port ntb.Port, idx int, m ntb.Memory) {
+	ex, ok := port.(ntb.WindowExporter)
+	if !ok || 1+idx >= port.MWCount() {
+		return
+	}
+	if err := ex.MWSetTransMem(1+idx, m); err != nil {
+		p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
+	}
+}
+
+// exportWindows points port's region windows at the regions again: a
+// link that went down reset its inbound translations.
+func (p *ringProto) exportWindows(port ntb.Port) {
+	p.exportMu.Lock()
+	defer p.exportMu.Unlock()
+	for idx, m := range p.exported {
+		p.exportWindow(port, idx, m)
+	}
 }
 
 // putDirect implements directPutter: a put to a neighbour with a window

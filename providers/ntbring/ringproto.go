@@ -36,6 +36,11 @@ type ringProto struct {
 	bar ringBarrier   // the seeds' ring barrier on doorbells
 	dis dissemination // the dissemination barrier over the rings
 
+	// exported are the regions' memories by region index, to point the
+	// region windows at again when a link is repaired.
+	exportMu sync.Mutex
+	exported map[int]ntb.Memory
+
 	// repairing is set while side's link is being repaired; repairMu
 	// orders starting a repair against close.
 	repairing [2]atomic.Bool
@@ -57,7 +62,7 @@ type rxJob struct {
 
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
-		jobs: make(chan rxJob, 2*ringEntries)}
+		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
 	if d.npes <= runtime.NumCPU() {
 		p.poll = idlePoll
 	}
