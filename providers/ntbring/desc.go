@@ -64,7 +64,7 @@ func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
 
 // payloadLen is how many bytes of the entry's data slot m uses.
 func (m *meta) payloadLen() int {
-	if m.kind == kindLanded || m.kind == kindBarrier || m.kind == kindCut {
+	if m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice() {
 		return 0
 	}
 	return int(m.size)
@@ -101,8 +101,8 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		return bad("barrier signal of round %d with %d bytes", m.off, m.size)
 	case m.kind == kindLanded && m.size == 0:
 		return bad("landed notice of no bytes")
-	case m.kind == kindCut && (m.region > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(m.region)) != int(m.dst)):
-		return bad("cut notice of host %d's side %d, which does not face host %d", m.src, m.region, m.dst)
+	case m.kind.isLinkNotice() && (m.region > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(m.region)) != int(m.dst)):
+		return bad("%s notice of host %d's side %d, which does not face host %d", m.kind, m.src, m.region, m.dst)
 	}
 	if want, ok := fixedPayload[m.kind]; ok && int(m.size) != want {
 		return bad("%s with a payload of %d bytes (want %d)", m.kind, m.size, want)

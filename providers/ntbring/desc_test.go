@@ -16,6 +16,8 @@ func TestDescRoundTrip(t *testing.T) {
 		{kind: kindAmoReq, src: 3, dst: 1, size: amoRequestSize, tag: 9},
 		{kind: kindCut, src: 0, dst: 4, region: 0, off: 1 << 31},
 		{kind: kindCut, src: 4, dst: 0, region: 1, off: 7},
+		{kind: kindRepair, src: 1, dst: 0, region: 0},
+		{kind: kindRepair, src: 4, dst: 0, region: 1},
 	} {
 		got, err := decodeDesc(m.encodeDesc(testDescLim.index, testDescLim.epoch), testDescLim)
 		require.NoError(t, err, m.kind)
@@ -30,20 +32,23 @@ func TestDescRejects(t *testing.T) {
 		index, epoch uint32
 		mangle       func(w *[descWords]uint32)
 	}{
-		"stale index":       {m: good, index: 40, epoch: testDescLim.epoch},
-		"old epoch":         {m: good, index: 41, epoch: 0x1233},
-		"torn word":         {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[2]++ }},
-		"reserved word":     {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[6] = 1; w[7] = descCheck(w) }},
-		"unknown kind":      {m: meta{kind: kindEnd, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
-		"host outside":      {m: meta{kind: kindPut, src: 0, dst: 5}, index: 41, epoch: testDescLim.epoch},
-		"to itself":         {m: meta{kind: kindPut, src: 3, dst: 3}, index: 41, epoch: testDescLim.epoch},
-		"over the slot":     {m: meta{kind: kindPut, src: 0, dst: 1, size: 64<<10 + 1}, index: 41, epoch: testDescLim.epoch},
-		"empty landing":     {m: meta{kind: kindLanded, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
-		"barrier round":     {m: meta{kind: kindBarrier, src: 0, dst: 1, off: 40}, index: 41, epoch: testDescLim.epoch},
-		"short amo request": {m: meta{kind: kindAmoReq, src: 0, dst: 1, size: 8}, index: 41, epoch: testDescLim.epoch},
-		"cut of a far host": {m: meta{kind: kindCut, src: 0, dst: 2, region: 1}, index: 41, epoch: testDescLim.epoch},
-		"cut of no side":    {m: meta{kind: kindCut, src: 0, dst: 1, region: 2}, index: 41, epoch: testDescLim.epoch},
-		"cut with payload":  {m: meta{kind: kindCut, src: 0, dst: 1, region: 1, size: 4}, index: 41, epoch: testDescLim.epoch},
+		"stale index":          {m: good, index: 40, epoch: testDescLim.epoch},
+		"old epoch":            {m: good, index: 41, epoch: 0x1233},
+		"torn word":            {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[2]++ }},
+		"reserved word":        {m: good, index: 41, epoch: testDescLim.epoch, mangle: func(w *[descWords]uint32) { w[6] = 1; w[7] = descCheck(w) }},
+		"unknown kind":         {m: meta{kind: kindEnd, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
+		"host outside":         {m: meta{kind: kindPut, src: 0, dst: 5}, index: 41, epoch: testDescLim.epoch},
+		"to itself":            {m: meta{kind: kindPut, src: 3, dst: 3}, index: 41, epoch: testDescLim.epoch},
+		"over the slot":        {m: meta{kind: kindPut, src: 0, dst: 1, size: 64<<10 + 1}, index: 41, epoch: testDescLim.epoch},
+		"empty landing":        {m: meta{kind: kindLanded, src: 0, dst: 1}, index: 41, epoch: testDescLim.epoch},
+		"barrier round":        {m: meta{kind: kindBarrier, src: 0, dst: 1, off: 40}, index: 41, epoch: testDescLim.epoch},
+		"short amo request":    {m: meta{kind: kindAmoReq, src: 0, dst: 1, size: 8}, index: 41, epoch: testDescLim.epoch},
+		"cut of a far host":    {m: meta{kind: kindCut, src: 0, dst: 2, region: 1}, index: 41, epoch: testDescLim.epoch},
+		"cut of no side":       {m: meta{kind: kindCut, src: 0, dst: 1, region: 2}, index: 41, epoch: testDescLim.epoch},
+		"cut with payload":     {m: meta{kind: kindCut, src: 0, dst: 1, region: 1, size: 4}, index: 41, epoch: testDescLim.epoch},
+		"repair of a far host": {m: meta{kind: kindRepair, src: 0, dst: 3, region: 1}, index: 41, epoch: testDescLim.epoch},
+		"repair of no side":    {m: meta{kind: kindRepair, src: 1, dst: 2, region: 3}, index: 41, epoch: testDescLim.epoch},
+		"repair with payload":  {m: meta{kind: kindRepair, src: 2, dst: 1, region: 0, size: 1}, index: 41, epoch: testDescLim.epoch},
 	} {
 		w := c.m.encodeDesc(c.index, c.epoch)
 		if c.mangle != nil {
@@ -63,6 +68,7 @@ func FuzzDecodeDesc(f *testing.F) {
 		{kind: kindLanded, src: 1, dst: 2, off: 8, size: 1 << 20},
 		{kind: kindGetResp, src: 3, dst: 2, size: 100, tag: 77},
 		{kind: kindCut, src: 1, dst: 2, region: 1, off: 12},
+		{kind: kindRepair, src: 3, dst: 2, region: 0},
 	} {
 		w := m.encodeDesc(testDescLim.index, testDescLim.epoch)
 		f.Add(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])

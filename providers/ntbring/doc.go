@@ -16,8 +16,8 @@
 // only if the receiver said it sleeps, and the receiver, which polls a
 // while before it sleeps, re-checks the index after saying so, so no
 // wake-up is lost. Scratchpads carry only the link-up hello: a magic and
-// a random epoch that every descriptor repeats, so a restarted neighbour
-// is never taken for the old one. Every descriptor is validated (desc.go)
+// a random epoch, per link and link-up, that every descriptor repeats, so
+// a restarted neighbour or an old ring is never taken for the new one. Every descriptor is validated (desc.go)
 // and garbage is dropped and logged.
 //
 // Regions live in memory registered with the device, and inbound window
@@ -87,8 +87,15 @@
 // other never took, from copies kept until the entry is reused. Every
 // host the notice passes routes round the cut from then on; a transfer
 // that meets the cut turns round. So every transfer is acted on once: no
-// put, fetch-add or answer is lost or repeated. A link that comes back up
-// is not used again.
+// put, fetch-add or answer is lost or repeated.
+//
+// A link that comes back up is used again (repair.go): once the cut was
+// dealt with, each end retires the cut ring (late DMA completions and
+// releases go on touching only its memory), points its ring window at a
+// fresh buffer, runs the hello with a new epoch and a "mapped" handshake
+// in the scratchpads, and only then puts the new ring in use and sends a
+// repair notice the long way round, on which every host routes the short
+// way again. A later single cut is then a first cut again.
 //
 // # Failures
 //

@@ -23,10 +23,11 @@ const (
 	kindLanded                  // ring: size bytes landed in dst's region at off; ack tag unless 0
 	kindBarrier                 // ring: a dissemination barrier signal of round off
 	kindCut                     // ring: src's link on side region to dst is down; src took dst's entries up to off
+	kindRepair                  // ring: src's link on side region to dst is up again and its new ring in use
 	kindEnd
 )
 
-var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier", "cut"}
+var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier", "cut", "repair"}
 
 func (k kind) String() string {
 	if k > 0 && k < kindEnd {
@@ -40,6 +41,10 @@ func (k kind) String() string {
 func (k kind) isResponse() bool {
 	return k == kindPutAck || k == kindGetResp || k == kindAmoResp || k == kindNack
 }
+
+// isLinkNotice reports whether k tells the hosts of the ring about a
+// link: src's link on side region, whose other end is dst.
+func (k kind) isLinkNotice() bool { return k == kindCut || k == kindRepair }
 
 // metaWords is how many 32-bit scratchpads one transfer's metadata takes.
 const metaWords = 4
@@ -134,6 +139,7 @@ var fixedPayload = map[kind]int{
 	kindAmoResp: 8,
 	kindNack:    1,
 	kindCut:     0,
+	kindRepair:  0,
 }
 
 // getRequest is the payload of kindGetReq: how many bytes to read at the

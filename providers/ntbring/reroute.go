@@ -140,7 +140,7 @@ func (p *ringProto) sendNotice(l *rlink, next uint32) {
 // peerCut acts on the neighbour's cut notice m: its link to us is cut,
 // and it took our entries up to m.off; the rest go the other way round.
 func (p *ringProto) peerCut(m meta) {
-	l := p.links[opposite(ntb.Side(m.region))]
+	l := p.link(opposite(ntb.Side(m.region)))
 	if l.peer != int(m.src) {
 		p.d.dropped(fmt.Errorf("%w: cut notice from host %d, which is not across a link of ours", errBadMeta, m.src))
 		return
@@ -170,9 +170,9 @@ func (p *ringProto) peerCut(m meta) {
 // s's link is cut.
 func (p *ringProto) credit(s ntb.Side, own bool) (*rlink, uint32, error) {
 	for {
-		l := p.links[s]
+		l := p.link(s)
 		if l.down.Load() {
-			if s = opposite(s); p.links[s].down.Load() {
+			if s = opposite(s); p.link(s).down.Load() {
 				return nil, 0, &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("both links of host %d are down", p.d.rank)}
 			}
 			continue
@@ -191,7 +191,7 @@ func (p *ringProto) sendVia(s ntb.Side, own bool, m meta, payload []byte) error 
 	if err != nil {
 		return err
 	}
-	return l.put(i, m, payload, p.epoch)
+	return l.put(i, m, payload)
 }
 
 // keptEntry is a copy of a ring entry, kept until the entry is reused so

@@ -2,6 +2,7 @@ package ntbring
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,7 @@ type rlink struct {
 	side      ntb.Side
 	port      ntb.Port
 	peer      int
+	epoch     uint32 // this end's, random per link-up: its descriptors carry it
 	peerEpoch uint32 // from the neighbour's hello
 	slotSize  int
 	in, out   []byte // ring windows: ours (inbound) and the neighbour's
@@ -76,10 +78,12 @@ type rlink struct {
 
 	// down is set once the link is cut (reroute.go); resent once the
 	// neighbour's cut notice came and the entries it did not take were
-	// resent the other way round. noticeTimer fails the domain if that
-	// notice does not come.
+	// resent the other way round; rxDone once this end's receiver sent
+	// its own notice and stopped. noticeTimer fails the domain if the
+	// neighbour's notice does not come.
 	down        atomic.Bool
 	resent      atomic.Bool
+	rxDone      atomic.Bool // the receiver stopped after the cut
 	cutMu       sync.Mutex
 	noticeTimer *time.Timer
 
@@ -90,7 +94,7 @@ type rlink struct {
 }
 
 func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
-	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[uint8][]byte{}}
+	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[uint8][]byte{}, epoch: rand.Uint32() | 1}
 	switch {
 	case port.DBValidMask()&dbRingNeeded != dbRingNeeded:
 		return nil, fmt.Errorf("%s port has doorbell bits %#x; the ring protocol needs %#x: %w",
@@ -290,7 +294,7 @@ func (t *txRing) noticePending() bool {
 
 // put fills reserved entry i with m and payload and publishes it. A
 // landed notice has no payload: its m.size is what landed.
-func (l *rlink) put(i uint32, m meta, payload []byte, epoch uint32) error {
+func (l *rlink) put(i uint32, m meta, payload []byte) error {
 	t := &l.tx
 	if m.kind != kindLanded { // a landed notice carries the size that landed
 		m.size = uint32(len(payload))
@@ -301,14 +305,14 @@ func (l *rlink) put(i uint32, m meta, payload []byte, epoch uint32) error {
 			return l.sendErr("copy into the ring", err)
 		}
 	}
-	return l.announce(i, m, epoch)
+	return l.announce(i, m)
 }
 
 // announce writes entry i's descriptor, whose payload is in place, and
 // publishes it.
-func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
+func (l *rlink) announce(i uint32, m meta) error {
 	t := &l.tx
-	w := m.encodeDesc(i, epoch)
+	w := m.encodeDesc(i, l.epoch)
 	storeDesc(descAt(t.descs, int(i%ringEntries)), &w)
 	if t.publish(i) {
 		return l.sendErr("ring doorbell", l.port.PeerDBSet(1<<dbRing))
@@ -320,7 +324,7 @@ func (l *rlink) announce(i uint32, m meta, epoch uint32) error {
 // DMA's completion announces the entry, then calls done, which must not
 // block. It returns an error only if the DMA could not be queued, and
 // then done is not called.
-func (l *rlink) putAsync(i uint32, m meta, payload []byte, epoch uint32, done func(error)) error {
+func (l *rlink) putAsync(i uint32, m meta, payload []byte, done func(error)) error {
 	m.size = uint32(len(payload))
 	l.tx.keep(i, m, payload)
 	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
@@ -328,7 +332,7 @@ func (l *rlink) putAsync(i uint32, m meta, payload []byte, epoch uint32, done fu
 		if err != nil {
 			err = l.sendErr("DMA", err)
 		} else {
-			err = l.announce(i, m, epoch)
+			err = l.announce(i, m)
 		}
 		done(err)
 	})

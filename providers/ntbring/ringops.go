@@ -24,16 +24,41 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, l := range p.links {
-		ex, ok := l.port.(ntb.WindowExporter)
-		if !ok || 1+idx >= l.port.MWCount() {
-			continue
-		}
-		if err := ex.MWSetTransMem(1+idx, m); err != nil {
-			p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
-		}
+	p.exportMu.Lock()
+	p.exported[idx] = m
+	p.exportMu.Unlock()
+	for _, l := range p.both() {
+		p.exportWindow(l.port, idx, m)
 	}
-	return m.Bytes(), m.Close, nil
+	closeRegion := func() error {
+		p.exportMu.Lock()
+		delete(p.exported, idx)
+		p.exportMu.Unlock()
+		return m.Close()
+	}
+	return m.Bytes(), closeRegion, nil
+}
+
+// exportWindow points port's inbound window 1+idx at region idx's memory
+// m, where the port has that window.
+func (p *ringProto) exportWindow(port ntb.Port, idx int, m ntb.Memory) {
+	ex, ok := port.(ntb.WindowExporter)
+	if !ok || 1+idx >= port.MWCount() {
+		return
+	}
+	if err := ex.MWSetTransMem(1+idx, m); err != nil {
+		p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
+	}
+}
+
+// exportWindows points port's region windows at the regions again: a
+// link that went down reset its inbound translations.
+func (p *ringProto) exportWindows(port ntb.Port) {
+	p.exportMu.Lock()
+	defer p.exportMu.Unlock()
+	for idx, m := range p.exported {
+		p.exportWindow(port, idx, m)
+	}
 }
 
 // putDirect implements directPutter: a put to a neighbour with a window
@@ -50,7 +75,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	if hops != 1 {
 		return false, nil
 	}
-	l := p.links[side]
+	l := p.link(side)
 	if l.down.Load() {
 		return false, nil
 	}
@@ -88,7 +113,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	}
 	l.tx.notice.Store(i + 1)
 	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
-	return true, l.put(i, m, nil, p.epoch)
+	return true, l.put(i, m, nil)
 }
 
 // dmaWait is a completion channel and its callback, pooled for callers
@@ -112,7 +137,7 @@ const (
 // barrier implements protocol.
 func (p *ringProto) barrier(abort func() error) error {
 	if p.s.barrier == barrierRing {
-		return doorbellBarrier(p.d.rank, p.links[ntb.Right].port, p.links[ntb.Right].peer, &p.bar, abort)
+		return doorbellBarrier(p.d.rank, p.link(ntb.Right).port, p.link(ntb.Right).peer, &p.bar, abort)
 	}
 	return p.dissemination(abort)
 }

@@ -2,7 +2,6 @@ package ntbring
 
 import (
 	"fmt"
-	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -27,16 +26,25 @@ type ringProto struct {
 	d     *domain
 	s     settings
 	ports *ringPorts
-	links [2]*rlink     // by ntb.Side
-	epoch uint32        // this host's link-up epoch
-	poll  time.Duration // how long an idle receiver polls: see idlePoll
-	cut   atomic.Int32  // the index of the link known to be down, or noCut
+	links [2]atomic.Pointer[rlink] // by ntb.Side: a repaired link replaces its rlink
+	poll  time.Duration            // how long an idle receiver polls: see idlePoll
+	cut   atomic.Int32             // the index of the link known to be down, or noCut
 
 	jobs chan rxJob
 	fwd  [2]fwdQueue // by side
 
 	bar ringBarrier   // the seeds' ring barrier on doorbells
 	dis dissemination // the dissemination barrier over the rings
+
+	// exported are the regions' memories by region index, to point the
+	// region windows at again when a link is repaired.
+	exportMu sync.Mutex
+	exported map[int]ntb.Memory
+
+	// repairing is set while side's link is being repaired; repairMu
+	// orders starting a repair against close.
+	repairing [2]atomic.Bool
+	repairMu  sync.Mutex
 
 	stop chan struct{}
 	wg   sync.WaitGroup // everything but the dispatchers: stopped by stop
@@ -54,7 +62,7 @@ type rxJob struct {
 
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
-		jobs: make(chan rxJob, 2*ringEntries), epoch: rand.Uint32() | 1}
+		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
 	if d.npes <= runtime.NumCPU() {
 		p.poll = idlePoll
 	}
@@ -65,15 +73,21 @@ func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 		if err != nil {
 			return nil, err
 		}
-		p.links[side] = l
+		p.links[side].Store(l)
 		p.fwd[side].wake = make(chan struct{}, 1)
 	}
 	return p, nil
 }
 
+// link is the current rlink of side s.
+func (p *ringProto) link(s ntb.Side) *rlink { return p.links[s].Load() }
+
+// both is the current rlinks of both sides.
+func (p *ringProto) both() [2]*rlink { return [2]*rlink{p.link(ntb.Left), p.link(ntb.Right)} }
+
 // The scratchpad words of the ring protocol's hello, written by each host
 // into its neighbours' scratchpads at link-up, magic last. The epoch is
-// random per Open: descriptors carry it, so entries a neighbour's earlier
+// random per link-up (rlink.epoch): descriptors carry it, so entries a neighbour's earlier
 // incarnation left are never taken for its own.
 const (
 	rspMagic = iota
@@ -91,19 +105,19 @@ const (
 // maps the neighbours' ring windows and starts the goroutines. Every step
 // ends in core.Agree (setupLinks), so all hosts fail together.
 func (p *ringProto) setup() error {
-	if err := setupLinks(p.d, p.ports, p.s, p.links, p.hello, p.checkHello); err != nil {
+	if err := setupLinks(p.d, p.ports, p.s, p.both(), p.hello, p.checkHello); err != nil {
 		return err
 	}
 	p.start()
 	return nil
 }
 
-func (p *ringProto) helloWords() [ringHelloWords]uint32 {
-	return [ringHelloWords]uint32{ringHelloMagic, p.epoch, uint32(p.d.rank), uint32(p.d.npes), uint32(p.s.slotSize), ringEntries}
+func (p *ringProto) helloWords(l *rlink) [ringHelloWords]uint32 {
+	return [ringHelloWords]uint32{ringHelloMagic, l.epoch, uint32(p.d.rank), uint32(p.d.npes), uint32(p.s.slotSize), ringEntries}
 }
 
 func (p *ringProto) hello(l *rlink) error {
-	w := p.helloWords()
+	w := p.helloWords(l)
 	for i := ringHelloWords - 1; i >= 0; i-- {
 		if err := l.port.PeerSpadWrite(i, w[i]); err != nil {
 			return l.linkError("write hello", err)
@@ -124,7 +138,7 @@ func (p *ringProto) checkHello(l *rlink) error {
 		}
 		w[i] = v
 	}
-	want := p.helloWords()
+	want := p.helloWords(l)
 	want[rspEpoch], want[rspHost] = w[rspEpoch], uint32(l.peer)
 	if w != want || w[rspEpoch]&1 == 0 {
 		return fmt.Errorf("%s port: the neighbour says magic %#x, epoch %#x, host %d of %d, slots of %d bytes, %d entries; want magic %#x, an odd epoch, host %d of %d, slots of %d bytes, %d entries (are the ports cabled in ring order, and %s and %s the same on every host?): %w",
@@ -133,7 +147,7 @@ func (p *ringProto) checkHello(l *rlink) error {
 			paramProtocol.Env, paramSlot.Env, core.ErrInvalid)
 	}
 	l.peerEpoch = w[rspEpoch]
-	for i := range l.port.SpadCount() {
+	for i := range ringHelloWords {
 		if err := l.port.SpadWrite(i, 0); err != nil {
 			return l.linkError("clear scratchpads", err)
 		}
@@ -147,10 +161,10 @@ func (p *ringProto) start() {
 		p.wg.Add(1)
 		go p.work()
 	}
-	for side, l := range p.links {
+	for side, l := range p.both() {
 		p.dwg.Add(1)
 		p.wg.Add(2)
-		go p.dispatch(l)
+		go p.dispatch(ntb.Side(side))
 		go p.receive(l)
 		go p.forward(ntb.Side(side))
 		// A failure here is a link going down, which the dispatcher sees.
@@ -159,14 +173,22 @@ func (p *ringProto) start() {
 }
 
 // dispatch turns a port's events into work: the ring doorbell wakes the
-// receiver, barrier bits count, a link that goes down is routed round.
-func (p *ringProto) dispatch(l *rlink) {
+// receiver, barrier bits count, a link that goes down is routed round and
+// one that comes back up is repaired (repair.go). side's rlink changes
+// when it is repaired; its port does not.
+func (p *ringProto) dispatch(side ntb.Side) {
 	defer p.dwg.Done()
-	for ev := range l.port.Events() {
+	port := p.link(side).port
+	for ev := range port.Events() {
+		l := p.link(side)
 		switch ev.Kind {
 		case ntb.LinkEvent:
-			if !l.port.LinkIsUp() && !p.d.closing.Load() {
+			switch up := l.port.LinkIsUp(); {
+			case p.d.closing.Load():
+			case !up:
 				p.linkDown(l)
+			case l.down.Load():
+				p.startRepair(l)
 			}
 		case ntb.DoorbellEvent:
 			// Clear before looking: a doorbell rung after this raises a
@@ -184,7 +206,7 @@ func (p *ringProto) dispatch(l *rlink) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			p.d.alarmed(l.side, l.peer, p.links[opposite(l.side)].peer, ev.DB)
+			p.d.alarmed(l.side, l.peer, p.link(opposite(l.side)).peer, ev.DB)
 		}
 	}
 }
@@ -199,6 +221,7 @@ func (p *ringProto) receive(l *rlink) {
 	for {
 		if l.down.Load() {
 			p.sendNotice(l, r.next)
+			l.rxDone.Store(true)
 			return
 		}
 		prod := atomic.LoadUint32(r.prod)
@@ -237,7 +260,7 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 	}
 	payload := l.slot(l.rx.data, i)[:m.payloadLen()]
 	switch {
-	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind == kindCut):
+	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice()):
 		// Never blocks: every job holds an entry, and the channel has
 		// room for every entry of both rings.
 		select {
@@ -255,6 +278,10 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 	case m.kind == kindCut:
 		l.rx.release(i)
 		p.peerCut(m)
+	case m.kind == kindRepair:
+		// Its sender's end of the link is in use again, and so is ours:
+		// this host learned the repair before it sent its own notice.
+		l.rx.release(i)
 	default:
 		p.d.answered(m, payload)
 		l.rx.release(i)
@@ -309,10 +336,13 @@ func (p *ringProto) serveJob(j rxJob) {
 // is its destination lands straight in that host's region where it has a
 // window onto it, and a landed notice follows.
 func (p *ringProto) relay(j rxJob) {
-	if j.m.kind == kindCut {
-		p.learnCut(linkIndex(int(j.m.src), p.d.npes, ntb.Side(j.m.region)))
+	switch k := linkIndex(int(j.m.src), p.d.npes, ntb.Side(j.m.region)); j.m.kind {
+	case kindCut:
+		p.learnCut(k)
+	case kindRepair:
+		p.learnRepair(k)
 	}
-	out := p.links[opposite(j.l.side)]
+	out := p.link(opposite(j.l.side))
 	if out.down.Load() {
 		p.turn(j)
 		return
@@ -347,7 +377,7 @@ func (p *ringProto) relay(j rxJob) {
 		if len(j.payload) > pioMax {
 			// The worker moves on; the DMA's completion frees the entry,
 			// so the next piece's DMA queues behind this one's.
-			err := out.putAsync(i, j.m, j.payload, p.epoch, func(err error) {
+			err := out.putAsync(i, j.m, j.payload, func(err error) {
 				j.l.rx.release(j.i)
 				if err != nil {
 					p.d.fail(err)
@@ -359,7 +389,7 @@ func (p *ringProto) relay(j rxJob) {
 			}
 			return
 		}
-		err := out.put(i, j.m, j.payload, p.epoch)
+		err := out.put(i, j.m, j.payload)
 		j.l.rx.release(j.i)
 		if err != nil {
 			p.d.fail(err)
@@ -371,11 +401,16 @@ func (p *ringProto) relay(j rxJob) {
 
 // turn sends a relayed transfer whose next link is cut back the way it
 // came, round the ring to its destination. A cut notice cannot turn: the
-// ring is cut twice.
+// ring is cut twice. Nor does a repair notice: the other end of the
+// repaired link sends one the other way.
 func (p *ringProto) turn(j rxJob) {
-	if j.m.kind == kindCut {
+	switch j.m.kind {
+	case kindCut:
 		j.l.rx.release(j.i)
 		p.learnCut(linkIndex(p.d.rank, p.d.npes, opposite(j.l.side)))
+		return
+	case kindRepair:
+		j.l.rx.release(j.i)
 		return
 	}
 	p.requeue(j, j.l.side)
@@ -395,8 +430,8 @@ func (p *ringProto) requeue(j rxJob, side ntb.Side) {
 // and goes back to the pool once sent.
 func (p *ringProto) sendOn(m meta, payload []byte, buf *[]byte) {
 	side := p.sideFor(int(m.dst))
-	if i, ok := p.links[side].tx.reserve(false); ok {
-		if err := p.links[side].put(i, m, payload, p.epoch); err != nil {
+	if i, ok := p.link(side).tx.reserve(false); ok {
+		if err := p.link(side).put(i, m, payload); err != nil {
 			p.d.fail(err)
 		}
 		p.d.bufs.put(buf)
@@ -479,11 +514,11 @@ func (p *ringProto) putPieces(m meta, src []byte) error {
 			break
 		}
 		if len(piece) <= pioMax {
-			fail(l.put(i, pm, piece, p.epoch))
+			fail(l.put(i, pm, piece))
 			continue
 		}
 		wg.Add(1)
-		if err := l.putAsync(i, pm, piece, p.epoch, func(err error) { fail(err); wg.Done() }); err != nil {
+		if err := l.putAsync(i, pm, piece, func(err error) { fail(err); wg.Done() }); err != nil {
 			wg.Done()
 			fail(err)
 		}
@@ -527,14 +562,16 @@ func (p *ringProto) abort() error {
 // close implements protocol. The goroutines that touch the windows stop
 // before the ports close and unmap them.
 func (p *ringProto) close() error {
-	for _, l := range p.links {
+	for _, l := range p.both() {
 		l.cutMu.Lock()
 		if l.noticeTimer != nil {
 			l.noticeTimer.Stop()
 		}
 		l.cutMu.Unlock()
 	}
+	p.repairMu.Lock()
 	close(p.stop)
+	p.repairMu.Unlock()
 	p.wg.Wait()
 	err := p.ports.close()
 	p.dwg.Wait()

@@ -15,7 +15,7 @@ import (
 // entry of host 0's ring into its right neighbour.
 func forgeEntry(t *testing.T, d *domain, w [descWords]uint32, payload []byte) {
 	t.Helper()
-	l := d.proto.(*ringProto).links[ntb.Right]
+	l := d.proto.(*ringProto).link(ntb.Right)
 	i, ok := l.tx.reserve(true)
 	require.True(t, ok)
 	if len(payload) > 0 {
@@ -40,7 +40,7 @@ func TestGarbageInRingIsDropped(t *testing.T) {
 		want := doms[h].drops.Load() + 1
 		return func() bool { return doms[h].drops.Load() == want }
 	}
-	epoch := doms[0].proto.(*ringProto).epoch
+	epoch := doms[0].proto.(*ringProto).link(ntb.Right).epoch
 	all := [descWords]uint32{0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}
 
 	d1 := drops(1)
@@ -82,8 +82,8 @@ func TestDirectLanding(t *testing.T) {
 	rs := regions(t, doms, 1<<20)
 	extra := regions(t, doms, 1<<20) // region 1: the device has 2 windows, the ring's and region 0's
 	p0 := doms[0].proto.(*ringProto)
-	require.NotNil(t, p0.links[ntb.Right].directWindow(0))
-	require.Nil(t, p0.links[ntb.Right].directWindow(1))
+	require.NotNil(t, p0.link(ntb.Right).directWindow(0))
+	require.Nil(t, p0.link(ntb.Right).directWindow(1))
 
 	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
 	require.NoError(t, err)
@@ -93,7 +93,7 @@ func TestDirectLanding(t *testing.T) {
 	require.Equal(t, uint64(0), ep.Counter().Issued(), "a direct put waits for no ack")
 	require.Equal(t, big, rs[1].Local()[4096:4096+len(big)])
 	require.Equal(t, big[:100], rs[1].Local()[16:116])
-	in := doms[1].proto.(*ringProto).links[ntb.Left].rx.data
+	in := doms[1].proto.(*ringProto).link(ntb.Left).rx.data
 	require.Equal(t, -1, bytes.IndexByte(in, 0xAB), "no payload went through host 1's ring")
 
 	require.NoError(t, ep.Put(1, extra[0], 8, big))

@@ -207,6 +207,14 @@ func (h *Host) Close() error {
 	h.closed = true
 	h.stopTimers()
 	h.mu.Unlock()
+	// A copy's completion on one port may read or write the other port's
+	// windows (a relay's payload): every DMA engine of the host stops
+	// before either port releases its windows.
+	for _, p := range []*Port{h.Left, h.Right} {
+		for _, c := range p.dma {
+			c.stop()
+		}
+	}
 	err := errors.Join(h.Left.Close(), h.Right.Close())
 	if rmErr := os.Remove(h.linkFile); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		err = errors.Join(err, rmErr)
