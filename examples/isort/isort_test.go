@@ -3,29 +3,20 @@ package main
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// build compiles oshrun and isort into a temporary directory.
-func build(t *testing.T) (oshrun, isort string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", dir+"/",
-		"github.com/goshmem/goshmem/cmd/oshrun", "github.com/goshmem/goshmem/examples/isort").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return filepath.Join(dir, "oshrun"), filepath.Join(dir, "isort")
-}
+	"github.com/goshmem/goshmem/examples/internal/exampletest"
+)
 
 // The PEs end up holding every key drawn, each PE the keys of its range:
 // the printed count, checksum and keys per PE are those computed here.
 func TestIsort(t *testing.T) {
-	oshrun, isort := build(t)
+	oshrun, isort := exampletest.Build(t, "github.com/goshmem/goshmem/examples/isort")
 	const perPE, maxKey = 20000, 1000
 	for _, np := range []int{2, 3} {
 		t.Run(fmt.Sprintf("%dPEs", np), func(t *testing.T) {
@@ -66,7 +57,7 @@ func TestByBucket(t *testing.T) {
 }
 
 func TestIsortBadFlags(t *testing.T) {
-	_, isort := build(t)
+	_, isort := exampletest.Build(t, "github.com/goshmem/goshmem/examples/isort")
 	for _, args := range [][]string{{"-keys", "0"}, {"-max", "0"}, {"-max", "1099511627777"}} {
 		out, err := exec.Command(isort, args...).CombinedOutput()
 		var ee *exec.ExitError

@@ -3,30 +3,21 @@ package main
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
-)
 
-// build compiles oshrun and mandelbrot into a temporary directory.
-func build(t *testing.T) (oshrun, mandelbrot string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", dir+"/",
-		"github.com/goshmem/goshmem/cmd/oshrun", "github.com/goshmem/goshmem/examples/mandelbrot").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return filepath.Join(dir, "oshrun"), filepath.Join(dir, "mandelbrot")
-}
+	"github.com/goshmem/goshmem/examples/internal/exampletest"
+)
 
 // Every PE's goroutines share the rows out; the image PE 0 gathers hashes
 // to the same sum as the one computed here, and the rows per PE add up to
 // the height.
 func TestMandelbrot(t *testing.T) {
-	oshrun, mandelbrot := build(t)
+	oshrun, mandelbrot := exampletest.Build(t, "github.com/goshmem/goshmem/examples/mandelbrot")
 	s := scene{width: 320, height: 200, iters: 200}
 	img := make([]uint8, s.width*s.height)
 	s.rows(img, 0, s.height)
@@ -56,7 +47,7 @@ func TestMandelbrot(t *testing.T) {
 }
 
 func TestMandelbrotBadFlags(t *testing.T) {
-	_, mandelbrot := build(t)
+	_, mandelbrot := exampletest.Build(t, "github.com/goshmem/goshmem/examples/mandelbrot")
 	for _, args := range [][]string{{"-workers", "0"}, {"-out", "image.jpg"}} {
 		out, err := exec.Command(mandelbrot, args...).CombinedOutput()
 		var ee *exec.ExitError

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"syscall"
@@ -13,20 +12,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/examples/internal/exampletest"
 )
 
-// build compiles oshrun and ringshift into a temporary directory.
-func build(t *testing.T) (oshrun, ringshift string) {
-	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", dir+"/",
-		"github.com/goshmem/goshmem/cmd/oshrun", "github.com/goshmem/goshmem/examples/ringshift").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
-	return filepath.Join(dir, "oshrun"), filepath.Join(dir, "ringshift")
-}
-
 func TestRingshiftFourPEs(t *testing.T) {
-	oshrun, ringshift := build(t)
+	oshrun, ringshift := exampletest.Build(t, "github.com/goshmem/goshmem/examples/ringshift")
 	cmd := exec.Command(oshrun, "-np", "4", ringshift, "-rounds", "1000")
 	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir())
 	out, err := cmd.CombinedOutput()
@@ -37,7 +28,7 @@ func TestRingshiftFourPEs(t *testing.T) {
 // A PE killed with SIGKILL in the middle of the job makes oshrun end the
 // whole job, non-zero, naming the PE, well within 10 seconds.
 func TestRingshiftKilledPEEndsJob(t *testing.T) {
-	oshrun, ringshift := build(t)
+	oshrun, ringshift := exampletest.Build(t, "github.com/goshmem/goshmem/examples/ringshift")
 	cmd := exec.Command(oshrun, "-v", "-np", "4", ringshift, "-rounds", "100000000")
 	cmd.Env = append(cmd.Environ(), "GOSHMEM_SHM_DIR="+t.TempDir())
 	stderr, err := cmd.StderrPipe()
@@ -97,7 +88,7 @@ func TestRingshiftKilledPEEndsJob(t *testing.T) {
 // the peer-lost error instead of leaving PEs waiting for data that can no
 // longer come.
 func TestRingshiftNTBLinkDownEndsJob(t *testing.T) {
-	oshrun, ringshift := build(t)
+	oshrun, ringshift := exampletest.Build(t, "github.com/goshmem/goshmem/examples/ringshift")
 	// Should the job hang, the deadline ends oshrun, and its PEs with it.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
