@@ -230,7 +230,7 @@ func TestRerouteResendsUnread(t *testing.T) {
 	require.Eventually(t, func() bool {
 		l1.tx.mu.Lock()
 		defer l1.tx.mu.Unlock()
-		return l1.tx.pub-atomic.LoadUint32(l1.tx.cons) == adds+puts
+		return l1.tx.pub.at-atomic.LoadUint32(l1.tx.cons) == adds+puts
 	}, 5*time.Second, time.Millisecond)
 	require.Zero(t, mem.LoadValue(rs[2].Local(), 0, 8), "nothing was read before the cut")
 

@@ -215,10 +215,9 @@ func (l *rlink) directWindow(idx uint8) []byte {
 // filled by whoever reserved them, and published in order, as many at
 // once as are ready, with one store of the producer index.
 type txRing struct {
-	mu    sync.Mutex
-	next  uint32 // the next entry to reserve
-	pub   uint32 // entries published
-	ready [ringEntries]bool
+	mu   sync.Mutex
+	next uint32  // the next entry to reserve
+	pub  inOrder // entries ready; pub.at of them published
 
 	prod   *uint32 // in the neighbour's window
 	cons   *uint32 // in ours: the neighbour writes back what it consumed
@@ -264,15 +263,9 @@ func (t *txRing) reserve(own bool) (uint32, bool) {
 // with one store; it reports whether the neighbour must be woken.
 func (t *txRing) publish(i uint32) (wake bool) {
 	t.mu.Lock()
-	t.ready[i%ringEntries] = true
-	moved := false
-	for t.pub != t.next && t.ready[t.pub%ringEntries] {
-		t.ready[t.pub%ringEntries] = false
-		t.pub++
-		moved = true
-	}
+	moved := t.pub.mark(i, t.next)
 	if moved {
-		atomic.StoreUint32(t.prod, t.pub)
+		atomic.StoreUint32(t.prod, t.pub.at)
 	}
 	t.mu.Unlock()
 	// The receiver sets sleeping, then looks at the producer index once
@@ -362,9 +355,8 @@ func (l *rlink) dmaAsync(dst, src []byte, done func(error)) error {
 type rxRing struct {
 	next uint32 // the next entry to read, by the receive loop
 
-	mu       sync.Mutex
-	freed    uint32 // the consumer index written back
-	released [ringEntries]bool
+	mu    sync.Mutex
+	freed inOrder // entries released; freed.at is the consumer index written back
 
 	prod   *uint32 // in our window
 	cons   *uint32 // in the neighbour's
@@ -378,15 +370,10 @@ type rxRing struct {
 // release frees entry i for the sender.
 func (r *rxRing) release(i uint32) {
 	r.mu.Lock()
-	r.released[i%ringEntries] = true
-	moved := false
-	for r.released[r.freed%ringEntries] {
-		r.released[r.freed%ringEntries] = false
-		r.freed++
-		moved = true
-	}
-	if moved {
-		atomic.StoreUint32(r.cons, r.freed)
+	// Released entries were read, so the prefix never passes the
+	// reader; r.next is the receive loop's, so bound by the ring instead.
+	if r.freed.mark(i, r.freed.at+ringEntries) {
+		atomic.StoreUint32(r.cons, r.freed.at)
 	}
 	r.mu.Unlock()
 }
@@ -395,7 +382,26 @@ func (r *rxRing) release(i uint32) {
 func (r *rxRing) consumed() uint32 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.freed
+	return r.freed.at
+}
+
+// inOrder is a ring index that moves over entries finished out of order:
+// it covers the longest prefix of finished entries.
+type inOrder struct {
+	at   uint32
+	done [ringEntries]bool
+}
+
+// mark records entry i finished and moves at past every finished entry
+// that follows it in order, stopping at end; it reports whether at moved.
+func (o *inOrder) mark(i, end uint32) (moved bool) {
+	o.done[i%ringEntries] = true
+	for o.at != end && o.done[o.at%ringEntries] {
+		o.done[o.at%ringEntries] = false
+		o.at++
+		moved = true
+	}
+	return moved
 }
 
 // wait waits for an entry, a doorbell or the link being cut: it polls,
