@@ -263,10 +263,8 @@ func (l *link) transmit(slot, g int, m meta, payload []byte) error {
 	}
 	m.slot = uint8(slot)
 	w := m.encode()
-	for i := metaWords - 1; i >= 0; i-- {
-		if err := l.port.PeerSpadWrite(g*metaWords+i, w[i]); err != nil {
-			return l.linkError("write scratchpad", err)
-		}
+	if err := writePeerSpads(l.port, g*metaWords, w[:]); err != nil {
+		return l.linkError("write scratchpad", err)
 	}
 	if err := l.port.PeerDBSet(1 << slot); err != nil {
 		return l.linkError("ring doorbell", err)
@@ -290,13 +288,9 @@ type received struct {
 func (l *link) receive(g int, lim metaLimits) (r received, ok bool, err error) {
 	l.recvMu[g].Lock()
 	var w [metaWords]uint32
-	for i := range metaWords {
-		v, err := l.port.SpadRead(g*metaWords + i)
-		if err != nil {
-			l.recvMu[g].Unlock()
-			return r, false, l.linkError("read scratchpad", err)
-		}
-		w[i] = v
+	if err := readSpads(l.port, g*metaWords, w[:]); err != nil {
+		l.recvMu[g].Unlock()
+		return r, false, l.linkError("read scratchpad", err)
 	}
 	if w[0] == 0 {
 		l.recvMu[g].Unlock()

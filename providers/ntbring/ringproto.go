@@ -118,10 +118,8 @@ func (p *ringProto) helloWords(l *rlink) [ringHelloWords]uint32 {
 
 func (p *ringProto) hello(l *rlink) error {
 	w := p.helloWords(l)
-	for i := ringHelloWords - 1; i >= 0; i-- {
-		if err := l.port.PeerSpadWrite(i, w[i]); err != nil {
-			return l.linkError("write hello", err)
-		}
+	if err := writePeerSpads(l.port, 0, w[:]); err != nil {
+		return l.linkError("write hello", err)
 	}
 	return nil
 }
@@ -131,12 +129,8 @@ func (p *ringProto) hello(l *rlink) error {
 // hello must never outlive the neighbour that wrote it.
 func (p *ringProto) checkHello(l *rlink) error {
 	var w [ringHelloWords]uint32
-	for i := range w {
-		v, err := l.port.SpadRead(i)
-		if err != nil {
-			return l.linkError("read hello", err)
-		}
-		w[i] = v
+	if err := readSpads(l.port, 0, w[:]); err != nil {
+		return l.linkError("read hello", err)
 	}
 	want := p.helloWords(l)
 	want[rspEpoch], want[rspHost] = w[rspEpoch], uint32(l.peer)

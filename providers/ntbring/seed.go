@@ -98,10 +98,8 @@ func (p *seed) hello(l *link) error {
 	if l.port.SpadCount() < helloWords {
 		return fmt.Errorf("%s port has %d scratchpads, the hello needs %d: %w", l.side, l.port.SpadCount(), helloWords, core.ErrNotSupported)
 	}
-	for i := helloWords - 1; i >= 0; i-- {
-		if err := l.port.PeerSpadWrite(i, words[i]); err != nil {
-			return l.linkError("write hello", err)
-		}
+	if err := writePeerSpads(l.port, 0, words[:]); err != nil {
+		return l.linkError("write hello", err)
 	}
 	return nil
 }
@@ -110,12 +108,8 @@ func (p *seed) hello(l *link) error {
 // ring says, configured alike; then clears the scratchpads for transfers.
 func (p *seed) checkHello(l *link) error {
 	var w [helloWords]uint32
-	for i := range w {
-		v, err := l.port.SpadRead(i)
-		if err != nil {
-			return l.linkError("read hello", err)
-		}
-		w[i] = v
+	if err := readSpads(l.port, 0, w[:]); err != nil {
+		return l.linkError("read hello", err)
 	}
 	want := [helloWords]uint32{helloMagic, uint32(l.peer), uint32(p.d.npes), uint32(p.s.workers), uint32(p.s.slotSize)}
 	if w != want {
