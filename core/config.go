@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -141,7 +142,32 @@ const (
 	EnvProvider     = "GOSHMEM_PROVIDER"
 	EnvProviderPath = "GOSHMEM_PROVIDER_PATH"
 	EnvShmDir       = "GOSHMEM_SHM_DIR"
+	// EnvCPUs is how many CPUs the job's PEs on this host share; the
+	// launcher sets it (see Config.CPUs).
+	EnvCPUs = "GOSHMEM_CPUS"
 )
+
+// maxCPUs bounds GOSHMEM_CPUS.
+const maxCPUs = 1 << 20
+
+// CPUs is how many CPUs the job's PEs on this host share: GOSHMEM_CPUS,
+// which the launcher sets, else the CPUs this process may run on. The two
+// differ for a PE the launcher bound to one CPU: the process may run on
+// that one only, yet the job's PEs have all the launcher's. Providers
+// compare it with the PEs on the host to choose whether waiters spin,
+// which pays only while every PE has a CPU of its own.
+func (c *Config) CPUs() (int, error) {
+	v, ok := c.Lookup(EnvCPUs)
+	if !ok || strings.TrimSpace(v) == "" {
+		return runtime.NumCPU(), nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n < 1 || n > maxCPUs {
+		return 0, &EnvError{Var: EnvCPUs, Value: v,
+			Allowed: fmt.Sprintf("an integer from 1 to %d: the CPUs the job's PEs on this host share", maxCPUs)}
+	}
+	return n, nil
+}
 
 // ShmDir is the directory in which providers keep a job's shared-memory
 // files: GOSHMEM_SHM_DIR if set, else /dev/shm where it exists, else the

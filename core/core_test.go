@@ -3,6 +3,7 @@ package core_test
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -151,6 +152,27 @@ func TestConfigParams(t *testing.T) {
 	d, err := cfg.Duration(core.NewParam("t", "d", "1s", ""))
 	require.NoError(t, err)
 	require.Equal(t, 250*time.Millisecond, d)
+}
+
+// CPUs is the launcher's count when it gave one, else this process's.
+func TestConfigCPUs(t *testing.T) {
+	env := map[string]string{}
+	cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+	n, err := cfg.CPUs()
+	require.NoError(t, err)
+	require.Equal(t, runtime.NumCPU(), n)
+	env[core.EnvCPUs] = " 12 "
+	n, err = cfg.CPUs()
+	require.NoError(t, err)
+	require.Equal(t, 12, n)
+	for _, bad := range []string{"0", "-2", "two", "1e3"} {
+		env[core.EnvCPUs] = bad
+		_, err = cfg.CPUs()
+		var ee *core.EnvError
+		require.ErrorAs(t, err, &ee, bad)
+		require.Equal(t, core.EnvCPUs, ee.Var)
+		require.ErrorContains(t, err, "from 1 to")
+	}
 }
 
 func TestCheckRMA(t *testing.T) {

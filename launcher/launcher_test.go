@@ -314,16 +314,19 @@ func TestTaggedOutputIsLinePrefixed(t *testing.T) {
 	}
 }
 
-// With CPUBind each PE runs on its own CPU; without, on all of them.
+// With CPUBind each PE runs on its own CPU, and PEs beyond the CPUs are
+// dealt round them again; without, each runs on all of them.
 func TestCPUBind(t *testing.T) {
 	cpus, err := sys.CPUs()
 	if err != nil || len(cpus) < 2 {
 		t.Skipf("needs 2 CPUs to bind 2 PEs to (have %v, %v)", cpus, err)
 	}
-	r := launch(t, context.Background(), 2, "cpus", nil, func(o *Options) { o.CPUBind = true })
+	np := len(cpus) + 1
+	r := launch(t, context.Background(), np, "cpus", nil, func(o *Options) { o.CPUBind = true })
 	require.NoError(t, r.err)
-	require.Contains(t, r.stdout, fmt.Sprintf("PE 0: %d\n", cpus[0]))
-	require.Contains(t, r.stdout, fmt.Sprintf("PE 1: %d\n", cpus[1]))
+	for pe := range np {
+		require.Contains(t, r.stdout, fmt.Sprintf("PE %d: %d\n", pe, cpus[pe%len(cpus)]))
+	}
 	r = launch(t, context.Background(), 2, "cpus", nil)
 	require.NoError(t, r.err)
 	require.NotContains(t, r.stdout, fmt.Sprintf("PE 1: %d\n", cpus[1]), "unbound by default")
@@ -441,6 +444,20 @@ func TestChildEnvironmentGOMAXPROCS(t *testing.T) {
 	require.Equal(t, "2", v, "a single PE gets both")
 	v, _ = get(4, "GOMAXPROCS=3")
 	require.Equal(t, "3", v, "the user's choice wins")
+}
+
+// Each PE is told how many CPUs the job shares, unless the user said.
+func TestChildEnvironmentCPUs(t *testing.T) {
+	defer func(f func() int) { numCPU = f }(numCPU)
+	numCPU = func() int { return 6 }
+	get := func(extra ...string) string {
+		v, _ := envLookup(childEnv(Options{NP: 4, Env: extra}, "jid", []byte{1}, "127.0.0.1:5"))(core.EnvCPUs)
+		return v
+	}
+	t.Setenv(core.EnvCPUs, "")
+	os.Unsetenv(core.EnvCPUs)
+	require.Equal(t, "6", get())
+	require.Equal(t, "3", get(core.EnvCPUs+"=3"), "the user's choice wins")
 }
 
 func TestAdvertise(t *testing.T) {

@@ -3,7 +3,6 @@ package shmem
 import (
 	"fmt"
 	"math/bits"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -67,9 +66,9 @@ type collectives struct {
 }
 
 // init sets up the collectives of a World whose heap exists; hostID, or
-// core.HostID() when empty, decides which PEs make up TeamShared. It is
-// collective.
-func (c *collectives) init(w *World, hostID string) error {
+// core.HostID() when empty, decides which PEs make up TeamShared, and
+// cpus is how many CPUs they share. It is collective.
+func (c *collectives) init(w *World, hostID string, cpus int) error {
 	c.w = w
 	c.rounds = bits.Len(uint(w.npes - 1)) // ceil(log2 npes)
 	c.layout = newSlotLayout(w.npes)
@@ -89,7 +88,7 @@ func (c *collectives) init(w *World, hostID string) error {
 		return err
 	}
 	w.spins = waitSpins
-	if c.shared.NPEs() <= runtime.NumCPU() {
+	if c.shared.NPEs() <= cpus {
 		w.spins = soloSpins
 	}
 	return nil

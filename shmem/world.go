@@ -204,6 +204,10 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 		return nil, err
 	}
 	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
+	cpus, err := cfg.CPUs()
+	if err := core.Agree(boot, err); err != nil {
+		return nil, err
+	}
 	prov, dom, err := core.Open(cfg, spec)
 	if err != nil {
 		return nil, err
@@ -236,7 +240,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.def = Context{w: w, ep: ep}
 	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
-	if err := w.coll.init(w, hostID); err != nil {
+	if err := w.coll.init(w, hostID, cpus); err != nil {
 		return fail(err)
 	}
 	if err := w.syncAll(); err != nil {

@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		bind     = fs.String("bind", launcher.DefaultBind, "`address` the bootstrap store listens on; make it reachable when PEs run on other hosts")
 		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
-		cpubind  = fs.Bool("cpubind", false, "bind PE r to the r-th CPU when the PEs do not outnumber the CPUs")
+		cpubind  = fs.Bool("cpubind", false, "bind PE r to the r-th CPU; PEs beyond the CPUs are dealt round them again (PE r to CPU r mod CPUs)")
 	)
 	fs.IntVar(&np, "np", 0, "number of PEs to start (required, at least 1)")
 	fs.IntVar(&np, "n", 0, "same as -np")

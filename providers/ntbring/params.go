@@ -34,6 +34,7 @@ type settings struct {
 	workers  int
 	slotSize int
 	timeout  time.Duration
+	cpus     int // the CPUs the job's hosts share, when they share one machine
 }
 
 const (
@@ -72,6 +73,9 @@ func readSettings(cfg *core.Config) (settings, error) {
 	}
 	s.slotSize = int(n)
 	if s.timeout, err = cfg.Duration(paramTimeout); err != nil {
+		return s, err
+	}
+	if s.cpus, err = cfg.CPUs(); err != nil {
 		return s, err
 	}
 	return s, nil

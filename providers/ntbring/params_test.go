@@ -1,6 +1,7 @@
 package ntbring
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -13,12 +14,12 @@ func TestSettings(t *testing.T) {
 	cfg := &core.Config{Env: func(string) (string, bool) { return "", false }}
 	s, err := readSettings(cfg)
 	require.NoError(t, err)
-	require.Equal(t, settings{protocol: protoRing, barrier: barrierDissemination, workers: 2, slotSize: 256 << 10, timeout: 5 * time.Second}, s)
+	require.Equal(t, settings{protocol: protoRing, barrier: barrierDissemination, workers: 2, slotSize: 256 << 10, timeout: 5 * time.Second, cpus: runtime.NumCPU()}, s)
 
-	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "8", paramSlot.Env: "1M", paramTimeout.Env: "250ms", paramProtocol.Env: " SEED ", paramBarrier.Env: "Ring"})
+	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "8", paramSlot.Env: "1M", paramTimeout.Env: "250ms", paramProtocol.Env: " SEED ", paramBarrier.Env: "Ring", core.EnvCPUs: "64"})
 	s, err = readSettings(cfg)
 	require.NoError(t, err)
-	require.Equal(t, settings{protocol: protoSeed, barrier: barrierRing, workers: 8, slotSize: 1 << 20, timeout: 250 * time.Millisecond}, s)
+	require.Equal(t, settings{protocol: protoSeed, barrier: barrierRing, workers: 8, slotSize: 1 << 20, timeout: 250 * time.Millisecond, cpus: 64}, s)
 
 	for v, val := range map[string]string{
 		paramProtocol.Env: "fast",
@@ -26,6 +27,7 @@ func TestSettings(t *testing.T) {
 		paramSlot.Env:     "5000",
 		paramTimeout.Env:  "-1s",
 		paramBarrier.Env:  "tree",
+		core.EnvCPUs:      "0",
 	} {
 		cfg.Env = testEnv("", map[string]string{v: val})
 		_, err := readSettings(cfg)

@@ -40,6 +40,7 @@ type settings struct {
 	sockBuf   int
 	flushIdle time.Duration
 	poll      time.Duration
+	cpus      int // the CPUs the job's PEs on this host share
 }
 
 func readSettings(cfg *core.Config) (settings, error) {
@@ -68,6 +69,9 @@ func readSettings(cfg *core.Config) (settings, error) {
 		return s, err
 	}
 	if s.poll, err = zeroOrDuration(cfg, paramPoll, maxPoll, `"50us"`); err != nil {
+		return s, err
+	}
+	if s.cpus, err = cfg.CPUs(); err != nil {
 		return s, err
 	}
 	return s, nil
