@@ -13,27 +13,55 @@ import (
 )
 
 // TestBarrierHoldsEveryPE: no PE leaves barrier k before every PE has
-// entered it, round after round, back to back, spinning or not.
+// entered it, round after round, back to back, spinning or not, by
+// dissemination (the job has a CPU per PE) and by counter (it has not),
+// at PE counts that are and are not powers of two.
 func TestBarrierHoldsEveryPE(t *testing.T) {
 	t.Parallel()
 	const rounds = 300
 	for _, n := range []int{1, 2, 3, 5} {
 		for _, spin := range []string{"0", "auto"} {
-			t.Run(strconv.Itoa(n)+"/spin="+spin, func(t *testing.T) {
-				t.Parallel()
-				j := newJob(t, n)
-				j.env["GOSHMEM_LOOPBACK_SPIN"] = spin
-				var arrived [rounds]atomic.Int32
-				j.run(func(p *peT) {
-					for r := range rounds {
-						arrived[r].Add(1)
-						require.NoError(p, p.dom.Barrier())
-						require.EqualValues(p, n, arrived[r].Load(), "round %d: left the barrier before every PE entered it", r)
-					}
+			for _, cpus := range []int{1, 64} {
+				t.Run(strconv.Itoa(n)+"/spin="+spin+"/cpus="+strconv.Itoa(cpus), func(t *testing.T) {
+					t.Parallel()
+					j := newJob(t, n)
+					j.env["GOSHMEM_LOOPBACK_SPIN"] = spin
+					j.env[core.EnvCPUs] = strconv.Itoa(cpus)
+					var arrived [rounds]atomic.Int32
+					j.run(func(p *peT) {
+						require.Equal(p, n <= cpus, p.dom.dissemination, "dissemination")
+						for r := range rounds {
+							arrived[r].Add(1)
+							require.NoError(p, p.dom.Barrier())
+							require.EqualValues(p, n, arrived[r].Load(), "round %d: left the barrier before every PE entered it", r)
+						}
+					})
 				})
-			})
+			}
 		}
 	}
+}
+
+// TestBarrierKindAgreed: PEs that disagree on whether each has a CPU all
+// take the counter barrier, the one that serves either case.
+func TestBarrierKindAgreed(t *testing.T) {
+	t.Parallel()
+	j := newJob(t, 3)
+	j.config = func(rank int, cfg *core.Config) {
+		env := cfg.Env
+		cfg.Env = func(k string) (string, bool) {
+			if k == core.EnvCPUs {
+				return []string{"64", "64", "1"}[rank], true
+			}
+			return env(k)
+		}
+	}
+	j.run(func(p *peT) {
+		require.False(p, p.dom.dissemination)
+		for range 50 {
+			require.NoError(p, p.dom.Barrier())
+		}
+	})
 }
 
 // TestBarrierEndsOnLostPE: a PE that never arrives because it died ends

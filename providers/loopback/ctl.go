@@ -27,6 +27,9 @@ import (
 //	[768, 772)  barGen: in PE 0's file only, the barrier's generation, which
 //	            the last PE to arrive bumps; waiters futex-wait on it
 //	[772, 776)  barSleepers: how many PEs sleep in the kernel on barGen
+//	[896, ...)  barFlags: barRounds lines of {flag, sleepers uint32}: flag r
+//	            holds the last barrier in which the PE 2^r ranks below
+//	            signalled this one in round r of the dissemination barrier
 //
 // waiters lives on a cache line of its own because every remote put and
 // atomic loads it: while nobody arms or disarms, that line stays shared in
@@ -35,7 +38,8 @@ import (
 // spacing keeps the lines out of each other's adjacent-line prefetch. The
 // watches are read only while waiters != 0, and written only by the owner.
 // The barrier's count and generation have lines of their own: every PE
-// adds to the count, every waiter polls the generation.
+// adds to the count, every waiter polls the generation. Each dissemination
+// flag has a line of its own: one PE writes it, its owner polls it.
 const (
 	hdrSize        = 64
 	offWaiters     = 128
@@ -48,7 +52,9 @@ const (
 	offBarCount    = offWatches + watchSlots*16
 	offBarGen      = offBarCount + 128
 	offBarSleepers = offBarGen + 4
-	ctlSize        = offBarGen + 64
+	offBarFlags    = offBarGen + 128
+	barRounds      = 16 // log2 of the most PEs a dissemination barrier serves
+	ctlSize        = offBarFlags + barRounds*128
 	watchOffBits   = 48 // region offsets below 256 TiB
 	watchRegionMax = 1<<(64-watchOffBits) - 1
 )
@@ -95,7 +101,7 @@ func pagesBits(first, last uint64) uint64 {
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 4
+	ctlVersion = 5
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

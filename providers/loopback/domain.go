@@ -27,6 +27,11 @@ type domain struct {
 	spin       int    // GOSHMEM_LOOPBACK_SPIN
 	asym       bool   // the job fences asymmetrically (see notify)
 
+	// dissemination chooses the barrier (barrier.go): every PE has a CPU
+	// of its own. barEpoch counts the dissemination barriers passed.
+	dissemination bool
+	barEpoch      atomic.Uint32
+
 	// ctl[pe] is pe's control file as mapped here; self is ours. Set in
 	// Open, read-only after.
 	ctl  []peerCtl
@@ -55,15 +60,21 @@ type peerCtl struct {
 	sleepers   *uint32
 	watches    []uint64 // watchSlots pairs {lo, hi}
 
-	// The barrier's words; only PE 0's are used.
+	// The counter barrier's words; only PE 0's are used.
 	barCount, barGen, barSleepers *uint32
+	// The dissemination barrier's flags, a pair {flag, sleepers} a round.
+	barFlags [barRounds][2]*uint32
 }
 
 func newPeerCtl(m []byte) peerCtl {
-	return peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
+	c := peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
 		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
 		watches:  mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16]),
 		barCount: mem.Word32(m, offBarCount), barGen: mem.Word32(m, offBarGen), barSleepers: mem.Word32(m, offBarSleepers)}
+	for r := range c.barFlags {
+		c.barFlags[r] = [2]*uint32{mem.Word32(m, offBarFlags+r*128), mem.Word32(m, offBarFlags+r*128+4)}
+	}
+	return c
 }
 
 // watched reports whether a waiter of this PE watches any byte of the

@@ -1,7 +1,6 @@
 package loopback
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/goshmem/goshmem/core"
@@ -31,27 +30,8 @@ func wantAsymmetric(cfg *core.Config) (bool, error) {
 	}
 }
 
-// fenceFlag encodes wantAsymmetric's answer for Open's exchange.
-func fenceFlag(asym bool) byte {
-	if asym {
-		return 1
-	}
-	return 0
-}
-
-// allAsymmetric reads the flags of Open's exchange (after sameHost checked
-// its length): the job fences asymmetrically only if every PE registered,
-// since a waiter's barrier interrupts registered processes alone, and a
-// writer that skips its fence needs every waiter to pay.
-func allAsymmetric(all [][]byte) (bool, error) {
-	for pe, m := range all {
-		switch m[fenceOff] {
-		case 0:
-			return false, nil
-		case 1:
-		default:
-			return false, fmt.Errorf("PE %d sent fence flag %d, not 0 or 1: %w", pe, m[fenceOff], core.ErrInvalid)
-		}
-	}
-	return true, nil
-}
+// allAsymmetric reads the fence flags of Open's exchange (after sameHost
+// checked its length): the job fences asymmetrically only if every PE
+// registered, since a waiter's barrier interrupts registered processes
+// alone, and a writer that skips its fence needs every waiter to pay.
+func allAsymmetric(all [][]byte) (bool, error) { return allSet(all, fenceOff, "fence flag") }

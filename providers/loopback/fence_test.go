@@ -67,7 +67,7 @@ func TestFenceModeInvalid(t *testing.T) {
 }
 
 func TestAllAsymmetric(t *testing.T) {
-	msg := func(flag byte) []byte { return append(make([]byte, fenceOff), flag, 'h') }
+	msg := func(flag byte) []byte { return append(make([]byte, fenceOff), flag, 0, 'h') }
 	for _, tc := range []struct {
 		flags []byte
 		want  bool
@@ -96,20 +96,23 @@ func TestAllAsymmetric(t *testing.T) {
 // FuzzOpenExchange feeds Open's checks of its exchange arbitrary parts:
 // they return an error or an answer, never crash.
 func FuzzOpenExchange(f *testing.F) {
-	valid := append(make([]byte, fenceOff), 1)
+	valid := append(make([]byte, fenceOff), 1, 1)
 	valid = append(valid, "host"...)
 	f.Add(valid, valid)
 	f.Add(valid, []byte{1, 2, 3})
-	f.Add(valid, append(append(make([]byte, fenceOff), 7), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 7, 1), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 1, 9), "host"...))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		all := [][]byte{a, b}
 		if sameHost(all) != nil {
 			return
 		}
-		asym, err := allAsymmetric(all)
-		if err == nil && asym {
-			require.Equal(t, byte(1), a[fenceOff])
-			require.Equal(t, byte(1), b[fenceOff])
+		for _, off := range []int{fenceOff, barrierOff} {
+			yes, err := allSet(all, off, "flag")
+			if err == nil && yes {
+				require.Equal(t, byte(1), a[off])
+				require.Equal(t, byte(1), b[off])
+			}
 		}
 	})
 }

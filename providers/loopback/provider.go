@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 
@@ -26,7 +25,7 @@ const Name = "loopback"
 // are on this host, so "auto" decides by counting them against the CPUs.
 var paramSpin = core.NewParam(Name, "SPIN", "auto",
 	"polls of its wake-up word before a waiting PE yields the CPU and then sleeps in the kernel; "+
-		"auto: "+strconv.Itoa(spinSolo)+" if the job's PEs do not outnumber the host's CPUs, else 0")
+		"auto: "+strconv.Itoa(spinSolo)+" if the job's PEs do not outnumber the CPUs they share (GOSHMEM_CPUS, set by oshrun), else 0")
 
 const (
 	// spinSolo is the automatic spin when every PE can have a CPU.
@@ -40,7 +39,11 @@ const (
 func spinPolls(cfg *core.Config, npes int) (int, error) {
 	v := strings.TrimSpace(cfg.Value(paramSpin))
 	if v == "auto" {
-		if npes <= runtime.NumCPU() {
+		cpus, err := cfg.CPUs()
+		if err != nil {
+			return 0, err
+		}
+		if npes <= cpus {
 			return spinSolo, nil
 		}
 		return 0, nil
@@ -115,8 +118,9 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 	d.spin = spin
 
-	// One exchange tells every PE whether the job fits on one host and
-	// whether every PE can fence asymmetrically, and gives the domain an
+	// One exchange tells every PE whether the job fits on one host,
+	// whether every PE can fence asymmetrically and whether every PE has
+	// a CPU of its own (which barrier to use), and gives the domain an
 	// id: PE 0's random number. The id goes into every file name, so two
 	// domains of one job (or two jobs that share an id) never race for the
 	// same names.
@@ -125,7 +129,11 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		host = core.HostID()
 	}
 	msg := binary.LittleEndian.AppendUint64(nil, rand.Uint64())
-	all, err := b.Allgather(append(append(msg, fenceFlag(asym)), host...))
+	cpus, err := cfg.CPUs()
+	if err != nil {
+		return nil, err // spinPolls read it, so this is not reached
+	}
+	all, err := b.Allgather(append(append(msg, flag(asym), flag(d.npes <= cpus)), host...))
 	if err != nil {
 		return nil, fmt.Errorf("exchange of host ids: %w", err)
 	}
@@ -133,6 +141,9 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		return nil, err
 	}
 	if d.asym, err = allAsymmetric(all); err != nil {
+		return nil, err
+	}
+	if d.dissemination, err = allSet(all, barrierOff, "barrier flag"); err != nil {
 		return nil, err
 	}
 	d.id = binary.LittleEndian.Uint64(all[0])
@@ -167,11 +178,37 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 }
 
 // Each PE's part of Open's exchange: 8 bytes of random id, a fence flag
-// at fenceOff, then the host id from hostOff to the end.
+// at fenceOff, a barrier flag at barrierOff, then the host id from
+// hostOff to the end.
 const (
-	fenceOff = 8
-	hostOff  = 9
+	fenceOff   = 8
+	barrierOff = 9
+	hostOff    = 10
 )
+
+// flag encodes a yes or no of Open's exchange.
+func flag(yes bool) byte {
+	if yes {
+		return 1
+	}
+	return 0
+}
+
+// allSet reads the flag at off, named what, of every PE's part of Open's
+// exchange (after sameHost checked its length): whether all say yes.
+func allSet(all [][]byte, off int, what string) (bool, error) {
+	yes := true
+	for pe, m := range all {
+		switch m[off] {
+		case 0:
+			yes = false
+		case 1:
+		default:
+			return false, fmt.Errorf("PE %d sent %s %d, not 0 or 1: %w", pe, what, m[off], core.ErrInvalid)
+		}
+	}
+	return yes, nil
+}
 
 // sameHost checks the Allgather of Open (8 bytes of id, a fence flag, then
 // the host id) and names the PEs that run elsewhere than PE 0.
