@@ -12,7 +12,14 @@
 # on 2 PEs, all by default; those on 4 and 8 PEs are always barrier and
 # reduce_lat), OUT (where the JSON lines, the table and the plot go;
 # bin/compare-MODE), TARGETS (ratio targets, see shmemperf -targets; the
-# loopback default is the project's).
+# loopback default is the project's), BIND (1 binds every PE of both sides
+# to one CPU, PE r to CPU r mod CPUs, as oshrun -cpubind does; 0 leaves
+# placement to the kernel; 1 for loopback, where an unbound 4-PE job on 2
+# CPUs runs in one of two speeds by where the PEs first land, 0 for tcp,
+# whose helper threads want a CPU of their own).
+# For tcp it also measures, each round, the floor under any round trip over
+# TCP on this host (bench/peer/tcpfloor.c: two C processes bouncing 8 bytes,
+# each polling its socket) and prints its median below the table.
 # It installs Debian's openmpi-bin and libopenmpi-dev if oshcc is missing.
 # It is a benchmark: run it on a quiet machine.
 set -euo pipefail
@@ -36,6 +43,13 @@ if [ "$mode" = loopback ]; then
 	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0"
 fi
 targets=${TARGETS-$default_targets}
+bind=${BIND:-$([ "$mode" = loopback ] && echo 1 || echo 0)}
+peer_bind=(--bind-to none)
+ours_bind=()
+if [ "$bind" = 1 ]; then
+	peer_bind+=(bench/peer/bind.sh)
+	ours_bind=(-cpubind)
+fi
 
 if ! command -v oshcc >/dev/null || ! command -v oshrun >/dev/null; then
 	echo "compare: oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2
@@ -48,6 +62,7 @@ fi
 mkdir -p "$out" bin
 echo "compare: building the peer and goshmem" >&2
 oshcc -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
+[ "$mode" != tcp ] || cc -O2 -o bin/tcpfloor bench/peer/tcpfloor.c
 go build -o bin/ ./cmd/oshrun ./cmd/shmemperf ./cmd/provinfo
 
 have_ours=1
@@ -63,31 +78,38 @@ peer() { # peer NPES ARGS...
 	local n=$1
 	shift
 	# osc/rdma's cleanup crashes in shmem_finalize with Debian's defaults.
-	oshrun --oversubscribe --mca osc ^rdma -x UCX_TLS="$ucx_tls" -np "$n" \
+	oshrun --oversubscribe --mca osc ^rdma -x UCX_TLS="$ucx_tls" -np "$n" "${peer_bind[@]}" \
 		./bin/shmemperf-peer -label "oshmem-ucx($ucx_tls)" -iters "$iters" -json "$@"
 }
 ours() { # ours NPES ARGS...
 	local n=$1
 	shift
 	[ "$have_ours" = 1 ] || return 0
-	GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
+	GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
 }
 
 : >"$out/peer.jsonl"
 : >"$out/ours.jsonl"
+: >"$out/floor.jsonl"
 for r in $(seq "$rounds"); do
 	echo "compare: round $r of $rounds" >&2
 	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
 	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
+	[ "$mode" != tcp ] || ./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
 	for n in 4 8; do
 		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
 		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
 	done
 done
 
-echo "# bench/compare.sh $mode: $rounds rounds, medians; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/table.txt"
+echo "# bench/compare.sh $mode: $rounds rounds, medians, PEs bound to CPUs: $bind; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/table.txt"
 status=0
 ./bin/shmemperf -compare "$out/peer.jsonl,$out/ours.jsonl" -targets "$targets" | tee -a "$out/table.txt" || status=$?
+if [ -s "$out/floor.jsonl" ]; then
+	floor=$(sed -n 's/.*"latency_us":\([0-9.]*\).*/\1/p' "$out/floor.jsonl" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
+	echo "# floor: an 8-byte round trip over loopback TCP between two C processes polling their sockets: $floor us (median of $rounds)" |
+		tee -a "$out/table.txt"
+fi
 files="$out/peer.jsonl"
 [ "$have_ours" = 0 ] || files="$files,$out/ours.jsonl"
 ./bin/shmemperf -plot "$out/compare.svg" -from "$files"
