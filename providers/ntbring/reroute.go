@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -195,19 +196,82 @@ func (p *ringProto) sendVia(s ntb.Side, own bool, m meta, payload []byte) error 
 }
 
 // keptEntry is a copy of a ring entry, kept until the entry is reused so
-// that it can be resent round a cut.
+// that it can be resent round a cut. data is the payload: buf, the
+// entry's own copy, or while lender is not 0 the memory it was lent from.
 type keptEntry struct {
-	m    meta
-	data []byte
+	m      meta
+	data   []byte
+	buf    []byte
+	lender uint64
 }
 
 // keep copies entry i before it is written across the link.
 func (t *txRing) keep(i uint32, m meta, payload []byte) {
 	k := &t.kept[i%ringEntries]
-	k.m, k.data = m, append(k.data[:0], payload...)
+	k.buf = append(k.buf[:0], payload...)
+	k.m, k.data = m, k.buf
 	t.mu.Lock()
 	t.keptOK[i%ringEntries] = true
 	t.mu.Unlock()
+}
+
+// lend records entry i without copying its payload, which lender keeps
+// unchanged until it calls settle. A relayed byte would otherwise be
+// copied three times where a direct one is copied once: into the kept
+// copy, across the link and on by the relay. Most lent entries are taken
+// by the neighbour before the put returns and never copied at all.
+func (t *txRing) lend(i uint32, m meta, payload []byte, lender uint64) {
+	t.mu.Lock()
+	k := &t.kept[i%ringEntries]
+	k.m, k.data, k.lender = m, payload, lender
+	t.mu.Unlock()
+}
+
+// tookAll reports whether the neighbour took every entry before end.
+func (t *txRing) tookAll(end uint32) bool { return int32(atomic.LoadUint32(t.taken)-end) >= 0 }
+
+// settle ends lender's loan of entries first..end-1: an entry the
+// neighbour has not taken is copied, for it may yet be resent round a
+// cut; a taken one is the neighbour's to finish and is let go. Entries
+// reused since (the neighbour took and freed them) are another's.
+func (t *txRing) settle(lender uint64, first, end uint32) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	taken := atomic.LoadUint32(t.taken)
+	for i := first; i != end; i++ {
+		k := &t.kept[i%ringEntries]
+		if k.lender != lender {
+			continue
+		}
+		k.lender = 0
+		if int32(i-taken) < 0 {
+			k.data = nil
+			continue
+		}
+		k.buf = append(k.buf[:0], k.data...)
+		k.data = k.buf
+		t.keptOK[i%ringEntries] = true
+	}
+}
+
+// lentRange is the entries first..end-1 of l's ring that one put lent.
+type lentRange struct {
+	l          *rlink
+	first, end uint32
+}
+
+// lendWait is how long a put waits for the neighbours to take the entries
+// it lent before it copies those they did not.
+const lendWait = 20 * time.Microsecond
+
+// settleLent ends a put's loans: it waits, up to lendWait, for the
+// neighbours to take its entries, then settles them, after which the put's
+// source may change.
+func (p *ringProto) settleLent(lent []lentRange, lender uint64) {
+	for _, r := range lent {
+		yieldPoll(lendWait, func() bool { return r.l.tx.tookAll(r.end) || r.l.down.Load() })
+		r.l.tx.settle(lender, r.first, r.end)
+	}
 }
 
 // unsent returns copies of entries from..next of a cut ring, once every

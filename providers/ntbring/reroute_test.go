@@ -269,3 +269,40 @@ func BenchmarkPutAcrossCut(b *testing.B) {
 		})
 	}
 }
+
+// A put through a relay lends its source to the ring instead of copying
+// it; if the relay has not taken the pieces by the time the put returns,
+// they are copied then, so the source may change at once and what goes
+// round a later cut is still what was put: host 1 sleeps with its ring
+// doorbell from host 0 masked, host 0 puts three pieces to host 2 and
+// overwrites its source, then link 0 goes down and the pieces go the
+// other way round.
+func TestLentPiecesSurviveReuse(t *testing.T) {
+	const n, size = 5, 40 << 10
+	doms := openRingT(t, n, map[string]string{paramSlot.Env: "16K", paramTimeout.Env: "2s"})
+	rs := regions(t, doms, size)
+	l1 := doms[1].proto.(*ringProto).link(ntb.Left)
+	require.NoError(t, l1.port.DBSetMask(1<<dbRing))
+	l0 := doms[0].proto.(*ringProto).link(ntb.Right)
+	require.Eventually(t, func() bool { return atomic.LoadUint32(l0.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	src := make([]byte, 0, size)
+	for j := range size {
+		src = append(src, pattern(0, 2, 1, j))
+	}
+	want := append([]byte(nil), src...)
+	require.NoError(t, ep.Put(2, rs[0], 0, src))
+	clear(src)
+	require.Zero(t, atomic.LoadUint32(l0.tx.taken), "the relay took nothing")
+	require.Equal(t, make([]byte, size), rs[2].Local(), "nothing landed before the cut")
+
+	forceLink(t, doms, 0, true)
+	require.NoError(t, ep.Quiet())
+	require.Equal(t, want, rs[2].Local())
+	for h, d := range doms {
+		require.NoError(t, d.err(), "host %d", h)
+		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
+	}
+}

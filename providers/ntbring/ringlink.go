@@ -11,6 +11,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // The ring protocol keeps everything of a link direction in the
@@ -24,6 +25,9 @@ import (
 //	[128, 192)     the neighbour's "sleeping" word: it waits for a doorbell
 //	[192, 256)     one past the last landed notice of this host's that the
 //	               neighbour has acted on (written back)
+//	[256, 320)     one past the last entry of this host's ring that the
+//	               neighbour has taken: read, and handed to a worker or
+//	               acted on (written back; see txRing.lend)
 //	[4K, dataOff)  ringEntries descriptors of descSize bytes
 //	[dataOff, end) ringEntries data slots of SLOT_SIZE bytes
 //
@@ -33,6 +37,7 @@ const (
 	offCons      = 64
 	offSleep     = 128
 	offLanded    = 192
+	offTaken     = 256
 	offDescs     = 4 << 10
 	ringEntries  = 16
 	descAreaSize = (ringEntries*descSize + 4<<10 - 1) / (4 << 10) * (4 << 10)
@@ -157,6 +162,7 @@ func (l *rlink) mapOutbound() error {
 	}
 	l.out = b
 	l.tx.prod, l.tx.cons, l.tx.sleep, l.tx.landed = word(l.out, offProd), word(l.in, offCons), word(l.in, offSleep), word(l.in, offLanded)
+	l.tx.taken, l.rx.taken = word(l.in, offTaken), word(l.out, offTaken)
 	l.tx.descs, l.tx.data = l.out[offDescs:offData], l.out[offData:]
 	l.rx.prod, l.rx.cons, l.rx.sleep, l.rx.landed = word(l.in, offProd), word(l.out, offCons), word(l.out, offSleep), word(l.out, offLanded)
 	l.rx.descs, l.rx.data = l.in[offDescs:offData], l.in[offData:]
@@ -223,6 +229,7 @@ type txRing struct {
 	cons   *uint32 // in ours: the neighbour writes back what it consumed
 	sleep  *uint32 // in ours: the neighbour waits for a doorbell
 	landed *uint32 // in ours: one past the last landed notice acted on
+	taken  *uint32 // in ours: one past the last entry the neighbour took
 	descs  []byte  // the neighbour's descriptors
 	data   []byte  // the neighbour's data slots
 
@@ -232,7 +239,9 @@ type txRing struct {
 	fence  atomic.Uint32
 
 	// down (under mu) refuses every reservation: the link is cut. kept
-	// holds a copy of every entry, keptOK whether entry i's is complete.
+	// holds a copy of every entry, keptOK whether entry i's is complete;
+	// a lent entry's is the sender's memory, and not complete until it is
+	// copied (see lend).
 	down   bool
 	kept   [ringEntries]keptEntry
 	keptOK [ringEntries]bool
@@ -255,6 +264,8 @@ func (t *txRing) reserve(own bool) (uint32, bool) {
 	}
 	i := t.next
 	t.next++
+	k := &t.kept[i%ringEntries]
+	k.data, k.lender = nil, 0
 	t.keptOK[i%ringEntries] = false
 	return i, true
 }
@@ -313,14 +324,38 @@ func (l *rlink) announce(i uint32, m meta) error {
 	return nil
 }
 
-// putAsync is put for a payload that goes by DMA, without waiting: the
-// DMA's completion announces the entry, then calls done, which must not
-// block. It returns an error only if the DMA could not be queued, and
-// then done is not called.
-func (l *rlink) putAsync(i uint32, m meta, payload []byte, done func(error)) error {
+// channel is the DMA channel of a stream: the pieces of one put take one
+// channel, so they cross one after the other, each at the link's full
+// rate, and the relay forwards the first while the next crosses. Spread
+// over the channels, the pieces would share the link and all arrive at
+// the end, and the relay would store and forward the whole put. Streams
+// in parallel spread over the channels.
+func (l *rlink) channel(stream uint32) ntb.DMAChannel { return l.dma[stream%uint32(len(l.dma))] }
+
+// streamOf is the stream of a relayed piece: its source's put.
+func streamOf(m meta) uint32 { return uint32(m.src)<<24 ^ m.tag }
+
+// putAsync is put for a payload that goes by DMA on stream's channel,
+// without waiting: the DMA's completion announces the entry, then calls
+// done, which must not block. It returns an error only if the DMA could
+// not be queued, and then done is not called.
+func (l *rlink) putAsync(i uint32, m meta, payload []byte, stream uint32, done func(error)) error {
 	m.size = uint32(len(payload))
 	l.tx.keep(i, m, payload)
-	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+	return l.sendAsync(i, m, payload, l.channel(stream), done)
+}
+
+// putLent is putAsync for a payload that stays unchanged until lender
+// settles the entry (txRing.settle): it is not copied unless it must be.
+// The lender is the stream.
+func (l *rlink) putLent(i uint32, m meta, payload []byte, lender uint64, done func(error)) error {
+	m.size = uint32(len(payload))
+	l.tx.lend(i, m, payload, lender)
+	return l.sendAsync(i, m, payload, l.channel(uint32(lender)), done)
+}
+
+// sendAsync queues the DMA of entry i's payload on c; see putAsync.
+func (l *rlink) sendAsync(i uint32, m meta, payload []byte, c ntb.DMAChannel, done func(error)) error {
 	err := c.Submit(l.slot(l.tx.data, i), payload, func(err error) {
 		if err != nil {
 			err = l.sendErr("DMA", err)
@@ -341,8 +376,8 @@ func (l *rlink) putAsync(i uint32, m meta, payload []byte, done func(error)) err
 
 // dmaAsync copies src into dst, which lies in a window of this port, by
 // DMA without waiting; done is called on completion and must not block.
-func (l *rlink) dmaAsync(dst, src []byte, done func(error)) error {
-	c := l.dma[l.dmaNext.Add(1)%uint32(len(l.dma))]
+func (l *rlink) dmaAsync(dst, src []byte, stream uint32, done func(error)) error {
+	c := l.channel(stream)
 	if err := c.Submit(dst, src, done); err != nil {
 		return l.linkError("submit DMA", err)
 	}
@@ -362,6 +397,7 @@ type rxRing struct {
 	cons   *uint32 // in the neighbour's
 	sleep  *uint32 // in the neighbour's
 	landed *uint32 // in the neighbour's
+	taken  *uint32 // in the neighbour's
 	descs  []byte
 	data   []byte
 	kick   chan struct{} // the doorbell rang
@@ -454,8 +490,22 @@ const idlePoll = 200 * time.Microsecond
 // waitCredit waits until reserve succeeds, the timeout passes or abort
 // says the domain failed; on a link that is cut it returns errCut.
 func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) (uint32, error) {
-	if i, ok := l.tx.reserve(own); ok {
-		return i, nil
+	var (
+		i  uint32
+		ok bool
+	)
+	try := func() bool {
+		i, ok = l.tx.reserve(own)
+		return ok || l.down.Load()
+	}
+	// Entries come back at the pace of the link, tens of microseconds
+	// apart: poll for them by yielding first, for a sleep of a few
+	// microseconds lasts tens or hundreds on a loaded host.
+	if try() || yieldPoll(creditPoll, try) {
+		if ok {
+			return i, nil
+		}
+		return 0, errCut
 	}
 	deadline := time.Now().Add(timeout)
 	pause := core.Backoff{Max: 200 * time.Microsecond}
@@ -475,5 +525,31 @@ func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) 
 				return 0, &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("%s link: no ring entry freed within %v", l.side, timeout)}
 			}
 		}
+	}
+}
+
+// creditPoll is how long waitCredit polls before it sleeps: several
+// times the DMA of a slot.
+const creditPoll = 500 * time.Microsecond
+
+// yieldPoll polls cond, yielding the CPU between looks (to the process's
+// goroutines and to other processes), until it holds or d has passed; it
+// reports whether cond held.
+func yieldPoll(d time.Duration, cond func() bool) bool {
+	var deadline time.Time
+	for n := 0; ; n++ {
+		if cond() {
+			return true
+		}
+		if n&15 == 15 {
+			now := time.Now()
+			if deadline.IsZero() {
+				deadline = now.Add(d)
+			} else if now.After(deadline) {
+				return false
+			}
+			sys.Yield()
+		}
+		runtime.Gosched()
 	}
 }

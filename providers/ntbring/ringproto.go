@@ -2,7 +2,6 @@ package ntbring
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -29,6 +28,8 @@ type ringProto struct {
 	links [2]atomic.Pointer[rlink] // by ntb.Side: a repaired link replaces its rlink
 	poll  time.Duration            // how long an idle receiver polls: see idlePoll
 	cut   atomic.Int32             // the index of the link known to be down, or noCut
+	// lenders numbers the puts that lend their source to the rings.
+	lenders atomic.Uint64
 
 	jobs chan rxJob
 	fwd  [2]fwdQueue // by side
@@ -63,7 +64,7 @@ type rxJob struct {
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
 		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
-	if d.npes <= runtime.NumCPU() {
+	if d.npes <= s.cpus {
 		p.poll = idlePoll
 	}
 	p.cut.Store(noCut)
@@ -235,6 +236,9 @@ func (p *ringProto) receive(l *rlink) {
 				break
 			}
 		}
+		// Taken entries are this host's to finish: their senders need
+		// no copy to resend them round a cut (txRing.lend).
+		atomic.StoreUint32(r.taken, r.next)
 	}
 }
 
@@ -361,7 +365,7 @@ func (p *ringProto) relay(j rxJob) {
 			if len(j.payload) <= pioMax {
 				copy(dst, j.payload)
 				landed(nil)
-			} else if err := out.dmaAsync(dst, j.payload, landed); err != nil {
+			} else if err := out.dmaAsync(dst, j.payload, streamOf(j.m), landed); err != nil {
 				landed(err)
 			}
 			return
@@ -371,7 +375,7 @@ func (p *ringProto) relay(j rxJob) {
 		if len(j.payload) > pioMax {
 			// The worker moves on; the DMA's completion frees the entry,
 			// so the next piece's DMA queues behind this one's.
-			err := out.putAsync(i, j.m, j.payload, func(err error) {
+			err := out.putAsync(i, j.m, j.payload, streamOf(j.m), func(err error) {
 				j.l.rx.release(j.i)
 				if err != nil {
 					p.d.fail(err)
@@ -485,14 +489,18 @@ func (p *ringProto) forward(side ntb.Side) {
 
 // putPieces implements piecePutter: a put through the ring, cut into
 // pieces of SLOT_SIZE that all carry m's tag. The pieces' DMAs are queued
-// back to back, so the link does not idle between two pieces. It returns
-// once src may be reused; the destination acks every piece.
+// back to back, so the link does not idle between two pieces, and src is
+// lent to the ring rather than copied for a resend (txRing.lend). It
+// returns once src may be reused; the destination acks every piece.
 func (p *ringProto) putPieces(m meta, src []byte) error {
 	side := p.sideFor(int(m.dst))
 	var (
-		wg    sync.WaitGroup
-		first atomic.Pointer[error]
+		wg      sync.WaitGroup
+		first   atomic.Pointer[error]
+		lentArr [2]lentRange
 	)
+	lent, lender := lentArr[:0], p.lenders.Add(1)
+	defer func() { p.settleLent(lent, lender) }()
 	fail := func(err error) {
 		if err != nil {
 			first.CompareAndSwap(nil, &err)
@@ -511,8 +519,13 @@ func (p *ringProto) putPieces(m meta, src []byte) error {
 			fail(l.put(i, pm, piece))
 			continue
 		}
+		if n := len(lent); n > 0 && lent[n-1].l == l && lent[n-1].end == i {
+			lent[n-1].end++
+		} else {
+			lent = append(lent, lentRange{l: l, first: i, end: i + 1})
+		}
 		wg.Add(1)
-		if err := l.putAsync(i, pm, piece, func(err error) { fail(err); wg.Done() }); err != nil {
+		if err := l.putLent(i, pm, piece, lender, func(err error) { fail(err); wg.Done() }); err != nil {
 			wg.Done()
 			fail(err)
 		}
