@@ -271,35 +271,43 @@ func BenchmarkBarrier(b *testing.B) {
 // compares like with like: batches of 1 MiB puts to the neighbour
 // alternate with batches of raw DMA descriptors (put/raw), and batches to
 // the host one hop away with batches to the host two hops away on a ring
-// of five (2hop/1hop). It reports MB/s of each and their ratio.
+// of five (2hop/1hop). It reports MB/s of each and their ratio, for
+// blocking puts and for non-blocking ones (/nbi), which the ring protocol
+// keeps in flight until the batch's quiet.
 func BenchmarkRatios(b *testing.B) {
 	const size, batch = 1 << 20, 8
 	for _, proto := range benchProtocols {
-		b.Run("put-vs-raw/proto="+proto, func(b *testing.B) {
-			raw := newRawLink(b, size)
-			doms := openRingT(b, 2, benchEnv(map[string]string{paramProtocol.Env: proto}))
-			rs := regions(b, doms, size)
-			ep := newEP(b, doms[0])
-			src := make([]byte, size)
-			var tRaw, tPut time.Duration
-			for b.Loop() {
-				tRaw += timed(b, func() error { return raw.stream(src, batch) })
-				tPut += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch) })
+		for _, nbi := range []bool{false, true} {
+			put, name := "put", ""
+			if nbi {
+				put, name = "put-nbi", "/nbi"
 			}
-			reportRatio(b, size*batch, "put", tPut, "raw", tRaw)
-		})
-		b.Run("2hop-vs-1hop/proto="+proto, func(b *testing.B) {
-			doms := openRingT(b, 5, benchEnv(map[string]string{paramProtocol.Env: proto}))
-			rs := regions(b, doms, size)
-			ep := newEP(b, doms[0])
-			src := make([]byte, size)
-			var t1, t2 time.Duration
-			for b.Loop() {
-				t1 += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch) })
-				t2 += timed(b, func() error { return putBatch(ep, 2, rs[0], src, batch) })
-			}
-			reportRatio(b, size*batch, "2hop", t2, "1hop", t1)
-		})
+			b.Run("put-vs-raw"+name+"/proto="+proto, func(b *testing.B) {
+				raw := newRawLink(b, size)
+				doms := openRingT(b, 2, benchEnv(map[string]string{paramProtocol.Env: proto}))
+				rs := regions(b, doms, size)
+				ep := newEP(b, doms[0])
+				src := make([]byte, size)
+				var tRaw, tPut time.Duration
+				for b.Loop() {
+					tRaw += timed(b, func() error { return raw.stream(src, batch) })
+					tPut += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch, nbi) })
+				}
+				reportRatio(b, size*batch, put, tPut, "raw", tRaw)
+			})
+			b.Run("2hop-vs-1hop"+name+"/proto="+proto, func(b *testing.B) {
+				doms := openRingT(b, 5, benchEnv(map[string]string{paramProtocol.Env: proto}))
+				rs := regions(b, doms, size)
+				ep := newEP(b, doms[0])
+				src := make([]byte, size)
+				var t1, t2 time.Duration
+				for b.Loop() {
+					t1 += timed(b, func() error { return putBatch(ep, 1, rs[0], src, batch, nbi) })
+					t2 += timed(b, func() error { return putBatch(ep, 2, rs[0], src, batch, nbi) })
+				}
+				reportRatio(b, size*batch, "2hop", t2, "1hop", t1)
+			})
+		}
 	}
 }
 
@@ -311,10 +319,15 @@ func timed(b *testing.B, f func() error) time.Duration {
 	return time.Since(start)
 }
 
-// putBatch puts src n times to pe and completes the puts.
-func putBatch(ep core.Endpoint, pe int, r core.Region, src []byte, n int) error {
+// putBatch puts src n times to pe, blocking or not, and completes the
+// puts.
+func putBatch(ep core.Endpoint, pe int, r core.Region, src []byte, n int, nbi bool) error {
+	put := ep.Put
+	if nbi {
+		put = ep.PutNBI
+	}
 	for range n {
-		if err := ep.Put(pe, r, 0, src); err != nil {
+		if err := put(pe, r, 0, src); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +19,11 @@ type endpoint struct {
 	dom     *domain
 	closed  atomic.Bool
 	counter core.Counter
+
+	// settles are what the non-blocking puts since the last quiet must
+	// do before their sources may change (asyncPutter).
+	settleMu sync.Mutex
+	settles  []func()
 }
 
 var _ core.Endpoint = (*endpoint)(nil)
@@ -129,7 +135,9 @@ func (e *endpoint) expire(o *op, err error) {
 	<-o.done
 }
 
-func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) error {
+// put sends a put; with nbi, src stays unchanged until the next quiet,
+// and a protocol that can (asyncPutter) returns before the data left.
+func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, nbi bool) error {
 	reg, err := e.rma(name, pe, r, off, len(src))
 	if err != nil || len(src) == 0 {
 		return err
@@ -137,6 +145,9 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) 
 	if pe == e.dom.rank {
 		reg.land(off, src)
 		return nil
+	}
+	if ap, ok := e.dom.proto.(asyncPutter); ok && nbi && len(src) > pioMax {
+		return e.putAsync(name, ap, pe, reg, off, src)
 	}
 	if dp, ok := e.dom.proto.(directPutter); ok {
 		if done, err := dp.putDirect(pe, reg, off, src); err != nil {
@@ -167,6 +178,66 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte) 
 		src, off = src[n:], off+n
 	}
 	return nil
+}
+
+// putAsync is put for a non-blocking put on a protocol that can start
+// one: one op, completed by the DMA straight into the neighbour's heap or
+// by the destination's ack of the last piece through the ring.
+func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, off int, src []byte) error {
+	o := e.start(pe, nil, false)
+	finish := func(err error) {
+		if e.dom.pending.take(o.tag) != nil {
+			o.finish(err)
+		}
+	}
+	if ap.putDirectAsync(pe, reg, off, src, func(redo bool, err error) {
+		if redo {
+			// The link went down: round the other way, from a
+			// goroutine, for this runs on a DMA's completion.
+			go func() {
+				if err := e.putRing(ap, o, reg, off, src); err != nil {
+					finish(err)
+				}
+			}()
+			return
+		}
+		finish(err)
+	}) {
+		return nil
+	}
+	if err := e.putRing(ap, o, reg, off, src); err != nil {
+		finish(err)
+		return e.err(name, pe, err)
+	}
+	return nil
+}
+
+// putRing sends a non-blocking put as pieces through the ring under o's
+// tag, without waiting; the next quiet settles what it lent.
+func (e *endpoint) putRing(ap asyncPutter, o *op, reg *region, off int, src []byte) error {
+	o.acks.Store(int32(e.dom.proto.(piecePutter).pieces(len(src)) - 1))
+	m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(o.pe), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
+	settle, err := ap.putPiecesAsync(m, src, func(err error) {
+		if e.dom.pending.take(o.tag) != nil {
+			o.finish(err)
+		}
+	})
+	e.settleMu.Lock()
+	e.settles = append(e.settles, settle)
+	e.settleMu.Unlock()
+	return err
+}
+
+// settle runs what the non-blocking puts since the last quiet left to
+// do; the caller has waited for them.
+func (e *endpoint) settle() {
+	e.settleMu.Lock()
+	s := e.settles
+	e.settles = nil
+	e.settleMu.Unlock()
+	for _, f := range s {
+		f()
+	}
 }
 
 // get sends the requests of a get; with wait, it returns once dst is full.
@@ -215,13 +286,14 @@ func (e *endpoint) waitAll(ops []*op) error {
 // Put implements core.Endpoint: it returns once src has been DMAed into
 // the first link's window; the ack from pe completes it.
 func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
-	return e.put("put", pe, r, off, src)
+	return e.put("put", pe, r, off, src, false)
 }
 
-// PutNBI implements core.Endpoint. A put already returns as soon as src
-// is copied out, so it is Put.
+// PutNBI implements core.Endpoint: on the ring protocol a put larger than
+// a store returns once its DMAs are queued, and the next quiet waits for
+// them; on the seed protocol it is Put.
 func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
-	return e.put("put-nbi", pe, r, off, src)
+	return e.put("put-nbi", pe, r, off, src, true)
 }
 
 // Get implements core.Endpoint: the request travels to pe, the data back.
@@ -242,7 +314,7 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 	}
 	var b [8]byte
 	mem.StoreValue(b[:], 0, v, size)
-	return e.put("put-value", pe, r, off, b[:size])
+	return e.put("put-value", pe, r, off, b[:size], false)
 }
 
 // GetValue implements core.Endpoint.
@@ -321,7 +393,9 @@ func (e *endpoint) Fence() error {
 	if e.closed.Load() {
 		return e.err("fence", -1, core.ErrClosed)
 	}
-	if err := e.complete(); err != nil {
+	err := e.complete()
+	e.settle()
+	if err != nil {
 		return e.err("fence", -1, err)
 	}
 	return nil
@@ -334,6 +408,7 @@ func (e *endpoint) Quiet() error {
 		return e.err("quiet", -1, core.ErrClosed)
 	}
 	err := e.complete()
+	e.settle()
 	if err == nil {
 		err = e.counter.TakeErr()
 	} else {

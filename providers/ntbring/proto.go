@@ -54,6 +54,21 @@ type directPutter interface {
 	putDirect(pe int, reg *region, off int, src []byte) (bool, error)
 }
 
+// asyncPutter is a protocol that can start puts without waiting for
+// their data to leave, for non-blocking puts, whose source stays
+// unchanged until the endpoint's next quiet.
+type asyncPutter interface {
+	// putDirectAsync starts a put that putDirect would complete, if it
+	// can, and reports whether it did: done is then called once, with
+	// redo if the put must go another way (its link went down), without
+	// blocking.
+	putDirectAsync(pe int, reg *region, off int, src []byte, done func(redo bool, err error)) bool
+	// putPiecesAsync is putPieces without waiting; fail gets the
+	// pieces' errors, and settle must be called once the put is
+	// complete or failed, before src changes.
+	putPiecesAsync(m meta, src []byte, fail func(error)) (settle func(), err error)
+}
+
 // piecePutter is a protocol that sends a put of any size as pieces that
 // share one op (one tag), acked piece by piece.
 type piecePutter interface {

@@ -248,10 +248,17 @@ func (t *txRing) settle(lender uint64, first, end uint32) {
 			k.data = nil
 			continue
 		}
-		k.buf = append(k.buf[:0], k.data...)
-		k.data = k.buf
-		t.keptOK[i%ringEntries] = true
+		t.own(i)
 	}
+}
+
+// own makes entry i's kept copy its own: a copy of what it was lent.
+// The caller holds t.mu.
+func (t *txRing) own(i uint32) {
+	k := &t.kept[i%ringEntries]
+	k.buf = append(k.buf[:0], k.data...)
+	k.data, k.lender = k.buf, 0
+	t.keptOK[i%ringEntries] = true
 }
 
 // lentRange is the entries first..end-1 of l's ring that one put lent.
@@ -260,17 +267,38 @@ type lentRange struct {
 	first, end uint32
 }
 
+// lentPut is what one put lent to the rings: as a rule entries of one
+// link, of two if the link was cut while the put was being sent.
+type lentPut struct {
+	lender uint64
+	arr    [2]lentRange
+	lent   []lentRange
+}
+
+func (lp *lentPut) init(p *ringProto) {
+	lp.lender, lp.lent = p.lenders.Add(1), lp.arr[:0]
+}
+
+// add records that entry i of l's ring is lent.
+func (lp *lentPut) add(l *rlink, i uint32) {
+	if n := len(lp.lent); n > 0 && lp.lent[n-1].l == l && lp.lent[n-1].end == i {
+		lp.lent[n-1].end++
+		return
+	}
+	lp.lent = append(lp.lent, lentRange{l: l, first: i, end: i + 1})
+}
+
 // lendWait is how long a put waits for the neighbours to take the entries
 // it lent before it copies those they did not.
 const lendWait = 20 * time.Microsecond
 
-// settleLent ends a put's loans: it waits, up to lendWait, for the
+// settle ends the put's loans: it waits, up to lendWait, for the
 // neighbours to take its entries, then settles them, after which the put's
 // source may change.
-func (p *ringProto) settleLent(lent []lentRange, lender uint64) {
-	for _, r := range lent {
+func (lp *lentPut) settle(p *ringProto) {
+	for _, r := range lp.lent {
 		yieldPoll(lendWait, func() bool { return r.l.tx.tookAll(r.end) || r.l.down.Load() })
-		r.l.tx.settle(lender, r.first, r.end)
+		r.l.tx.settle(lp.lender, r.first, r.end)
 	}
 }
 
@@ -284,9 +312,15 @@ func (t *txRing) unsent(from uint32, timeout time.Duration) ([]keptEntry, error)
 			t.mu.Unlock()
 			return nil, fmt.Errorf("%w: the neighbour took entries up to %d, this host reserved up to %d", errBadMeta, from, t.next)
 		}
+		// The link is cut, so every entry still lent goes round the
+		// other way from a copy. A lent entry's source stays unchanged
+		// until its put settles it, which takes t.mu as this does.
 		all := true
-		for i := from; i != t.next && all; i++ {
-			all = t.keptOK[i%ringEntries]
+		for i := from; i != t.next; i++ {
+			if !t.keptOK[i%ringEntries] && t.kept[i%ringEntries].lender != 0 {
+				t.own(i)
+			}
+			all = all && t.keptOK[i%ringEntries]
 		}
 		if all {
 			out := make([]keptEntry, 0, t.next-from)

@@ -306,3 +306,70 @@ func TestLentPiecesSurviveReuse(t *testing.T) {
 		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
 	}
 }
+
+// nbiBlock is the block of the non-blocking put tests: put k to pe.
+func nbiBlock(pe, k, size int) []byte {
+	b := make([]byte, size)
+	for j := range b {
+		b[j] = pattern(9, pe, k, j)
+	}
+	return b
+}
+
+// putsNBI has host 0 put counts[pe] blocks of size without blocking to
+// pe, host 1 (straight into its heap) and host 2 (through host 1's ring),
+// at offsets k*size, then runs between before it quiets; it checks every
+// block.
+func putsNBI(t *testing.T, doms []*domain, rs []core.Region, counts map[int]int, size int, between func()) {
+	t.Helper()
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	for k := range max(counts[1], counts[2]) {
+		for _, pe := range []int{1, 2} {
+			if k < counts[pe] {
+				require.NoError(t, ep.PutNBI(pe, rs[0], k*size, nbiBlock(pe, k, size)))
+			}
+		}
+	}
+	between()
+	require.NoError(t, ep.Quiet())
+	for pe, n := range counts {
+		for k := range n {
+			require.Equal(t, nbiBlock(pe, k, size), rs[pe].Local()[k*size:(k+1)*size], "host %d, block %d", pe, k)
+		}
+	}
+	for h, d := range doms {
+		require.NoError(t, d.err(), "host %d", h)
+		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
+	}
+}
+
+// Non-blocking puts return before their DMAs are done, and the quiet
+// completes them: straight into a neighbour's heap and through a relay.
+func TestPutNBIAsync(t *testing.T) {
+	const size = 100 << 10
+	doms := openRingT(t, 5, map[string]string{paramSlot.Env: "32K"})
+	rs := regions(t, doms, 6*size)
+	putsNBI(t, doms, rs, map[int]int{1: 6, 2: 6}, size, func() {})
+}
+
+// Non-blocking puts still in flight when link 0 goes down are completed
+// round the other way: the DMAs into host 1's heap that failed are
+// redone, and host 2's pieces that host 1 never took (its doorbell from
+// host 0 masked, so it sleeps) are resent from the source they were lent.
+// Under the link model host 1's eight puts take over a millisecond, so
+// the cut comes while most are queued; host 2's two take 8 of the 12
+// entries host 0 may fill.
+func TestPutNBIAcrossCut(t *testing.T) {
+	const size = 1 << 20
+	doms := openRingT(t, 5, map[string]string{paramTimeout.Env: "3s", "GOSHMEM_NTB_MODEL": "gen3x8"})
+	rs := regions(t, doms, 8*size)
+	l1 := doms[1].proto.(*ringProto).link(ntb.Left)
+	require.NoError(t, l1.port.DBSetMask(1<<dbRing))
+	l0 := doms[0].proto.(*ringProto).link(ntb.Right)
+	require.Eventually(t, func() bool { return atomic.LoadUint32(l0.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	putsNBI(t, doms, rs, map[int]int{1: 8, 2: 2}, size, func() {
+		require.Zero(t, atomic.LoadUint32(l0.tx.taken), "host 1 took nothing")
+		forceLink(t, doms, 0, true)
+	})
+}

@@ -324,16 +324,17 @@ func (l *rlink) announce(i uint32, m meta) error {
 	return nil
 }
 
-// channel is the DMA channel of a stream: the pieces of one put take one
-// channel, so they cross one after the other, each at the link's full
-// rate, and the relay forwards the first while the next crosses. Spread
-// over the channels, the pieces would share the link and all arrive at
-// the end, and the relay would store and forward the whole put. Streams
-// in parallel spread over the channels.
+// channel is the DMA channel of a stream, the transfers to one host: they
+// take one channel, so they cross one after the other, each at the link's
+// full rate, and a relay forwards the first piece while the next crosses.
+// Spread over the channels, they would share the link and all arrive
+// late together, and the relay would store and forward whole puts, or
+// whole batches of non-blocking ones. Streams to other hosts take other
+// channels.
 func (l *rlink) channel(stream uint32) ntb.DMAChannel { return l.dma[stream%uint32(len(l.dma))] }
 
-// streamOf is the stream of a relayed piece: its source's put.
-func streamOf(m meta) uint32 { return uint32(m.src)<<24 ^ m.tag }
+// streamOf is the stream of a transfer: its destination.
+func streamOf(m meta) uint32 { return uint32(m.dst) }
 
 // putAsync is put for a payload that goes by DMA on stream's channel,
 // without waiting: the DMA's completion announces the entry, then calls
@@ -347,11 +348,10 @@ func (l *rlink) putAsync(i uint32, m meta, payload []byte, stream uint32, done f
 
 // putLent is putAsync for a payload that stays unchanged until lender
 // settles the entry (txRing.settle): it is not copied unless it must be.
-// The lender is the stream.
 func (l *rlink) putLent(i uint32, m meta, payload []byte, lender uint64, done func(error)) error {
 	m.size = uint32(len(payload))
 	l.tx.lend(i, m, payload, lender)
-	return l.sendAsync(i, m, payload, l.channel(uint32(lender)), done)
+	return l.sendAsync(i, m, payload, l.channel(streamOf(m)), done)
 }
 
 // sendAsync queues the DMA of entry i's payload on c; see putAsync.

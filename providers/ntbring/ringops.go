@@ -116,6 +116,46 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	return true, l.put(i, m, nil)
 }
 
+// putDirectAsync implements asyncPutter for puts that go by DMA straight
+// into the neighbour's heap: the DMA is queued and the put returns; its
+// completion sends the landed notice (through the forwarder if the ring
+// is full, so it never blocks). A put whose DMA fails as the link goes
+// down, or whose link is down after it, is redone another way.
+func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, done func(redo bool, err error)) bool {
+	side, hops := route(p.d.rank, pe, p.d.npes)
+	if hops != 1 || len(src) <= pioMax {
+		return false
+	}
+	l := p.link(side)
+	if l.down.Load() {
+		return false
+	}
+	win := l.directWindow(uint8(reg.idx))
+	if win == nil || off+len(src) > len(win) {
+		return false
+	}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	landed := func(err error) {
+		switch {
+		case isCut(err) || err == nil && !l.port.LinkIsUp():
+			done(true, nil)
+		case err != nil:
+			done(false, l.linkError("DMA", err))
+		default:
+			p.sendOn(m, nil, nil)
+			done(false, nil)
+		}
+	}
+	// Unlike pieces through the ring, which a relay forwards in order, a
+	// put straight into the heap need not wait for the one before it:
+	// spread over the channels, one's completion overlaps the next's
+	// copy.
+	if err := l.channel(uint32(p.lenders.Add(1))).Submit(win[off:off+len(src)], src, landed); err != nil {
+		landed(err)
+	}
+	return true
+}
+
 // dmaWait is a completion channel and its callback, pooled for callers
 // that own no ring entry.
 type dmaWait struct {

@@ -488,51 +488,71 @@ func (p *ringProto) forward(side ntb.Side) {
 }
 
 // putPieces implements piecePutter: a put through the ring, cut into
-// pieces of SLOT_SIZE that all carry m's tag. The pieces' DMAs are queued
-// back to back, so the link does not idle between two pieces, and src is
-// lent to the ring rather than copied for a resend (txRing.lend). It
-// returns once src may be reused; the destination acks every piece.
+// pieces of SLOT_SIZE that all carry m's tag (sendPieces). It returns once
+// src may be reused; the destination acks every piece.
 func (p *ringProto) putPieces(m meta, src []byte) error {
-	side := p.sideFor(int(m.dst))
 	var (
-		wg      sync.WaitGroup
-		first   atomic.Pointer[error]
-		lentArr [2]lentRange
+		wg    sync.WaitGroup
+		first atomic.Pointer[error]
+		lp    lentPut
 	)
-	lent, lender := lentArr[:0], p.lenders.Add(1)
-	defer func() { p.settleLent(lent, lender) }()
 	fail := func(err error) {
 		if err != nil {
 			first.CompareAndSwap(nil, &err)
 		}
 	}
-	for off := 0; off < len(src) && first.Load() == nil; off += p.s.slotSize {
+	lp.init(p)
+	fail(p.sendPieces(m, src, &lp, wg.Add, func(err error) { fail(err); wg.Done() }, func() bool { return first.Load() != nil }))
+	wg.Wait()
+	lp.settle(p)
+	if err := first.Load(); err != nil {
+		return *err
+	}
+	return nil
+}
+
+// putPiecesAsync implements asyncPiecePutter: putPieces without waiting
+// for the pieces' DMAs. src must stay unchanged until settle is called,
+// once the put completed or failed; fail gets the pieces' errors.
+func (p *ringProto) putPiecesAsync(m meta, src []byte, fail func(error)) (settle func(), err error) {
+	lp := &lentPut{}
+	lp.init(p)
+	err = p.sendPieces(m, src, lp, func(int) {}, func(err error) {
+		if err != nil {
+			fail(err)
+		}
+	}, func() bool { return false })
+	return func() { lp.settle(p) }, err
+}
+
+// sendPieces sends src as pieces of SLOT_SIZE that carry m's tag, the way
+// to m.dst. Pieces that go by DMA are queued back to back, so the link
+// does not idle between two of them, and src is lent to the ring for them
+// rather than copied for a resend (txRing.lend): add(1) counts each before
+// its DMA is queued, done reports it when the DMA completes. It stops at
+// the first error it meets, which it returns, or once stop says so.
+func (p *ringProto) sendPieces(m meta, src []byte, lp *lentPut, add func(int), done func(error), stop func() bool) error {
+	side := p.sideFor(int(m.dst))
+	for off := 0; off < len(src) && !stop(); off += p.s.slotSize {
 		piece := src[off:min(off+p.s.slotSize, len(src))]
 		pm := m
 		pm.off += uint32(off)
 		l, i, err := p.credit(side, true)
 		if err != nil {
-			fail(err)
-			break
+			return err
 		}
 		if len(piece) <= pioMax {
-			fail(l.put(i, pm, piece))
+			if err := l.put(i, pm, piece); err != nil {
+				return err
+			}
 			continue
 		}
-		if n := len(lent); n > 0 && lent[n-1].l == l && lent[n-1].end == i {
-			lent[n-1].end++
-		} else {
-			lent = append(lent, lentRange{l: l, first: i, end: i + 1})
+		lp.add(l, i)
+		add(1)
+		if err := l.putLent(i, pm, piece, lp.lender, done); err != nil {
+			done(nil)
+			return err
 		}
-		wg.Add(1)
-		if err := l.putLent(i, pm, piece, lender, func(err error) { fail(err); wg.Done() }); err != nil {
-			wg.Done()
-			fail(err)
-		}
-	}
-	wg.Wait()
-	if err := first.Load(); err != nil {
-		return *err
 	}
 	return nil
 }
