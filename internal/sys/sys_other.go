@@ -29,3 +29,6 @@ func FutexWake(addr *uint32, n int) (int, error) { return 0, errors.ErrUnsupport
 
 // Yield does nothing on this system.
 func Yield() {}
+
+// MakeFIFO is not implemented on this system.
+func MakeFIFO(path string) error { return errors.ErrUnsupported }

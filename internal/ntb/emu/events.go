@@ -10,7 +10,8 @@ import (
 )
 
 // eventLoop is the port's interrupt controller. It waits on the irq word
-// of its side (a futex shared with the peer's process), and on every wake
+// of its side, shared with the peer's process, sleeping on the side's
+// interrupt line (irq.go) when it has nothing to do, and on every wake
 // it beats the heartbeat, watches the peer's liveness and the link state,
 // and raises doorbell bits that are pending, unmasked and not yet
 // reported. What it finds goes to deliverLoop, so a slow reader of Events
@@ -76,7 +77,7 @@ func (p *Port) watchPeer(stalled time.Duration) {
 		pid != p.pid && !sys.ProcessAlive(int(pid)),
 		stalled > p.opts.DeadAfter:
 		if !p.peerDead.Swap(true) {
-			p.own.kick()
+			p.kickOwn()
 		}
 	}
 }
@@ -141,7 +142,7 @@ func (p *Port) send(e ntb.Event) bool {
 
 // waitIRQ returns when the irq word is no longer seq, or after Poll. It
 // polls a little first (a doorbell ping-pong then never sleeps), then
-// sleeps on the futex.
+// sleeps on its interrupt line.
 func (p *Port) waitIRQ(seq uint32) {
 	irq := p.own.irq()
 	for range spinPolls {
@@ -152,7 +153,7 @@ func (p *Port) waitIRQ(seq uint32) {
 	}
 	atomic.StoreUint32(p.own.sleeping(), 1)
 	if atomic.LoadUint32(irq) == seq {
-		_ = sys.FutexWait(irq, seq, p.opts.Poll)
+		p.ownIRQ.wait(p.opts.Poll)
 	}
 	atomic.StoreUint32(p.own.sleeping(), 0)
 }

@@ -26,7 +26,8 @@ func TestFilesPrivateAndRemoved(t *testing.T) {
 
 	names, err := filepath.Glob(filepath.Join(dir, "*"))
 	require.NoError(t, err)
-	require.ElementsMatch(t, []string{"ntb-t1-link0", "ntb-t1-link1", "ntb-t1-link2", "ntb-t1-link0b-mw0-1"},
+	require.ElementsMatch(t, []string{"ntb-t1-link0", "ntb-t1-link1", "ntb-t1-link2", "ntb-t1-link0b-mw0-1",
+		"ntb-t1-link0.irq0", "ntb-t1-link0.irq1", "ntb-t1-link1.irq0", "ntb-t1-link1.irq1", "ntb-t1-link2.irq0", "ntb-t1-link2.irq1"},
 		baseNames(names))
 	for _, n := range names {
 		st, err := os.Stat(n)

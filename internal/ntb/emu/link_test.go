@@ -87,6 +87,10 @@ func TestStalledHeartbeat(t *testing.T) {
 	o.DeadAfter = time.Second
 	a, b := pair(newRing(t, 2, o))
 	require.True(t, a.LinkIsUp())
+	// a's event goroutine has seen the link up before b stops: else the
+	// link could go up and down between two of its looks, and it would
+	// report nothing.
+	nextEvent(t, a, ntb.LinkEvent)
 	freeze(b)
 	pid := atomic.SwapUint32(b.own.attached(), 0)
 	nextEvent(t, a, ntb.LinkEvent)

@@ -27,8 +27,10 @@ type Port struct {
 	hdr        header
 	file       []byte // the mapping of the link file, owned
 	own, peer  regs
-	dir        string
-	pid        uint32
+	// ownIRQ and peerIRQ are the sides' interrupt lines (irq.go).
+	ownIRQ, peerIRQ *irqLine
+	dir             string
+	pid             uint32
 
 	closed atomic.Bool
 	quit   chan struct{} // closed by shutdown
@@ -71,15 +73,27 @@ var (
 
 // newPort makes the port of side s over the mapping file of link k,
 // validated, and attaches it: it owns file from now on.
-func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts *Options) *Port {
+func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts *Options) (*Port, error) {
 	ownOff, peerOff := offSides, offSides+sideSize // side A: host k's Right
+	ownSide := 0
 	if s == ntb.Left {
-		ownOff, peerOff = peerOff, ownOff
+		ownOff, peerOff, ownSide = peerOff, ownOff, 1
+	}
+	link := LinkPath(dir, opts.Tag, k)
+	ownIRQ, err := openIRQ(irqPath(link, ownSide))
+	if err != nil {
+		return nil, err
+	}
+	peerIRQ, err := openIRQ(irqPath(link, 1-ownSide))
+	if err != nil {
+		return nil, errors.Join(err, ownIRQ.close())
 	}
 	p := &Port{
 		host: host, link: k, side: s, opts: opts, hdr: hdr, file: file, dir: dir,
 		own:     regs{file[ownOff : ownOff+sideSize]},
 		peer:    regs{file[peerOff : peerOff+sideSize]},
+		ownIRQ:  ownIRQ,
+		peerIRQ: peerIRQ,
 		pid:     uint32(os.Getpid()),
 		quit:    make(chan struct{}),
 		outKick: make(chan struct{}, 1),
@@ -90,12 +104,17 @@ func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts 
 		p.dma[c] = newDMAChan(p, c)
 	}
 	atomic.StoreUint32(p.own.attached(), p.pid)
-	p.peer.kick()
+	p.kickPeer()
 	p.loops.Add(2)
 	go p.eventLoop(atomic.LoadUint32(p.epoch()))
 	go p.deliverLoop()
-	return p
+	return p, nil
 }
+
+// kickOwn and kickPeer wake this side's and the peer side's event
+// goroutines (kick).
+func (p *Port) kickOwn()  { kick(p.own, p.ownIRQ) }
+func (p *Port) kickPeer() { kick(p.peer, p.peerIRQ) }
 
 // Host is the index of the port's host in the ring.
 func (p *Port) Host() int { return p.host }
@@ -146,8 +165,8 @@ func (p *Port) LinkEnable() error {
 		return err
 	}
 	atomic.StoreUint32(p.own.enabled(), 1)
-	p.own.kick()
-	p.peer.kick()
+	p.kickOwn()
+	p.kickPeer()
 	return nil
 }
 
@@ -161,8 +180,8 @@ func (p *Port) LinkDisable() error {
 	atomic.StoreUint32(p.own.enabled(), 0)
 	atomic.AddUint32(p.epoch(), 1)
 	p.cross.Unlock()
-	p.own.kick()
-	p.peer.kick()
+	p.kickOwn()
+	p.kickPeer()
 	return nil
 }
 
@@ -182,8 +201,8 @@ func (p *Port) SetLinkDown(down bool) error {
 	} else {
 		atomic.StoreUint32(p.forced(), 0)
 	}
-	p.own.kick()
-	p.peer.kick()
+	p.kickOwn()
+	p.kickPeer()
 	return nil
 }
 
@@ -271,7 +290,7 @@ func (p *Port) DBClearMask(bits uint64) error {
 	p.dbMu.Lock()
 	atomic.AndUint32(p.own.mask(), ^uint32(bits))
 	p.dbMu.Unlock()
-	p.own.kick()
+	p.kickOwn()
 	return nil
 }
 
@@ -286,7 +305,7 @@ func (p *Port) PeerDBSet(bits uint64) error {
 		return p.errorf(ntb.ErrLinkDown, "peer doorbell set %#x", bits)
 	}
 	atomic.OrUint32(p.peer.pending(), uint32(bits))
-	p.peer.kick()
+	p.kickPeer()
 	p.own.count(statDBSent, 1)
 	return nil
 }
@@ -385,15 +404,15 @@ func (p *Port) shutdown(killed bool) error {
 	atomic.StoreUint32(p.own.attached(), mark)
 	atomic.AddUint32(p.epoch(), 1)
 	p.cross.Unlock()
-	p.peer.kick()
+	p.kickPeer()
 	close(p.quit)
-	p.own.kick()
+	p.kickOwn()
 	errs := make([]error, 0, 2)
 	for _, c := range p.dma {
 		c.stop()
 	}
 	p.loops.Wait()
-	errs = append(errs, p.win.release())
+	errs = append(errs, p.win.release(), p.ownIRQ.close(), p.peerIRQ.close())
 	if !killed {
 		atomic.StoreUint32(p.own.enabled(), 0)
 	}

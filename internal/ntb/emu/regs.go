@@ -5,7 +5,6 @@ import (
 
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/ntb"
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // regs is one side's register block inside a mapping of a link file.
@@ -69,16 +68,4 @@ func (r regs) setWindow(i int, w window) {
 	atomic.StoreUint32(r.u32(regWindows+windowSlot*i), 0)
 	atomic.StoreUint64(r.u64(regWindows+windowSlot*i+8), w.Size)
 	atomic.StoreUint32(r.u32(regWindows+windowSlot*i), w.Gen)
-}
-
-// kick tells the holder's event goroutine that something changed: it
-// bumps irq and, if the goroutine sleeps in the kernel, wakes it. The
-// bump and the load of sleeping are sequentially consistent, as are the
-// goroutine's store of sleeping and load of irq, so one of the two sees
-// the other and no wake-up is lost.
-func (r regs) kick() {
-	atomic.AddUint32(r.irq(), 1)
-	if atomic.LoadUint32(r.sleeping()) != 0 {
-		_, _ = sys.FutexWake(r.irq(), sys.WakeAll)
-	}
 }

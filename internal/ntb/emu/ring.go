@@ -35,12 +35,19 @@ func createLink(dir string, k, n int, o *Options) ([]byte, header, error) {
 		Windows: uint32(o.Windows), MWMax: uint64(o.MWMax), FileSize: linkFileSize}
 	final := LinkPath(dir, o.Tag, k)
 	tmp := final + ".new"
+	// The interrupt lines exist before the link file does, so a host
+	// that finds the file finds them.
+	if err := makeIRQs(final); err != nil {
+		return nil, h, err
+	}
 	b, err := sys.CreateShared(tmp, linkFileSize)
 	if err != nil {
+		removeIRQs(final)
 		return nil, h, fmt.Errorf("ntb emu: create link %d: %w", k, err)
 	}
 	h.encode(b)
 	if err := os.Rename(tmp, final); err != nil {
+		removeIRQs(final)
 		return nil, h, errors.Join(fmt.Errorf("ntb emu: create link %d: %w", k, err), os.Remove(tmp), sys.Unmap(b))
 	}
 	return b, h, nil
@@ -136,11 +143,16 @@ func attach(dir string, id, n int, o *Options, right []byte, rhdr header, inProc
 	lk := (id + n - 1) % n
 	left, lhdr, err := openLink(dir, lk, n, o, o.AttachTimeout)
 	if err != nil {
+		removeIRQs(LinkPath(dir, o.Tag, id))
 		return nil, errors.Join(err, sys.Unmap(right), os.Remove(LinkPath(dir, o.Tag, id)))
 	}
 	h := &Host{ID: id, N: n, inProcess: inProcess, linkFile: LinkPath(dir, o.Tag, id), dir: dir, tag: o.Tag}
-	h.Right = newPort(dir, id, id, ntb.Right, right, rhdr, o)
-	h.Left = newPort(dir, id, lk, ntb.Left, left, lhdr, o)
+	if h.Right, err = newPort(dir, id, id, ntb.Right, right, rhdr, o); err != nil {
+		return nil, errors.Join(err, sys.Unmap(right), sys.Unmap(left), h.removeFiles())
+	}
+	if h.Left, err = newPort(dir, id, lk, ntb.Left, left, lhdr, o); err != nil {
+		return nil, errors.Join(err, h.Right.Close(), sys.Unmap(left), h.removeFiles())
+	}
 	h.schedule(o.Faults)
 	return h, nil
 }
@@ -215,11 +227,17 @@ func (h *Host) Close() error {
 			c.stop()
 		}
 	}
-	err := errors.Join(h.Left.Close(), h.Right.Close())
-	if rmErr := os.Remove(h.linkFile); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-		err = errors.Join(err, rmErr)
+	return errors.Join(h.Left.Close(), h.Right.Close(), h.removeFiles())
+}
+
+// removeFiles removes the link file this host created and its interrupt
+// lines.
+func (h *Host) removeFiles() error {
+	removeIRQs(h.linkFile)
+	if err := os.Remove(h.linkFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
 	}
-	return err
+	return nil
 }
 
 // Ring is a ring of hosts that are goroutines of one process, for tests
@@ -291,10 +309,7 @@ func (r *Ring) EnableAll(timeout time.Duration) error {
 func (r *Ring) Close() error {
 	var errs []error
 	for _, h := range r.Hosts {
-		errs = append(errs, h.Close())
-		if rmErr := os.Remove(h.linkFile); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
-			errs = append(errs, rmErr)
-		}
+		errs = append(errs, h.Close(), h.removeFiles())
 	}
 	r.Hosts = nil
 	return errors.Join(errs...)
