@@ -78,12 +78,16 @@
 //
 // # Barrier
 //
-// The domain implements core.CheckedBarrierer with a counter and a
-// generation in PE 0's control file (see barrier.go): one atomic add per
+// The domain implements core.CheckedBarrierer (see barrier.go). When every
+// PE has a CPU of its own (GOSHMEM_CPUS, set by oshrun) it is a
+// dissemination barrier over flags in the PEs' control files: each round
+// one store to another PE's line, crossing between CPUs at once. Else it
+// is a counter and a generation in PE 0's control file: one atomic add per
 // PE, and the last to arrive bumps the generation and wakes sleepers with
-// one futex wake. Waiters spin, yield and then sleep on the generation like
-// WaitChange, and end the wait with an error when a PE is lost, the domain
-// is closed or the caller's check fails.
+// one futex wake, the fewest hand-overs of a CPU that PEs share. Waiters
+// spin, yield and then sleep like WaitChange, and end the wait with an
+// error when a PE is lost, the domain is closed or the caller's check
+// fails.
 //
 // # Ordering and counting
 //

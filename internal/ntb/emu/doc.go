@@ -40,11 +40,13 @@
 // port has 2 to 8 windows (GOSHMEM_NTB_WINDOWS) of up to
 // GOSHMEM_NTB_MW_SIZE bytes, page aligned.
 //
-// Doorbells cross processes through a futex on the irq word of the
-// receiving side: PeerDBSet sets the pending bits and bumps the word, and
-// the receiving port's event goroutine, which polls briefly and then
-// sleeps on the futex, raises the bits that are pending, unmasked and not
-// yet reported. Several sets of one bit before it is cleared are one
+// Doorbells cross processes through the irq word of the receiving side
+// and its interrupt line, a FIFO beside the link file: PeerDBSet sets the
+// pending bits and bumps the word (and writes a byte into the FIFO if the
+// side sleeps), and the receiving port's event goroutine, which polls
+// briefly and then sleeps reading the FIFO in Go's network poller (so it
+// holds no processor of the runtime while it sleeps), raises the bits that
+// are pending, unmasked and not yet reported. Several sets of one bit before it is cleared are one
 // event, as with PLX's one interrupt vector; unmasking a pending bit
 // raises it. Events go out through a second goroutine, so a slow reader
 // merges events and never stalls the first.
