@@ -26,11 +26,17 @@ type dmaChan struct {
 	err       error // first error since the last Wait
 	stopped   bool
 	done      chan struct{}
+
+	// free is when the engine finished its last descriptor, in the
+	// timing model (Unix nanoseconds); only the channel's goroutine
+	// uses it.
+	free int64
 }
 
 type desc struct {
 	dst, src []byte
-	outbound bool // crosses the link
+	outbound bool  // crosses the link
+	queued   int64 // when Submit queued it, Unix nanoseconds
 	done     func(error)
 }
 
@@ -77,7 +83,7 @@ func (c *dmaChan) Submit(dst, src []byte, done func(error)) error {
 	if c.stopped {
 		return p.errorf(ntb.ErrClosed, "dma %d submit", c.idx)
 	}
-	c.queue = append(c.queue, desc{dst: dst[:len(src)], src: src, outbound: outDst || outSrc, done: done})
+	c.queue = append(c.queue, desc{dst: dst[:len(src)], src: src, outbound: outDst || outSrc, queued: time.Now().UnixNano(), done: done})
 	c.submitted++
 	c.work.Signal()
 	return nil
@@ -149,23 +155,29 @@ func (c *dmaChan) run() {
 // copy performs one descriptor under the timing model: the setup cost,
 // then the bytes in chunks, each crossing the link only while it is up,
 // paced by the port's share of the link's bandwidth.
+//
+// The engine starts a descriptor once it is queued and the one before it
+// is done, in the model's time, however late this goroutine gets to run:
+// a real engine does not wait for a CPU, nor for the completion callback
+// of the descriptor before. Time the goroutine lost to the scheduler is
+// made up by copying ahead of the clock instead of being lost to the link.
 func (c *dmaChan) copy(d *desc) error {
 	p := c.p
 	m := p.opts.Model
-	delay(m.DMASetup)
+	at := max(d.queued, c.free) + int64(m.DMASetup)
 	for off := 0; off < len(d.src); off += dmaChunk {
 		end := min(off+dmaChunk, len(d.src))
 		// The chunk books its link time before it copies, so the copy
 		// overlaps the time the link would take.
-		var until time.Time
 		if m.DMABytesPerSec > 0 {
-			until = p.reserve(end-off, m.DMABytesPerSec)
+			at = p.reserve(at, end-off, m.DMABytesPerSec)
 		}
 		if err := c.chunk(d, off, end); err != nil {
 			return err
 		}
-		waitUntil(until)
+		waitUntil(time.Unix(0, at))
 	}
+	c.free = at
 	p.own.count(statDMADesc, 1)
 	p.own.count(statDMABytes, uint64(len(d.src)))
 	return nil
@@ -189,16 +201,16 @@ func (c *dmaChan) chunk(d *desc, off, end int) error {
 	return nil
 }
 
-// reserve books n bytes of the port's outbound bandwidth and returns when
-// they will have crossed.
-func (p *Port) reserve(n int, bytesPerSec float64) time.Time {
+// reserve books n bytes of the port's outbound bandwidth, from time from
+// on or once the bytes booked before have crossed, and returns when they
+// will have crossed (Unix nanoseconds).
+func (p *Port) reserve(from int64, n int, bytesPerSec float64) int64 {
 	cost := int64(float64(n) / bytesPerSec * 1e9)
 	for {
-		now := time.Now().UnixNano()
 		busy := p.busyUntil.Load()
-		start := max(now, busy)
+		start := max(from, busy)
 		if p.busyUntil.CompareAndSwap(busy, start+cost) {
-			return time.Unix(0, start+cost)
+			return start + cost
 		}
 	}
 }

@@ -126,7 +126,10 @@ func TestFaultInjectionByOptions(t *testing.T) {
 
 func TestReserveAccumulates(t *testing.T) {
 	a, _ := pair(newRing(t, 2, fastOptions()))
-	first := a.reserve(1e6, 1e9) // a millisecond of link time
-	second := a.reserve(1e6, 1e9)
-	require.GreaterOrEqual(t, second.Sub(first), time.Millisecond, "the second booking queues behind the first")
+	now := time.Now().UnixNano()
+	first := a.reserve(now, 1e6, 1e9) // a millisecond of link time
+	second := a.reserve(now, 1e6, 1e9)
+	require.GreaterOrEqual(t, time.Duration(second-first), time.Millisecond, "the second booking queues behind the first")
+	later := now + int64(time.Hour)
+	require.Equal(t, later+int64(time.Millisecond), a.reserve(later, 1e6, 1e9), "a booking from a free link's later time starts then")
 }
