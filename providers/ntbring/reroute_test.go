@@ -212,10 +212,7 @@ func TestRerouteResendsUnread(t *testing.T) {
 	const n, adds, puts = 4, 8, 3
 	doms := openRingT(t, n, map[string]string{paramTimeout.Env: "2s"})
 	rs := regions(t, doms, 4096)
-	l2 := doms[2].proto.(*ringProto).link(ntb.Left)
-	require.NoError(t, l2.port.DBSetMask(1<<dbRing))
-	l1 := doms[1].proto.(*ringProto).link(ntb.Right)
-	require.Eventually(t, func() bool { return atomic.LoadUint32(l1.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	l1 := muteRing(t, doms, 2)
 
 	ep1, err := doms[1].NewEndpoint(core.EndpointOptions{})
 	require.NoError(t, err)
@@ -281,10 +278,7 @@ func TestLentPiecesSurviveReuse(t *testing.T) {
 	const n, size = 5, 40 << 10
 	doms := openRingT(t, n, map[string]string{paramSlot.Env: "16K", paramTimeout.Env: "2s"})
 	rs := regions(t, doms, size)
-	l1 := doms[1].proto.(*ringProto).link(ntb.Left)
-	require.NoError(t, l1.port.DBSetMask(1<<dbRing))
-	l0 := doms[0].proto.(*ringProto).link(ntb.Right)
-	require.Eventually(t, func() bool { return atomic.LoadUint32(l0.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	l0 := muteRing(t, doms, 1)
 
 	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
 	require.NoError(t, err)
@@ -305,6 +299,17 @@ func TestLentPiecesSurviveReuse(t *testing.T) {
 		require.NoError(t, d.err(), "host %d", h)
 		require.Zero(t, d.drops.Load(), "host %d dropped transfers", h)
 	}
+}
+
+// muteRing masks the ring doorbell of host's Left port and waits until
+// its receiver of that ring sleeps: it reads nothing more until unmasked.
+// It returns the sending end, the Right link of the host before.
+func muteRing(t *testing.T, doms []*domain, host int) *rlink {
+	t.Helper()
+	require.NoError(t, doms[host].proto.(*ringProto).link(ntb.Left).port.DBSetMask(1<<dbRing))
+	l := doms[host-1].proto.(*ringProto).link(ntb.Right)
+	require.Eventually(t, func() bool { return atomic.LoadUint32(l.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	return l
 }
 
 // nbiBlock is the block of the non-blocking put tests: put k to pe.
@@ -364,10 +369,7 @@ func TestPutNBIAcrossCut(t *testing.T) {
 	const size = 1 << 20
 	doms := openRingT(t, 5, map[string]string{paramTimeout.Env: "3s", "GOSHMEM_NTB_MODEL": "gen3x8"})
 	rs := regions(t, doms, 8*size)
-	l1 := doms[1].proto.(*ringProto).link(ntb.Left)
-	require.NoError(t, l1.port.DBSetMask(1<<dbRing))
-	l0 := doms[0].proto.(*ringProto).link(ntb.Right)
-	require.Eventually(t, func() bool { return atomic.LoadUint32(l0.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	l0 := muteRing(t, doms, 1)
 	putsNBI(t, doms, rs, map[int]int{1: 8, 2: 2}, size, func() {
 		require.Zero(t, atomic.LoadUint32(l0.tx.taken), "host 1 took nothing")
 		forceLink(t, doms, 0, true)
