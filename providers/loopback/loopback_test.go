@@ -872,7 +872,7 @@ func TestSpinParam(t *testing.T) {
 			cfg := &core.Config{Env: func(k string) (string, bool) {
 				return tt.value, k == "GOSHMEM_LOOPBACK_SPIN"
 			}}
-			got, err := spinPolls(cfg, tt.npes)
+			got, err := spinPolls(cfg, tt.npes, runtime.NumCPU())
 			if tt.err {
 				var envErr *core.EnvError
 				require.ErrorAs(t, err, &envErr)

@@ -35,14 +35,11 @@ const (
 	maxSpin = 1 << 22
 )
 
-// spinPolls reads GOSHMEM_LOOPBACK_SPIN for a job of npes PEs.
-func spinPolls(cfg *core.Config, npes int) (int, error) {
+// spinPolls reads GOSHMEM_LOOPBACK_SPIN for a job of npes PEs on cpus
+// CPUs.
+func spinPolls(cfg *core.Config, npes, cpus int) (int, error) {
 	v := strings.TrimSpace(cfg.Value(paramSpin))
 	if v == "auto" {
-		cpus, err := cfg.CPUs()
-		if err != nil {
-			return 0, err
-		}
 		if npes <= cpus {
 			return spinSolo, nil
 		}
@@ -105,8 +102,14 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		dir:       cfg.JobDir(),
 		endpoints: map[*endpoint]struct{}{},
 	}
-	spin, err := spinPolls(cfg, d.npes)
-	var asym bool
+	var (
+		spin int
+		asym bool
+	)
+	cpus, err := cfg.CPUs()
+	if err == nil {
+		spin, err = spinPolls(cfg, d.npes, cpus)
+	}
 	if err == nil {
 		asym, err = wantAsymmetric(cfg)
 	}
@@ -129,10 +132,6 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		host = core.HostID()
 	}
 	msg := binary.LittleEndian.AppendUint64(nil, rand.Uint64())
-	cpus, err := cfg.CPUs()
-	if err != nil {
-		return nil, err // spinPolls read it, so this is not reached
-	}
 	all, err := b.Allgather(append(append(msg, flag(asym), flag(d.npes <= cpus)), host...))
 	if err != nil {
 		return nil, fmt.Errorf("exchange of host ids: %w", err)

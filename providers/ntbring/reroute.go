@@ -295,7 +295,7 @@ const lendWait = 20 * time.Microsecond
 // settle ends the put's loans: it waits, up to lendWait, for the
 // neighbours to take its entries, then settles them, after which the put's
 // source may change.
-func (lp *lentPut) settle(p *ringProto) {
+func (lp *lentPut) settle() {
 	for _, r := range lp.lent {
 		yieldPoll(lendWait, func() bool { return r.l.tx.tookAll(r.end) || r.l.down.Load() })
 		r.l.tx.settle(lp.lender, r.first, r.end)

@@ -375,13 +375,12 @@ func (l *rlink) sendAsync(i uint32, m meta, payload []byte, c ntb.DMAChannel, do
 }
 
 // dmaAsync copies src into dst, which lies in a window of this port, by
-// DMA without waiting; done is called on completion and must not block.
+// DMA on stream's channel without waiting; done is called on completion
+// and must not block. If the DMA cannot be queued, done is not called and
+// the device's error is returned as it is, for the caller to handle as it
+// handles done's (see isCut).
 func (l *rlink) dmaAsync(dst, src []byte, stream uint32, done func(error)) error {
-	c := l.channel(stream)
-	if err := c.Submit(dst, src, done); err != nil {
-		return l.linkError("submit DMA", err)
-	}
-	return nil
+	return l.channel(stream).Submit(dst, src, done)
 }
 
 // rxRing is the receiving half of a link. One goroutine reads entries in

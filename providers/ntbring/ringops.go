@@ -150,7 +150,7 @@ func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, don
 	// put straight into the heap need not wait for the one before it:
 	// spread over the channels, one's completion overlaps the next's
 	// copy.
-	if err := l.channel(uint32(p.lenders.Add(1))).Submit(win[off:off+len(src)], src, landed); err != nil {
+	if err := l.dmaAsync(win[off:off+len(src)], src, uint32(p.lenders.Add(1)), landed); err != nil {
 		landed(err)
 	}
 	return true

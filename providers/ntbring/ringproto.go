@@ -504,7 +504,7 @@ func (p *ringProto) putPieces(m meta, src []byte) error {
 	lp.init(p)
 	fail(p.sendPieces(m, src, &lp, wg.Add, func(err error) { fail(err); wg.Done() }, func() bool { return first.Load() != nil }))
 	wg.Wait()
-	lp.settle(p)
+	lp.settle()
 	if err := first.Load(); err != nil {
 		return *err
 	}
@@ -522,7 +522,7 @@ func (p *ringProto) putPiecesAsync(m meta, src []byte, fail func(error)) (settle
 			fail(err)
 		}
 	}, func() bool { return false })
-	return func() { lp.settle(p) }, err
+	return lp.settle, err
 }
 
 // sendPieces sends src as pieces of SLOT_SIZE that carry m's tag, the way

@@ -143,8 +143,7 @@ func attach(dir string, id, n int, o *Options, right []byte, rhdr header, inProc
 	lk := (id + n - 1) % n
 	left, lhdr, err := openLink(dir, lk, n, o, o.AttachTimeout)
 	if err != nil {
-		removeIRQs(LinkPath(dir, o.Tag, id))
-		return nil, errors.Join(err, sys.Unmap(right), os.Remove(LinkPath(dir, o.Tag, id)))
+		return nil, errors.Join(err, sys.Unmap(right), removeLink(LinkPath(dir, o.Tag, id)))
 	}
 	h := &Host{ID: id, N: n, inProcess: inProcess, linkFile: LinkPath(dir, o.Tag, id), dir: dir, tag: o.Tag}
 	if h.Right, err = newPort(dir, id, id, ntb.Right, right, rhdr, o); err != nil {
@@ -232,9 +231,12 @@ func (h *Host) Close() error {
 
 // removeFiles removes the link file this host created and its interrupt
 // lines.
-func (h *Host) removeFiles() error {
-	removeIRQs(h.linkFile)
-	if err := os.Remove(h.linkFile); err != nil && !errors.Is(err, fs.ErrNotExist) {
+func (h *Host) removeFiles() error { return removeLink(h.linkFile) }
+
+// removeLink removes the file of a link and its interrupt lines.
+func removeLink(path string) error {
+	removeIRQs(path)
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	return nil
@@ -265,7 +267,7 @@ func NewRing(dir string, n int, opts Options) (*Ring, error) {
 		b, h, err := createLink(dir, k, n, &o)
 		if err != nil {
 			for j := range k {
-				err = errors.Join(err, sys.Unmap(files[j]), os.Remove(LinkPath(dir, o.Tag, j)))
+				err = errors.Join(err, sys.Unmap(files[j]), removeLink(LinkPath(dir, o.Tag, j)))
 			}
 			return nil, err
 		}
@@ -275,7 +277,7 @@ func NewRing(dir string, n int, opts Options) (*Ring, error) {
 		h, err := attach(dir, id, n, &o, files[id], hdrs[id], true)
 		if err != nil {
 			for j := id + 1; j < n; j++ {
-				err = errors.Join(err, sys.Unmap(files[j]), os.Remove(LinkPath(dir, o.Tag, j)))
+				err = errors.Join(err, sys.Unmap(files[j]), removeLink(LinkPath(dir, o.Tag, j)))
 			}
 			return nil, errors.Join(err, r.Close())
 		}
