@@ -37,7 +37,8 @@ type seed struct {
 	bar ringBarrier
 
 	stop chan struct{}
-	wg   sync.WaitGroup
+	wg   sync.WaitGroup // workers and forwarders: stopped by stop
+	dwg  sync.WaitGroup // the dispatchers: stopped by closing the ports
 }
 
 // worker n serves doorbell bit n on both ports.
@@ -135,7 +136,7 @@ func (p *seed) start() {
 		go p.forward()
 	}
 	for _, l := range p.links {
-		p.wg.Add(1)
+		p.dwg.Add(1)
 		go p.dispatch(l)
 		mask := uint64(1)<<p.s.workers - 1 | dbAlarmMask | 1<<dbBarrierStart | 1<<dbBarrierEnd
 		// A failure here is a link going down, which the dispatcher sees.
@@ -146,7 +147,7 @@ func (p *seed) start() {
 // dispatch turns a port's events into work: doorbell bits wake their
 // workers or count barrier signals, a link that goes down fails the domain.
 func (p *seed) dispatch(l *link) {
-	defer p.wg.Done()
+	defer p.dwg.Done()
 	for ev := range l.port.Events() {
 		switch ev.Kind {
 		case ntb.LinkEvent:
@@ -261,9 +262,13 @@ func (p *seed) broken(lost int) {
 // close implements protocol.
 func (p *seed) close() error {
 	close(p.stop)
-	// Closing the ports ends their event channels, and so the dispatchers.
-	err := p.ports.close()
+	// The workers and forwarders stop before the ports close: a worker
+	// still releasing a slot would write a scratchpad of a port whose
+	// registers are unmapped. Closing the ports then ends their event
+	// channels, and so the dispatchers.
 	p.wg.Wait()
+	err := p.ports.close()
+	p.dwg.Wait()
 	for _, it := range p.fwd.items {
 		p.d.bufs.put(it.buf)
 	}
