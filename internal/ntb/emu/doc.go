@@ -46,10 +46,15 @@
 // side sleeps), and the receiving port's event goroutine, which polls
 // briefly and then sleeps reading the FIFO in Go's network poller (so it
 // holds no processor of the runtime while it sleeps), raises the bits that
-// are pending, unmasked and not yet reported. Several sets of one bit before it is cleared are one
-// event, as with PLX's one interrupt vector; unmasking a pending bit
-// raises it. Events go out through a second goroutine, so a slow reader
-// merges events and never stalls the first.
+// are pending, unmasked and not yet reported. The scheduler consults its
+// network poller only when it runs out of runnable goroutines (or every
+// 10 ms), so in a process kept busy by polling goroutines a FIFO byte
+// waits; a port kicked in the last 2 ms therefore also looks at its irq
+// word every 20 µs, by the read's deadline, a timer the scheduler runs on
+// time. Several sets of one bit before it is cleared are one event, as
+// with PLX's one interrupt vector; unmasking a pending bit raises it.
+// Events go out through a second goroutine, so a slow reader merges
+// events and never stalls the first.
 //
 // DMA: 4 channels per port, each a goroutine that performs its
 // descriptors in order and calls each completion callback, with an error

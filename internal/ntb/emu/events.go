@@ -26,6 +26,7 @@ func (p *Port) eventLoop(epoch uint32) {
 		lastBeat   time.Time
 		lastHB     uint64
 		lastChange = time.Now()
+		lastIRQ    time.Time
 	)
 	for {
 		seq := atomic.LoadUint32(p.own.irq())
@@ -62,7 +63,9 @@ func (p *Port) eventLoop(epoch uint32) {
 		}
 		wasUp, lastEpoch = up, ep
 		p.scanDoorbells()
-		p.waitIRQ(seq)
+		if p.waitIRQ(seq, lastIRQ) {
+			lastIRQ = time.Now()
+		}
 	}
 }
 
@@ -140,20 +143,52 @@ func (p *Port) send(e ntb.Event) bool {
 	}
 }
 
-// waitIRQ returns when the irq word is no longer seq, or after Poll. It
-// polls a little first (a doorbell ping-pong then never sleeps), then
-// sleeps on its interrupt line.
-func (p *Port) waitIRQ(seq uint32) {
+// waitIRQ returns when the irq word is no longer seq, reporting true, or
+// after Poll. It polls a little first (a doorbell ping-pong then never
+// sleeps), then sleeps on its interrupt line.
+//
+// The sleep is cut into steps, and the irq word is looked at after each.
+// A read of the FIFO is woken through Go's network poller, which the
+// scheduler consults only when it runs out of runnable goroutines (or
+// every 10 ms): while the process's other goroutines keep its processors
+// busy, polling and yielding, a wake-up written into the FIFO waits for
+// them. The read's deadline is a timer, which the scheduler runs on time
+// however busy it is. So the steps are irqStep long until irqBusy has
+// passed since the last kick (last), then double up to Poll: a busy port
+// in a busy process sees a kick within a step, an idle process at once
+// through the FIFO, and an idle port costs a few wake-ups.
+func (p *Port) waitIRQ(seq uint32, last time.Time) bool {
 	irq := p.own.irq()
 	for range spinPolls {
 		if atomic.LoadUint32(irq) != seq {
-			return
+			return true
 		}
 		runtime.Gosched()
 	}
 	atomic.StoreUint32(p.own.sleeping(), 1)
-	if atomic.LoadUint32(irq) == seq {
-		p.ownIRQ.wait(p.opts.Poll)
+	defer atomic.StoreUint32(p.own.sleeping(), 0)
+	deadline := time.Now().Add(p.opts.Poll)
+	step := irqStep
+	for atomic.LoadUint32(irq) == seq {
+		now := time.Now()
+		left := deadline.Sub(now)
+		if left <= 0 {
+			return false
+		}
+		if now.Sub(last) > irqBusy {
+			step = min(2*step, p.opts.Poll)
+		}
+		p.ownIRQ.wait(min(step, left))
 	}
-	atomic.StoreUint32(p.own.sleeping(), 0)
+	return true
 }
+
+// irqStep is a sleeping port's step while it is busy: about the time a
+// relayed piece of a large transfer takes to cross, so a relay whose
+// process's processors are kept busy still passes pieces on about as
+// fast as they come. irqBusy is how long after a kick a port counts as
+// busy.
+const (
+	irqStep = 20 * time.Microsecond
+	irqBusy = 2 * time.Millisecond
+)

@@ -3,6 +3,7 @@ package emu
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,4 +184,31 @@ func TestDoorbellStorm(t *testing.T) {
 	<-done
 	require.LessOrEqual(t, events, 4*rounds)
 	require.Equal(t, uint64(4*rounds), a.Stats().DoorbellsSent)
+}
+
+// A port kicked lately looks at its interrupt word in short steps, not
+// only when the FIFO wakes it: a process whose processors polling
+// goroutines keep busy serves its network poller, and so the FIFO, only
+// every 10 ms. Here the second doorbell is raised without its FIFO byte,
+// as if the poller never came round, and Poll is a minute: only a step
+// can find it.
+func TestDoorbellSeenWithoutFIFO(t *testing.T) {
+	o := fastOptions()
+	o.Poll = time.Minute
+	o.DeadAfter = 2 * time.Minute
+	a, b := pair(newRing(t, 2, o))
+	require.NoError(t, a.PeerDBSet(1<<1))
+	nextEvent(t, b, ntb.DoorbellEvent)
+	require.NoError(t, b.DBClear(1<<1))
+	require.Eventually(t, func() bool { return atomic.LoadUint32(b.own.sleeping()) != 0 }, 10*time.Second, 10*time.Microsecond)
+
+	atomic.OrUint32(b.own.pending(), 1<<2)
+	atomic.AddUint32(b.own.irq(), 1) // the kick, less its FIFO byte
+	select {
+	case e := <-b.Events():
+		require.Equal(t, ntb.DoorbellEvent, e.Kind)
+		require.Equal(t, uint64(1<<2), e.DB)
+	case <-time.After(10 * time.Second):
+		t.Fatal("a kick without its FIFO byte was not seen within 10s")
+	}
 }
