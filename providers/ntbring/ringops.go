@@ -142,7 +142,7 @@ func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, don
 		case err != nil:
 			done(false, l.linkError("DMA", err))
 		default:
-			p.sendOn(m, nil, nil)
+			p.notifyLanded(l, m)
 			done(false, nil)
 		}
 	}

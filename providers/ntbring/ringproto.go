@@ -357,9 +357,15 @@ func (p *ringProto) relay(j rxJob) {
 					p.d.fail(out.linkError("DMA", err))
 					return
 				}
+				// The bytes are in the destination's memory: the source
+				// hears so from here, one hop back, and the destination
+				// gets a landed notice for its waiters.
+				if j.m.tag != 0 {
+					p.sendOn(meta{kind: kindPutAck, src: j.m.dst, dst: j.m.src, tag: j.m.tag}, nil, nil)
+				}
 				m := j.m
-				m.kind = kindLanded
-				p.sendOn(m, nil, nil)
+				m.kind, m.tag = kindLanded, 0
+				p.notifyLanded(out, m)
 			}
 			dst := win[j.m.off : j.m.off+j.m.size]
 			if len(j.payload) <= pioMax {
@@ -443,6 +449,25 @@ func (p *ringProto) sendOn(m meta, payload []byte, buf *[]byte) {
 		payload = *buf
 	}
 	p.queue(side, m, payload, buf)
+}
+
+// notifyLanded sends the landed notice m over l, whose neighbour the
+// notice's bytes just landed in, without waiting, unless a notice sent
+// over l before is still to be acted on: that notice's wake-up comes
+// after these bytes and covers them (txRing.noticePending).
+func (p *ringProto) notifyLanded(l *rlink, m meta) {
+	if l.tx.noticePending() {
+		return
+	}
+	i, ok := l.tx.reserve(false)
+	if !ok {
+		p.queue(l.side, m, nil, nil)
+		return
+	}
+	l.tx.notice.Store(i + 1)
+	if err := l.put(i, m, nil); err != nil {
+		p.d.fail(err)
+	}
 }
 
 // queue hands a transfer to the forwarder of side.
