@@ -303,13 +303,15 @@ func TestLentPiecesSurviveReuse(t *testing.T) {
 }
 
 // muteRing masks the ring doorbell of host's Left port and waits until
-// its receiver of that ring sleeps: it reads nothing more until unmasked.
-// It returns the sending end, the Right link of the host before.
+// its receiver of that ring sleeps and has stopped looking without a
+// doorbell (rxRing.wait): it reads nothing more until unmasked. It
+// returns the sending end, the Right link of the host before.
 func muteRing(t *testing.T, doms []*domain, host int) *rlink {
 	t.Helper()
 	require.NoError(t, doms[host].proto.(*ringProto).link(ntb.Left).port.DBSetMask(1<<dbRing))
 	l := doms[host-1].proto.(*ringProto).link(ntb.Right)
 	require.Eventually(t, func() bool { return atomic.LoadUint32(l.tx.sleep) != 0 }, 5*time.Second, time.Millisecond)
+	time.Sleep(2 * lookFast)
 	return l
 }
 

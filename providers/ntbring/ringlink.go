@@ -400,6 +400,10 @@ type rxRing struct {
 	descs  []byte
 	data   []byte
 	kick   chan struct{} // the doorbell rang
+	look   *time.Timer   // wakes a sleeping receive loop to look again
+	// worked is when the receive loop last took an entry other than a
+	// landed notice: a relayed piece, a request or an answer.
+	worked time.Time
 }
 
 // release frees entry i for the sender.
@@ -443,6 +447,17 @@ func (o *inOrder) mark(i, end uint32) (moved bool) {
 // yielding, idleYields times and then for what remains of poll, then says
 // it sleeps, looks once more, and waits for the doorbell. It returns false
 // when stop closes.
+//
+// Within lookFast of the last entry that was work (see worked), a
+// sleeping receiver also looks at the producer index every lookStep. A
+// doorbell reaches it through the device's interrupt path; the emulated
+// device's is Go's network poller, which a process whose processors are
+// kept busy by polling goroutines serves late, while it serves a timer
+// on time. A relay whose receiver dozed between the pieces of a stream
+// held the stream up by hundreds of microseconds at a time. Landed
+// notices only wake waiters: after them a receiver sleeps until the
+// doorbell. In an idle process the doorbell comes first, and a look
+// costs a timer.
 func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration, cut *atomic.Bool) bool {
 	var deadline time.Time
 	for n := 1; ; n++ {
@@ -462,16 +477,37 @@ func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration, cut *atomic.Bool
 	}
 	atomic.StoreUint32(r.sleep, 1)
 	defer atomic.StoreUint32(r.sleep, 0)
-	if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
-		return true
-	}
-	select {
-	case <-r.kick:
-		return true
-	case <-stop:
-		return false
+	for {
+		if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
+			return true
+		}
+		var look <-chan time.Time
+		if time.Since(r.worked) < lookFast {
+			if r.look == nil {
+				r.look = time.NewTimer(lookStep)
+			} else {
+				r.look.Reset(lookStep)
+			}
+			look = r.look.C
+		}
+		select {
+		case <-r.kick:
+			return true
+		case <-stop:
+			return false
+		case <-look:
+		}
 	}
 }
+
+// A sleeping receiver looks at its ring every lookStep, about the time
+// the DMA of a slot takes, for lookFast after it last took work: long
+// enough to cover the gaps in a stream of puts and between a program's
+// batches of them.
+const (
+	lookStep = 20 * time.Microsecond
+	lookFast = 3 * time.Millisecond
+)
 
 // idleYields is how many times a receiver at least polls an empty ring
 // before it sleeps.

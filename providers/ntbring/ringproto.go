@@ -257,6 +257,9 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 		return true
 	}
 	payload := l.slot(l.rx.data, i)[:m.payloadLen()]
+	if m.kind != kindLanded {
+		l.rx.worked = time.Now()
+	}
 	switch {
 	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice()):
 		// Never blocks: every job holds an entry, and the channel has

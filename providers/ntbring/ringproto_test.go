@@ -2,6 +2,7 @@ package ntbring
 
 import (
 	"bytes"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -101,4 +102,40 @@ func TestDirectLanding(t *testing.T) {
 	require.NoError(t, ep.Quiet())
 	require.Equal(t, big, extra[1].Local()[8:8+len(big)])
 	require.Equal(t, big, rs[2].Local()[8:8+len(big)])
+}
+
+// A sleeping receiver that took work lately finds a new entry without a
+// doorbell, by looking again every lookStep; one that took none waits for
+// the doorbell. (A busy process serves the doorbell's path late: see
+// rxRing.wait.)
+func TestSleepingReceiverLooks(t *testing.T) {
+	for _, worked := range []bool{true, false} {
+		var prod, sleep uint32
+		var cut atomic.Bool
+		r := &rxRing{prod: &prod, sleep: &sleep, kick: make(chan struct{}, 1)}
+		if worked {
+			r.worked = time.Now().Add(time.Hour) // works for the whole test
+		}
+		stop := make(chan struct{})
+		woke := make(chan bool, 1)
+		go func() { woke <- r.wait(stop, 0, &cut) }()
+		require.Eventually(t, func() bool { return atomic.LoadUint32(&sleep) != 0 }, 10*time.Second, 10*time.Microsecond)
+		atomic.StoreUint32(&prod, 1) // published, no doorbell
+		if worked {
+			select {
+			case ok := <-woke:
+				require.True(t, ok)
+			case <-time.After(10 * time.Second):
+				t.Fatal("a receiver that worked lately did not look again within 10s")
+			}
+			continue
+		}
+		select {
+		case <-woke:
+			t.Fatal("an idle receiver woke without its doorbell")
+		case <-time.After(50 * time.Millisecond):
+		}
+		r.kick <- struct{}{}
+		require.True(t, <-woke)
+	}
 }
