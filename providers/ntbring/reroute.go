@@ -30,7 +30,9 @@ import (
 //
 // A second cut splits the ring in two: the host that learns of it fails
 // with a peer-lost error naming a host across the cuts, and the alarm
-// spreads it. So does a neighbour that died, a cut notice that does not
+// spreads it. (A cut that comes while the ring is known cut elsewhere
+// waits up to repairGrace for that link's repair notice first: see
+// learnCut.) So does a neighbour that died, a cut notice that does not
 // come within the timeout, and any cut under the doorbell barrier, which
 // cannot go round a break.
 
@@ -67,17 +69,56 @@ func (p *ringProto) sideFor(dst int) ntb.Side {
 }
 
 // learnCut records that link k is down. A second cut fails the domain:
-// the ring is in two pieces.
+// the ring is in two pieces. But the link known to be cut, j, may have
+// been repaired already, its repair notice still on its way here while
+// k's cut notice came first: so k counts as a second cut only if j is
+// still cut after repairGrace (awaitRepair).
 func (p *ringProto) learnCut(k int) {
 	if p.cut.CompareAndSwap(noCut, int32(k)) {
 		p.d.log.Info("ntbring: the ring is cut, routing round it", "host", p.d.rank, "link", k)
 		return
 	}
 	if j := int(p.cut.Load()); j != k {
-		p.d.fail(&core.PeerLostError{PE: acrossCuts(p.d.rank, p.d.npes, j, k),
-			Reason: fmt.Sprintf("the ring is cut at links %d and %d", min(j, k), max(j, k))})
+		p.awaitRepair(j, k)
 	}
 }
+
+// awaitRepair waits in the background, up to repairGrace, for link j,
+// known to be cut, to be known repaired, and then learns the cut of link
+// k; it fails the domain if j is still cut by then.
+func (p *ringProto) awaitRepair(j, k int) {
+	p.repairMu.Lock()
+	defer p.repairMu.Unlock()
+	select {
+	case <-p.stop:
+		return
+	default:
+	}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		deadline := time.Now().Add(min(repairGrace, p.s.timeout))
+		pause := core.Backoff{Max: time.Millisecond}
+		for p.cut.Load() == int32(j) {
+			if p.abort() != nil {
+				return
+			}
+			if time.Now().After(deadline) {
+				p.d.fail(&core.PeerLostError{PE: acrossCuts(p.d.rank, p.d.npes, j, k),
+					Reason: fmt.Sprintf("the ring is cut at links %d and %d", min(j, k), max(j, k))})
+				return
+			}
+			pause.Pause()
+		}
+		p.learnCut(k)
+	}()
+}
+
+// repairGrace is how long a repair notice may trail a cut notice that
+// overtook it: both go round the ring, one descriptor relayed by each
+// host on the way. It delays by as much the failure a real second cut
+// causes (a dead host cuts both its links).
+const repairGrace = 250 * time.Millisecond
 
 // acrossCuts is a host on the other piece of a ring of n cut at links a
 // and b, seen from me.

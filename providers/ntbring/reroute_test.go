@@ -302,6 +302,43 @@ func TestLentPiecesSurviveReuse(t *testing.T) {
 	}
 }
 
+// A cut notice that overtakes the repair notice of the link cut before is
+// not a second cut: host 3 still holds link 0 cut when it learns of link
+// 2's cut, and link 0's repair notice comes after. It routes round link 2
+// and stays up. Without the repair notice, the two cuts fail it once
+// repairGrace has passed.
+func TestCutBeforeRepairNotice(t *testing.T) {
+	for _, repaired := range []bool{true, false} {
+		doms, err := openRingErr(t, 4, nil)
+		require.NoError(t, err)
+		p := doms[3].proto.(*ringProto)
+		p.cut.Store(0) // link 0 cut, as host 3 last heard
+		p.learnCut(2)
+		time.Sleep(50 * time.Millisecond)
+		require.NoError(t, doms[3].err(), "a cut while another is known, repaired=%v", repaired)
+		require.Equal(t, int32(0), p.cut.Load())
+		if !repaired {
+			require.Eventually(t, func() bool { return doms[3].err() != nil }, 10*time.Second, time.Millisecond)
+			var pl *core.PeerLostError
+			require.ErrorAs(t, doms[3].err(), &pl)
+			require.Contains(t, pl.Reason, "cut at links 0 and 2")
+			// The others fail as host 3's alarm reaches them: whether
+			// before or after they close is a race.
+			each(doms, func(d *domain) {
+				if err := d.Close(); d.rank == 3 || err != nil {
+					require.ErrorIs(t, err, core.ErrPeerLost, "host %d", d.rank)
+				}
+			})
+			continue
+		}
+		p.learnRepair(0) // the repair notice
+		require.Eventually(t, func() bool { return p.cut.Load() == 2 }, 10*time.Second, time.Millisecond)
+		time.Sleep(2 * repairGrace)
+		require.NoError(t, doms[3].err())
+		each(doms, func(d *domain) { require.NoError(t, d.Close()) })
+	}
+}
+
 // muteRing masks the ring doorbell of host's Left port and waits until
 // its receiver of that ring sleeps and has stopped looking without a
 // doorbell (rxRing.wait): it reads nothing more until unmasked. It
