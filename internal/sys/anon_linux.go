@@ -7,6 +7,7 @@ import (
 	"os"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,6 +27,26 @@ func MapPrivate(size int) ([]byte, error) {
 		return nil, os.NewSyscallError("mmap", err)
 	}
 	return b, nil
+}
+
+// Revoke replaces the pages of a mapping b (from CreateShared,
+// OpenShared or MapPrivate) with private anonymous memory, in place and
+// at once: what it mapped is no longer reachable through b, and reads
+// and writes through b that are still under way or come later see fresh
+// zeroed pages instead of faulting. b stays a mapping, to be released
+// with Unmap as before. It is how a host that dies in the middle of its
+// own goroutines' accesses loses its view of shared memory without
+// crashing the process they share.
+func Revoke(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	_, err := unix.MmapPtr(-1, 0, unsafe.Pointer(&b[0]), uintptr(len(b)),
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED)
+	if err != nil {
+		return os.NewSyscallError("mmap", err)
+	}
+	return nil
 }
 
 // SetTCPUserTimeout bounds how long data written to the TCP socket behind

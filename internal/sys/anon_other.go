@@ -11,5 +11,8 @@ import (
 // MapPrivate is not implemented on this system.
 func MapPrivate(size int) ([]byte, error) { return nil, errors.ErrUnsupported }
 
+// Revoke is not implemented on this system.
+func Revoke(b []byte) error { return errors.ErrUnsupported }
+
 // SetTCPUserTimeout is not implemented on this system.
 func SetTCPUserTimeout(rc syscall.RawConn, d time.Duration) error { return errors.ErrUnsupported }

@@ -150,3 +150,44 @@ func BenchmarkFutexWakeNobody(b *testing.B) {
 		}
 	}
 }
+
+// A revoked mapping reads as zeros and takes writes without faulting,
+// also while another goroutine keeps using it, and no longer shares the
+// file; it is then unmapped as before.
+func TestRevoke(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	a, err := CreateShared(path, 8192)
+	require.NoError(t, err)
+	b, err := OpenShared(path, 8192)
+	require.NoError(t, err)
+	copy(a, "hello")
+
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			atomic.AddUint32(word(b, 4096+4*(i%1024)), 1) // the second page
+		}
+	}()
+	time.Sleep(time.Millisecond)
+	require.NoError(t, Revoke(b))
+	time.Sleep(time.Millisecond)
+	close(stop)
+	<-done
+
+	copy(b, "other")
+	require.Equal(t, "hello", string(a[:5]), "the file no longer sees writes through b")
+	b2, err := OpenShared(path, 8192)
+	require.NoError(t, err)
+	require.Equal(t, "hello", string(b2[:5]))
+	require.NoError(t, Unmap(b2))
+	require.NoError(t, Unmap(b))
+	require.NoError(t, Unmap(a))
+	require.NoError(t, Revoke(nil))
+}
