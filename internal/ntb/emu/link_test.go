@@ -2,12 +2,14 @@ package emu
 
 import (
 	"math"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/ntb"
 )
 
@@ -114,4 +116,70 @@ func freeze(p *Port) {
 	p.quit = make(chan struct{})
 	p.loops.Add(1)
 	go func() { <-p.quit; p.loops.Done() }()
+}
+
+// A host killed in the middle of its own goroutines' work does not fault
+// the process they share: it goes on writing through the outbound window
+// it mapped and reading its registers, and those writes reach nobody.
+func TestKilledHostFaultsNothing(t *testing.T) {
+	r := newRing(t, 2, fastOptions())
+	a, b := pair(r)
+	in, err := b.MWSetTrans(1, 8192)
+	require.NoError(t, err)
+	out, err := a.PeerMW(1)
+	require.NoError(t, err)
+	regs := a.own.b
+
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			atomic.AddUint32(mem.Word32(out, 4*(i%2048)), 1)
+			_ = atomic.LoadUint32(mem.Word32(regs, 0))
+			_, _ = a.SpadRead(0)
+			_ = a.LinkIsUp()
+		}
+	}()
+	time.Sleep(5 * time.Millisecond)
+	r.Hosts[0].Kill()
+	before := append([]byte(nil), in...)
+	time.Sleep(5 * time.Millisecond)
+	close(stop)
+	<-done
+	require.Equal(t, before, in, "the dead host's writes reached the peer")
+	nextEvent(t, b, ntb.LinkEvent)
+	require.Eventually(t, b.PeerDead, 10*time.Second, time.Millisecond)
+}
+
+// Calls racing with Close either complete or return ErrClosed: none
+// touches the mappings Close releases (Port.enter).
+func TestCallsRacingClose(t *testing.T) {
+	for range 20 {
+		r := newRing(t, 2, fastOptions())
+		a, _ := pair(r)
+		var wg sync.WaitGroup
+		for range 4 {
+			wg.Go(func() {
+				for {
+					_ = a.LinkIsUp()
+					_ = a.DBRead()
+					_ = a.Stats()
+					_ = a.PeerDBSet(1)
+					_, err := a.SpadRead(0)
+					if err != nil {
+						require.ErrorIs(t, err, ntb.ErrClosed)
+						return
+					}
+				}
+			})
+		}
+		time.Sleep(time.Millisecond)
+		require.NoError(t, a.Close())
+		wg.Wait()
+	}
 }

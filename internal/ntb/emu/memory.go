@@ -70,6 +70,7 @@ func (p *Port) MWSetTransMem(i int, m ntb.Memory) error {
 	if err := w.checkIndex("set window translation", i); err != nil {
 		return err
 	}
+	defer p.leave()
 	mm, ok := m.(*memory)
 	if !ok {
 		return p.errorf(ntb.ErrRange, "set window %d translation: memory %T was not registered with this device", i, m)

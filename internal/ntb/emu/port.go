@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +34,7 @@ type Port struct {
 	pid             uint32
 
 	closed atomic.Bool
+	users  atomic.Int32  // uses of the mappings in progress (enter)
 	quit   chan struct{} // closed by shutdown
 	loops  sync.WaitGroup
 
@@ -139,12 +141,38 @@ func (p *Port) check(what string) error {
 	return nil
 }
 
+// enter starts a use of the port's mappings (its registers and windows)
+// and reports whether the port is open; a use that entered ends with
+// leave. shutdown marks the port closed and then waits for the uses that
+// entered before it unmaps anything, so a call racing with Close returns
+// ErrClosed or completes, and never touches unmapped memory.
+func (p *Port) enter() bool {
+	p.users.Add(1)
+	if p.closed.Load() {
+		p.users.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (p *Port) leave() { p.users.Add(-1) }
+
+// use is enter for a method that returns an error: ErrClosed, or nil
+// after entering.
+func (p *Port) use(what string) error {
+	if !p.enter() {
+		return p.errorf(ntb.ErrClosed, "%s", what)
+	}
+	return nil
+}
+
 // LinkIsUp reports whether both sides hold their ports and enabled the
 // link, the link is not forced down, and the peer lives.
 func (p *Port) LinkIsUp() bool {
-	if p.closed.Load() || p.peerDead.Load() {
+	if p.peerDead.Load() || !p.enter() {
 		return false
 	}
+	defer p.leave()
 	pa := atomic.LoadUint32(p.peer.attached())
 	return atomic.LoadUint32(p.own.enabled()) != 0 && atomic.LoadUint32(p.peer.enabled()) != 0 &&
 		pa != 0 && pa != attachedKilled && atomic.LoadUint32(p.forced()) == 0
@@ -161,9 +189,10 @@ func (p *Port) PeerDead() bool { return p.peerDead.Load() }
 // LinkEnable allows traffic across the link; the link comes up once the
 // peer has enabled it too.
 func (p *Port) LinkEnable() error {
-	if err := p.check("link enable"); err != nil {
+	if err := p.use("link enable"); err != nil {
 		return err
 	}
+	defer p.leave()
 	atomic.StoreUint32(p.own.enabled(), 1)
 	p.kickOwn()
 	p.kickPeer()
@@ -173,9 +202,10 @@ func (p *Port) LinkEnable() error {
 // LinkDisable takes the link down. When it returns, no operation of this
 // port crosses the link any more; the peer sees the link go down.
 func (p *Port) LinkDisable() error {
-	if err := p.check("link disable"); err != nil {
+	if err := p.use("link disable"); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.cross.Lock()
 	atomic.StoreUint32(p.own.enabled(), 0)
 	atomic.AddUint32(p.epoch(), 1)
@@ -189,9 +219,10 @@ func (p *Port) LinkDisable() error {
 // either side, as fault injection does: both sides see the link go down
 // and their inbound translations reset.
 func (p *Port) SetLinkDown(down bool) error {
-	if err := p.check("force link state"); err != nil {
+	if err := p.use("force link state"); err != nil {
 		return err
 	}
+	defer p.leave()
 	if down {
 		p.cross.Lock()
 		if atomic.SwapUint32(p.forced(), 1) == 0 {
@@ -230,29 +261,29 @@ func (p *Port) Events() <-chan ntb.Event { return p.events }
 // DBValidMask is the set of the 16 doorbell bits.
 func (p *Port) DBValidMask() uint64 { return 1<<dbBits - 1 }
 
+// checkDB checks bits and enters the port (see use).
 func (p *Port) checkDB(what string, bits uint64) error {
-	if err := p.check(what); err != nil {
-		return err
-	}
 	if bits&^p.DBValidMask() != 0 {
 		return p.errorf(ntb.ErrRange, "%s: bits %#x outside the valid mask %#x", what, bits, p.DBValidMask())
 	}
-	return nil
+	return p.use(what)
 }
 
 // DBRead returns the pending doorbell bits.
 func (p *Port) DBRead() uint64 {
-	if p.closed.Load() {
+	if !p.enter() {
 		return 0
 	}
+	defer p.leave()
 	return uint64(atomic.LoadUint32(p.own.pending()))
 }
 
 // DBReadMask returns the masked doorbell bits.
 func (p *Port) DBReadMask() uint64 {
-	if p.closed.Load() {
+	if !p.enter() {
 		return 0
 	}
+	defer p.leave()
 	return uint64(atomic.LoadUint32(p.own.mask()))
 }
 
@@ -262,6 +293,7 @@ func (p *Port) DBClear(bits uint64) error {
 	if err := p.checkDB("doorbell clear", bits); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.dbMu.Lock()
 	atomic.AndUint32(p.own.pending(), ^uint32(bits))
 	p.raised &^= uint32(bits)
@@ -274,6 +306,7 @@ func (p *Port) DBSetMask(bits uint64) error {
 	if err := p.checkDB("doorbell set mask", bits); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.dbMu.Lock()
 	atomic.OrUint32(p.own.mask(), uint32(bits))
 	p.raised &^= uint32(bits)
@@ -287,6 +320,7 @@ func (p *Port) DBClearMask(bits uint64) error {
 	if err := p.checkDB("doorbell clear mask", bits); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.dbMu.Lock()
 	atomic.AndUint32(p.own.mask(), ^uint32(bits))
 	p.dbMu.Unlock()
@@ -299,6 +333,7 @@ func (p *Port) PeerDBSet(bits uint64) error {
 	if err := p.checkDB("peer doorbell set", bits); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.cross.RLock()
 	defer p.cross.RUnlock()
 	if !p.LinkIsUp() {
@@ -313,14 +348,12 @@ func (p *Port) PeerDBSet(bits uint64) error {
 // SpadCount is 8.
 func (p *Port) SpadCount() int { return spadCount }
 
+// checkSpad checks i and enters the port (see use).
 func (p *Port) checkSpad(what string, i int) error {
-	if err := p.check(what); err != nil {
-		return err
-	}
 	if i < 0 || i >= spadCount {
 		return p.errorf(ntb.ErrRange, "%s %d: scratchpads are 0 to %d", what, i, spadCount-1)
 	}
-	return nil
+	return p.use(what)
 }
 
 // SpadRead reads this side's scratchpad i.
@@ -328,6 +361,7 @@ func (p *Port) SpadRead(i int) (uint32, error) {
 	if err := p.checkSpad("scratchpad read", i); err != nil {
 		return 0, err
 	}
+	defer p.leave()
 	p.own.count(statSpadReads, 1)
 	return atomic.LoadUint32(p.own.spad(i)), nil
 }
@@ -337,6 +371,7 @@ func (p *Port) SpadWrite(i int, v uint32) error {
 	if err := p.checkSpad("scratchpad write", i); err != nil {
 		return err
 	}
+	defer p.leave()
 	atomic.StoreUint32(p.own.spad(i), v)
 	p.own.count(statSpadWrites, 1)
 	return nil
@@ -349,6 +384,7 @@ func (p *Port) PeerSpadRead(i int) (uint32, error) {
 	if err := p.checkSpad("peer scratchpad read", i); err != nil {
 		return math.MaxUint32, err
 	}
+	defer p.leave()
 	p.cross.RLock()
 	defer p.cross.RUnlock()
 	if !p.LinkIsUp() {
@@ -368,6 +404,7 @@ func (p *Port) PeerSpadWrite(i int, v uint32) error {
 	if err := p.checkSpad("peer scratchpad write", i); err != nil {
 		return err
 	}
+	defer p.leave()
 	p.cross.RLock()
 	defer p.cross.RUnlock()
 	if !p.LinkIsUp() {
@@ -380,9 +417,10 @@ func (p *Port) PeerSpadWrite(i int, v uint32) error {
 
 // Stats returns the port's counters.
 func (p *Port) Stats() ntb.Stats {
-	if p.closed.Load() {
+	if !p.enter() {
 		return ntb.Stats{}
 	}
+	defer p.leave()
 	return p.own.stats()
 }
 
@@ -392,6 +430,14 @@ func (p *Port) Close() error { return p.shutdown(false) }
 
 // shutdown stops the port. A killed port leaves its side marked killed,
 // as a process that died leaves it holding a dead pid.
+//
+// Close is called by a user done with the port; a kill (Host.Kill, of a
+// host sharing the process) comes while the host's own goroutines may
+// still read its registers and write through its windows. So a killed
+// port does not unmap its link file and windows but revokes them
+// (sys.Revoke): those goroutines then see zeros and write into nothing,
+// as a dead host's would reach nobody, instead of faulting the process.
+// The revoked mappings stay until the process ends.
 func (p *Port) shutdown(killed bool) error {
 	if p.closed.Swap(true) {
 		return nil
@@ -412,10 +458,13 @@ func (p *Port) shutdown(killed bool) error {
 		c.stop()
 	}
 	p.loops.Wait()
-	errs = append(errs, p.win.release(), p.ownIRQ.close(), p.peerIRQ.close())
-	if !killed {
-		atomic.StoreUint32(p.own.enabled(), 0)
+	for p.users.Load() != 0 { // the uses that entered before closed was set
+		runtime.Gosched()
 	}
-	errs = append(errs, sys.Unmap(p.file))
-	return errors.Join(errs...)
+	errs = append(errs, p.win.release(killed), p.ownIRQ.close(), p.peerIRQ.close())
+	if killed {
+		return errors.Join(append(errs, sys.Revoke(p.file))...)
+	}
+	atomic.StoreUint32(p.own.enabled(), 0)
+	return errors.Join(append(errs, sys.Unmap(p.file))...)
 }

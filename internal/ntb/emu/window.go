@@ -58,14 +58,12 @@ func (w *windows) path(s ntb.Side, i int, gen uint32) string {
 	return filepath.Join(w.p.dir, fmt.Sprintf("%slink%d%s-mw%d-%d", filePrefix(w.p.opts.Tag), w.p.link, sideName(s), i, gen))
 }
 
+// checkIndex checks i and enters the port (see Port.use).
 func (w *windows) checkIndex(what string, i int) error {
-	if err := w.p.check(what); err != nil {
-		return err
-	}
 	if n := w.p.MWCount(); i < 0 || i >= n {
 		return w.p.errorf(ntb.ErrRange, "%s: window %d, the port has windows 0 to %d", what, i, n-1)
 	}
-	return nil
+	return w.p.use(what)
 }
 
 // MWCount is the number of inbound windows.
@@ -80,6 +78,7 @@ func (p *Port) MWAlign(i int) (addrAlign, sizeAlign, maxSize int64, err error) {
 	if err := p.win.checkIndex("window alignment", i); err != nil {
 		return 0, 0, 0, err
 	}
+	p.leave()
 	return mwAlign, mwAlign, int64(p.hdr.MWMax), nil
 }
 
@@ -94,6 +93,7 @@ func (p *Port) MWClearTrans(i int) error {
 	if err := p.win.checkIndex("clear window translation", i); err != nil {
 		return err
 	}
+	defer p.leave()
 	w := &p.win
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -105,6 +105,7 @@ func (w *windows) set(i int, size int64) ([]byte, error) {
 	if err := w.checkIndex("set window translation", i); err != nil {
 		return nil, err
 	}
+	defer p.leave()
 	if size <= 0 || size > int64(p.hdr.MWMax) || size%mwAlign != 0 {
 		return nil, p.errorf(ntb.ErrRange, "set window %d translation of %d bytes: allowed a multiple of %d up to %s",
 			i, size, mwAlign, core.FormatSize(int64(p.hdr.MWMax)))
@@ -160,6 +161,7 @@ func (p *Port) PeerMW(i int) ([]byte, error) {
 	if err := w.checkIndex("map peer window", i); err != nil {
 		return nil, err
 	}
+	defer p.leave()
 	p.cross.RLock()
 	defer p.cross.RUnlock()
 	if !p.LinkIsUp() {
@@ -206,8 +208,9 @@ func (w *windows) contains(b []byte) (ok, outbound bool) {
 	return false, false
 }
 
-// release removes this port's translation files and unmaps every window.
-func (w *windows) release() error {
+// release removes this port's translation files and unmaps every window,
+// or, for a killed port, revokes them (see Port.shutdown).
+func (w *windows) release(killed bool) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	var errs []error
@@ -215,7 +218,11 @@ func (w *windows) release() error {
 		errs = append(errs, w.clearLocked(i))
 	}
 	for _, m := range w.maps {
-		errs = append(errs, sys.Unmap(m.b))
+		if killed {
+			errs = append(errs, sys.Revoke(m.b))
+		} else {
+			errs = append(errs, sys.Unmap(m.b))
+		}
 	}
 	w.maps = nil
 	w.out = [maxWindows]struct {
