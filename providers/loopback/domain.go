@@ -429,12 +429,21 @@ func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
 // in sleepers, and returns the word's value after. The sleep is announced
 // before the futex compares the word: a waker changes the word and then
 // loads sleepers, both atomically, so either it sees the sleeper and wakes
-// it or the kernel sees the new value and does not sleep.
+// it or the kernel sees the new value and does not sleep. Every waker
+// changes the word first, so a return with the word unchanged before max
+// is spurious (a signal, such as the runtime's preemption signal, cut the
+// wait short): it sleeps again for what is left.
 func futexSleep(word, sleepers *uint32, old uint32, max time.Duration) uint32 {
 	atomic.AddUint32(sleepers, 1)
-	_ = sys.FutexWait(word, old, max) // woken, timed out or stale: the caller re-checks all alike
-	atomic.AddUint32(sleepers, ^uint32(0))
-	return atomic.LoadUint32(word)
+	defer atomic.AddUint32(sleepers, ^uint32(0))
+	deadline := time.Now().Add(max)
+	for {
+		_ = sys.FutexWait(word, old, max) // woken, timed out or stale: looked at below
+		v := atomic.LoadUint32(word)
+		if max = time.Until(deadline); v != old || max <= 0 {
+			return v
+		}
+	}
 }
 
 // notify is called after n bytes landed at off in pe's part of r. While pe
