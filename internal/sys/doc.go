@@ -12,13 +12,28 @@
 //     it has mapped it; the mapping stays valid after the name is gone.
 //     If CreateShared fails, it removes the file it created itself.
 //   - OpenShared maps a file another process created; it never removes it.
-//   - Neither keeps a file descriptor: the mapping holds the file, so there
+//   - ShareInPlace moves memory the caller already has (a data segment,
+//     say) onto a new shared file, keeping its address and contents;
+//     MapSharedAt maps an existing file over such memory. Either mapping
+//     belongs to whoever owned the memory before; Unshare turns it back
+//     into private memory with the same contents, for memory that must
+//     outlive the peers sharing it (it is never unmapped). The file's name
+//     belongs to the caller, as with CreateShared.
+//   - None keeps a file descriptor: the mapping holds the file, so there
 //     is nothing to close.
 //   - The caller of CreateShared or OpenShared owns the returned mapping
 //     and must Unmap it exactly once, with the very slice it got (not a
 //     subslice), after every goroutine has stopped touching it. Touching a
 //     mapping after Unmap faults the process; that is why providers guard
 //     their data paths with a closed flag.
+//
+// # Alignment
+//
+// Every mapping starts at an address aligned to Alignment of its size
+// (the largest power of two not above it), not merely on a page. A
+// symmetric region is one mapping per process, each at its own address;
+// this alignment is what lets an aligned offset be an aligned address in
+// all of them at once.
 //
 // # Futexes
 //
