@@ -22,11 +22,12 @@
 // means SIGTERM to every remaining PE's process group, then SIGKILL after
 // Options.Grace. Cancelling the context ends the job the same way.
 //
-// A PE ends the job on purpose with shmem_global_exit: before exiting it
-// records its rank and status with WriteGlobalExit in the job's directory
-// (core.JobDir), and Run, seeing any PE exit while that record exists,
-// ends the job with the recorded status (its low 8 bits), even 0, naming
-// the PE that called it.
+// A PE ends the job on purpose with shmem_global_exit: before it tells
+// any other PE, it records its rank and status with WriteGlobalExit in the
+// job's directory (core.JobDir), and Run, seeing any PE exit while that
+// record exists, ends the job with the recorded status (its low 8 bits),
+// even 0, naming the PE that called it. So a PE that leaves as soon as it
+// sees the exit is never blamed for leaving.
 //
 // # Lifetimes and ownership
 //

@@ -15,7 +15,10 @@ import (
 const globalExitFile = "global-exit"
 
 // WriteGlobalExit records, in the job directory jobDir, that PE pe called
-// global_exit(status). The file appears whole or not at all.
+// global_exit(status). The file appears whole or not at all, and is on
+// disk when WriteGlobalExit returns: a caller tells the other PEs of its
+// exit only then, so the launcher can find the record whenever a PE
+// leaves because it saw the exit.
 func WriteGlobalExit(jobDir string, pe, status int) error {
 	if err := os.MkdirAll(jobDir, 0o700); err != nil {
 		return fmt.Errorf("launcher: recording global exit: %w", err)
@@ -25,10 +28,12 @@ func WriteGlobalExit(jobDir string, pe, status int) error {
 		return fmt.Errorf("launcher: recording global exit: %w", err)
 	}
 	_, werr := fmt.Fprintf(tmp, "%d %d\n", pe, status)
+	// The contents reach the disk before the name that publishes them.
+	serr := tmp.Sync()
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil {
+	if werr != nil || serr != nil || cerr != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("launcher: recording global exit: %w", errors.Join(werr, cerr))
+		return fmt.Errorf("launcher: recording global exit: %w", errors.Join(werr, serr, cerr))
 	}
 	// The first PE to call global_exit wins: link fails if the file exists.
 	err = os.Link(tmp.Name(), filepath.Join(jobDir, globalExitFile))
@@ -36,11 +41,26 @@ func WriteGlobalExit(jobDir string, pe, status int) error {
 	if err != nil && !os.IsExist(err) {
 		return fmt.Errorf("launcher: recording global exit: %w", err)
 	}
+	// The name itself must outlive a crash of this host's PEs, which
+	// follows at once: the caller exits next.
+	if err := syncDir(jobDir); err != nil {
+		return fmt.Errorf("launcher: recording global exit: %w", err)
+	}
 	return nil
 }
 
-// readGlobalExit returns the PE and status recorded in jobDir, if any.
-func readGlobalExit(jobDir string) (pe, status int, ok bool) {
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	return errors.Join(d.Sync(), d.Close())
+}
+
+// ReadGlobalExit returns the PE and status recorded in jobDir by
+// WriteGlobalExit, if any. A PE whose peer vanished reads it to tell a
+// peer that left because of a global exit from one that failed.
+func ReadGlobalExit(jobDir string) (pe, status int, ok bool) {
 	b, err := os.ReadFile(filepath.Join(jobDir, globalExitFile))
 	if err != nil {
 		return 0, 0, false

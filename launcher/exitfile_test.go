@@ -24,11 +24,11 @@ func TestGlobalExitEndsJobWithItsStatus(t *testing.T) {
 
 func TestWriteGlobalExitFirstCallerWins(t *testing.T) {
 	dir := t.TempDir() + "/job"
-	_, _, ok := readGlobalExit(dir)
+	_, _, ok := ReadGlobalExit(dir)
 	require.False(t, ok, "no file yet")
 	require.NoError(t, WriteGlobalExit(dir, 2, 7))
 	require.NoError(t, WriteGlobalExit(dir, 0, 9))
-	pe, status, ok := readGlobalExit(dir)
+	pe, status, ok := ReadGlobalExit(dir)
 	require.True(t, ok)
 	require.Equal(t, [2]int{2, 7}, [2]int{pe, status})
 }

@@ -428,7 +428,7 @@ func (j *job) exited(x exitReport) {
 	what, code := describe(x)
 	j.logf(j.o.Verbose, "PE %d (pid %d) %s", p.rank, p.pid, what)
 	if j.cause == "" {
-		if pe, status, ok := readGlobalExit(core.JobDir(envLookup(j.env), j.jobID)); ok {
+		if pe, status, ok := ReadGlobalExit(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
 			// process exit status carries it.
 			j.end(fmt.Sprintf("PE %d called global_exit(%d)", pe, status), status&0xff)
