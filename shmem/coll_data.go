@@ -36,9 +36,9 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 		if t.me == root {
 			copy(b, mem.Bytes(source))
 		}
-		return wrap(op, tree(t, root, b, nil, true))
+		return t.collErr(op, tree(t, root, b, nil, true))
 	}
-	return wrap(op, t.broadcast(b, mem.Bytes(source), root, off))
+	return t.collErr(op, t.broadcast(b, mem.Bytes(source), root, off))
 }
 
 // broadcast: in a binomial tree rooted at root, relative rank r hears from
@@ -102,9 +102,9 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		b := mem.Bytes(all)
 		clear(b)
 		copy(b[t.me*size:], mem.Bytes(source))
-		return wrap(op, tree(t, 0, b, orBytes, true))
+		return t.collErr(op, tree(t, 0, b, orBytes, true))
 	}
-	return wrap(op, t.exchange(func(to int) error {
+	return t.collErr(op, t.exchange(func(to int) error {
 		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+t.me*size, mem.Bytes(source))
 	}))
 }
@@ -130,11 +130,11 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 		return err
 	}
 	if err := t.barrier(); err != nil {
-		return wrap(op, err)
+		return t.collErr(op, err)
 	}
 	at, err := t.prefixSum(uint64(len(source)))
 	if err != nil {
-		return wrap(op, err)
+		return t.collErr(op, err)
 	}
 	var bad error
 	if at+uint64(len(source)) > uint64(len(dest)) {
@@ -153,7 +153,7 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 	if bad != nil {
 		return bad
 	}
-	return wrap(op, err)
+	return t.collErr(op, err)
 }
 
 // Alltoall sends block j of source, nelems elements at j*nelems, to every
@@ -189,7 +189,7 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	}
 	size := mem.SizeOf[T]()
 	ep := t.w.coll.ep
-	return wrap(op, t.exchange(func(to int) error {
+	return t.collErr(op, t.exchange(func(to int) error {
 		if dst == 1 && sst == 1 {
 			return ep.Put(t.members[to], t.w.heap, off+t.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
 		}
@@ -279,6 +279,15 @@ func symDest[T Elem](t *Team, op string, dest []T, n int) (int, error) {
 func wrap(op string, err error) error {
 	if err != nil {
 		return fmt.Errorf("shmem: %s: %w", op, err)
+	}
+	return nil
+}
+
+// collErr is wrap for a collective that may fail because a peer left
+// after a global exit: it reports the global exit instead.
+func (t *Team) collErr(op string, err error) error {
+	if err != nil {
+		return wrap(op, t.w.exitOr(err))
 	}
 	return nil
 }

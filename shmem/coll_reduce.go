@@ -110,20 +110,20 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	acc := dest[:len(source)]
 	copy(acc, source)
 	if t.gatherFits(len(mem.Bytes(acc))) {
-		return wrap(op, gatherReduce(t, acc, combine))
+		return t.collErr(op, gatherReduce(t, acc, combine))
 	}
 	if t.treeFits(len(mem.Bytes(acc))) {
-		return wrap(op, tree(t, 0, acc, combine, true))
+		return t.collErr(op, tree(t, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
 	if t == t.w.coll.world && bulkSlot(len(t.members)) > 0 && (len(t.members) > 2 || len(acc) > per) {
 		// On two PEs, one exchange of recursive doubling beats the two
 		// steps of the bulk reduction while the data fits one message.
-		return wrap(op, bulkReduce(t, acc, combine))
+		return t.collErr(op, bulkReduce(t, acc, combine))
 	}
 	for lo := 0; lo < len(acc); lo += per {
 		if err := allreduce(t, acc[lo:min(lo+per, len(acc))], combine); err != nil {
-			return fmt.Errorf("shmem: %s: %w", op, err)
+			return t.collErr(op, err)
 		}
 	}
 	return nil

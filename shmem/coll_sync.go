@@ -11,14 +11,18 @@ import (
 // PEs through the domain's own barrier where it has one (core.Barrierer),
 // else through the combining tree; on teams of two by dissemination, whose
 // direct exchange is one step.
+//
+// A barrier ended by a peer that left because of a global exit reports
+// the global exit: a domain's barrier notices the loss of a peer before
+// its check looks for the exit, and a signal to a PE that is gone fails.
 func (t *Team) barrier() error {
 	if b := t.domainBarrier(); b != nil {
-		return b()
+		return t.w.exitOr(b())
 	}
 	if t.treeFits(0) {
-		return tree[byte](t, 0, nil, nil, false)
+		return t.w.exitOr(tree[byte](t, 0, nil, nil, false))
 	}
-	return t.dissemination()
+	return t.w.exitOr(t.dissemination())
 }
 
 // domainBarrier returns the domain's barrier if the team's barrier is it:

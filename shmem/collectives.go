@@ -111,16 +111,16 @@ func (c *collectives) agree(v [agreeWords]uint64) (lo, hi [agreeWords]uint64, er
 		copy(msg[agreeWords:], hi[:])
 		// The payload lands before the generation word that announces it.
 		if err := c.ep.Put(to, w.heap, off+8, mem.Bytes(msg[:])); err != nil {
-			return lo, hi, fmt.Errorf("agreement: %w", err)
+			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
 		if err := c.ep.Fence(); err != nil {
-			return lo, hi, fmt.Errorf("agreement: %w", err)
+			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
 		if err := c.ep.Atomic(to, w.heap, off, core.AtomicWrite, core.Uint64, gen); err != nil {
-			return lo, hi, fmt.Errorf("agreement: %w", err)
+			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
 		if err := w.waitGE(off, gen); err != nil {
-			return lo, hi, fmt.Errorf("agreement: %w", err)
+			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
 		in := mem.Slice[uint64](w.local[off+8 : off+8+len(msg)*8])
 		for i := range lo {
@@ -135,7 +135,7 @@ func (c *collectives) agree(v [agreeWords]uint64) (lo, hi [agreeWords]uint64, er
 // context and waits until every PE has called it (shmem_barrier_all).
 func (w *World) BarrierAll() error {
 	if err := w.def.ep.Quiet(); err != nil {
-		return fmt.Errorf("shmem: barrier_all: %w", err)
+		return fmt.Errorf("shmem: barrier_all: %w", w.exitOr(err))
 	}
 	if err := w.syncAll(); err != nil {
 		return fmt.Errorf("shmem: barrier_all: %w", err)

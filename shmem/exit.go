@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -48,6 +49,10 @@ func (e *GlobalExitError) Unwrap() error { return core.ErrClosed }
 
 func (w *World) exitWord() *uint64 { return mem.Word64(w.local, internalSize+w.heapSize) }
 
+func exitValue(pe, status int) uint64 {
+	return exitFlag | uint64(pe)<<32 | uint64(uint32(int32(status)))
+}
+
 // exitErr reports a global exit announced to this PE.
 func (w *World) exitErr() error {
 	v := atomic.LoadUint64(w.exitWord())
@@ -55,6 +60,40 @@ func (w *World) exitErr() error {
 		return nil
 	}
 	return &GlobalExitError{PE: int(v>>32) &^ (1 << 31), Status: int(int32(uint32(v)))}
+}
+
+// exitOr returns the global exit in place of err when err says a peer is
+// gone and a global exit explains it. A peer leaves after a global exit:
+// the caller exits once it has told every PE, and the others leave as
+// they learn of it, so a PE may see a peer go before the news reaches
+// it. The launcher's record is written before any PE is told, so where
+// this PE can read it (on the caller's host) it settles the question even
+// then. The exit is kept, so later calls report it too.
+func (w *World) exitOr(err error) error {
+	if err == nil || !(errors.Is(err, core.ErrPeerLost) || errors.Is(err, core.ErrClosed) || errors.Is(err, core.ErrTimeout)) {
+		return err
+	}
+	var gerr *GlobalExitError
+	if errors.As(err, &gerr) {
+		return err
+	}
+	select {
+	case <-w.closed:
+		return err // the heap that holds the exit word is gone
+	default:
+	}
+	if xerr := w.exitErr(); xerr != nil {
+		return xerr
+	}
+	if w.syn.exit.jobDir == "" {
+		return err
+	}
+	pe, status, ok := launcher.ReadGlobalExit(w.syn.exit.jobDir)
+	if !ok {
+		return err
+	}
+	atomic.CompareAndSwapUint64(w.exitWord(), 0, exitValue(pe, status))
+	return w.exitErr()
 }
 
 // GlobalExit ends the whole job with status, from any one PE, without the
@@ -66,7 +105,16 @@ func (w *World) exitErr() error {
 // hook: then it calls the hook and returns the *GlobalExitError that
 // every PE of the job now sees.
 func (w *World) GlobalExit(status int) error {
-	v := exitFlag | uint64(w.me)<<32 | uint64(uint32(int32(status)))
+	// The launcher's record comes first: a PE told of the exit may leave
+	// at once, and the launcher must then know that the job ends by this
+	// exit rather than by that PE's leaving; the PEs on its host read the
+	// record too when a peer vanishes before the news reaches them.
+	if w.syn.exit.hook == nil && w.syn.exit.jobDir != "" {
+		if err := launcher.WriteGlobalExit(w.syn.exit.jobDir, w.me, status); err != nil {
+			w.log.Warn("global exit: the launcher will see an ordinary exit", "err", err)
+		}
+	}
+	v := exitValue(w.me, status)
 	// Best effort: a PE that cannot be told is ended by the launcher.
 	for pe := range w.npes {
 		w.def.ep.Atomic(pe, w.heap, internalSize+w.heapSize, core.AtomicWrite, core.Uint64, v)
@@ -77,11 +125,6 @@ func (w *World) GlobalExit(status int) error {
 	if w.syn.exit.hook != nil {
 		w.syn.exit.hook(status)
 		return &GlobalExitError{PE: w.me, Status: status}
-	}
-	if w.syn.exit.jobDir != "" {
-		if err := launcher.WriteGlobalExit(w.syn.exit.jobDir, w.me, status); err != nil {
-			w.log.Warn("global exit: the launcher will see an ordinary exit", "err", err)
-		}
 	}
 	os.Exit(status)
 	return nil

@@ -90,7 +90,9 @@ func (w *World) lockWord(op string, lock *int64) (off, home int, err error) {
 func (w *World) lockAMO(op string, pe, off int, aop core.AtomicOp, v, cmp uint64) (uint64, error) {
 	old, err := w.def.ep.FetchAtomic(pe, w.heap, off, aop, core.Uint32, v, cmp)
 	if err != nil {
-		return 0, fmt.Errorf("shmem: %s: %w", op, err)
+		// The lock's home or a queued PE may be gone because of a
+		// global exit.
+		return 0, fmt.Errorf("shmem: %s: %w", op, w.exitOr(err))
 	}
 	return old, nil
 }

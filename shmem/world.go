@@ -50,6 +50,7 @@ type World struct {
 	def Context // the default context
 
 	thread ThreadLevel // as Init was asked for
+	prof   pcontrolState
 
 	allocMu sync.Mutex
 	alloc   allocator
@@ -318,7 +319,9 @@ func (w *World) Finalize() error {
 	return w.finErr
 }
 
-// Err reports a lost peer or a finalized World; nil while the job is healthy.
+// Err reports a global exit, a lost peer or a finalized World; nil while
+// the job is healthy. A peer lost because of a global exit is reported as
+// the global exit.
 func (w *World) Err() error {
 	select {
 	case <-w.closed:
@@ -330,8 +333,8 @@ func (w *World) Err() error {
 	}
 	if w.failer != nil {
 		if err := w.failer.Err(); err != nil {
-			return err
+			return w.exitOr(err)
 		}
 	}
-	return w.boot.Err()
+	return w.exitOr(w.boot.Err())
 }
