@@ -70,6 +70,10 @@ func pe(role string, args []string) int {
 		return 0
 	case "globalexit": // a shmem job in which PE 1 calls global_exit(args[0])
 		return globalExitPE(rank, args)
+	case "globalexit-race":
+		return globalExitRacePE(rank, args)
+	case "globalexit-barrier":
+		return globalExitBarrierPE(rank, args)
 	case "hang":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
