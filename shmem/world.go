@@ -50,7 +50,6 @@ type World struct {
 	def Context // the default context
 
 	thread ThreadLevel // as Init was asked for
-	prof   pcontrolState
 
 	allocMu sync.Mutex
 	alloc   allocator
