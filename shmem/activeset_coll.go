@@ -1,0 +1,246 @@
+package shmem
+
+import (
+	"fmt"
+	"math/bits"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
+// The data-moving active-set collectives. They work on bytes, so one body
+// serves every element type; the C interface's 32- and 64-bit forms are
+// the uint32 and uint64 instances (shmem_broadcast32 is
+// BroadcastActiveSet[uint32]).
+
+// asDest checks that dest holds at least n elements and is symmetric, and
+// returns its heap offset.
+func asDest[T Elem](w *World, op string, dest []T, n int) (int, error) {
+	if len(dest) < n {
+		return 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
+	}
+	if len(dest) == 0 {
+		return 0, nil // nothing will be written
+	}
+	return w.offset(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
+}
+
+// BroadcastActiveSet copies source on the member of rank root in as into
+// dest on every other member (shmem_broadcast32 and shmem_broadcast64).
+// root is relative to the set: rank 0 is as.Start. As in OpenSHMEM 1.4,
+// the root's own dest is not written. Every member passes the same length
+// of source and a symmetric dest holding at least as many elements; pSync
+// holds at least BcastSyncSize words.
+//
+// The data goes down a binomial tree rooted at root: relative rank r hears
+// from r minus its lowest set bit and forwards to r+2^j for every 2^j
+// below that bit, the largest subtree first, putting the data and then a
+// count that announces it.
+func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveSet, pSync []int64) error {
+	const op = "broadcast"
+	c, err := w.begin(op, as, pSync, BcastSyncSize)
+	if err != nil {
+		return err
+	}
+	n := c.n
+	if root < 0 || root >= n {
+		return fmt.Errorf("shmem: %s: root %d is not a rank of the active set (0 to %d): %w", op, root, n-1, core.ErrInvalid)
+	}
+	off, err := asDest(w, op, dest, len(source))
+	if err != nil || len(source) == 0 {
+		return err
+	}
+	rel := (c.me - root + n) % n
+	low := n // the root's "lowest bit": it forwards to every subtree
+	data := mem.Bytes(source)
+	if rel > 0 {
+		low = rel & -rel
+		if err := c.consume(psBcast, 1); err != nil {
+			return wrap(op, err)
+		}
+		data = mem.Bytes(dest[:len(source)])
+	}
+	ep := w.coll.ep
+	for mask := (1 << bits.Len(uint(n-1))) >> 1; mask > 0; mask >>= 1 {
+		if mask >= low || rel+mask >= n {
+			continue
+		}
+		child := (rel + mask + root) % n
+		if err := ep.Put(as.PE(child), w.heap, off, data); err != nil {
+			return wrap(op, err)
+		}
+		if err := ep.Fence(); err != nil {
+			return wrap(op, err)
+		}
+		if err := c.add(child, psBcast, 1); err != nil {
+			return wrap(op, err)
+		}
+	}
+	return nil
+}
+
+// FCollectActiveSet concatenates the members' source, in rank order, into
+// dest on every member (shmem_fcollect32 and shmem_fcollect64). Every
+// member passes the same length; dest is symmetric and holds as.Size
+// times as many elements; pSync holds at least CollectSyncSize words.
+// Every member puts its part straight into every member's dest, then a
+// barrier says all have landed.
+func FCollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
+	const op = "fcollect"
+	c, err := w.begin(op, as, pSync, CollectSyncSize)
+	if err != nil {
+		return err
+	}
+	m := len(source)
+	off, err := asDest(w, op, dest, m*c.n)
+	if err != nil || m == 0 {
+		return err
+	}
+	at := off + c.me*m*mem.SizeOf[T]()
+	return wrap(op, c.spread(func(r int) error {
+		return w.coll.ep.Put(as.PE(r), w.heap, at, mem.Bytes(source))
+	}))
+}
+
+// CollectActiveSet concatenates the members' source, in rank order, into
+// dest on every member (shmem_collect32 and shmem_collect64); unlike
+// FCollectActiveSet, each member may contribute a different number of
+// elements. dest is symmetric and holds their sum; pSync holds at least
+// CollectSyncSize words. Each member learns where its part goes from a
+// parallel prefix sum over the set.
+func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
+	const op = "collect"
+	c, err := w.begin(op, as, pSync, CollectSyncSize)
+	if err != nil {
+		return err
+	}
+	off, err := asDest(w, op, dest, 0)
+	if err != nil {
+		return err
+	}
+	at, err := c.prefixSum(int64(len(source)))
+	if err != nil {
+		return wrap(op, err)
+	}
+	var bad error
+	if at+int64(len(source)) > int64(len(dest)) {
+		// Refuse to write past dest, but stay in step with the set.
+		bad = fmt.Errorf("shmem: %s: this PE's %d elements go at %d, past the end of dest (%d elements): %w",
+			op, len(source), at, len(dest), core.ErrInvalid)
+		source = nil
+	}
+	to := off + int(at)*mem.SizeOf[T]()
+	err = c.spread(func(r int) error {
+		if len(source) == 0 {
+			return nil
+		}
+		return w.coll.ep.Put(as.PE(r), w.heap, to, mem.Bytes(source))
+	})
+	if bad != nil {
+		return bad
+	}
+	return wrap(op, err)
+}
+
+// prefixSum returns the sum of v over the ranks below this PE's, by the
+// dissemination scan of Hillis and Steele: in round k each rank passes its
+// running sum to rank me+2^k and adds the one from rank me-2^k. A round's
+// word carries the sum plus one, so that zero still says "not yet"; each
+// word has one sender per call, and the barrier that ends the collective
+// comes after every member has cleared the words it read, so the next
+// call finds them at SyncValue.
+func (c *asCall) prefixSum(v int64) (int64, error) {
+	ep := c.w.coll.ep
+	sum := v
+	for k := 0; 1<<k < c.n; k++ {
+		word := psScan + k
+		if to := c.me + 1<<k; to < c.n {
+			if err := ep.Atomic(c.as.PE(to), c.w.heap, c.word(word), core.AtomicWrite, core.Int64, uint64(sum+1)); err != nil {
+				return 0, err
+			}
+		}
+		if c.me >= 1<<k {
+			if err := c.w.waitGE(c.word(word), 1); err != nil {
+				return 0, err
+			}
+			// The one sender of this word has written it, so reading it
+			// and then clearing it loses nothing.
+			sum += int64(atomic.LoadUint64(mem.Word64(c.w.local, c.word(word)))) - 1
+			if err := ep.Atomic(c.w.me, c.w.heap, c.word(word), core.AtomicWrite, core.Int64, uint64(SyncValue)); err != nil {
+				return 0, err
+			}
+		}
+	}
+	return sum - v, nil
+}
+
+// spread runs put towards every member, starting after this PE so that
+// not everyone writes to the same member at once, then completes the puts
+// and waits for everyone's.
+func (c *asCall) spread(put func(r int) error) error {
+	var first error
+	for i := 0; i < c.n; i++ {
+		if err := put((c.me + 1 + i) % c.n); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := c.finish(); err != nil {
+		return err
+	}
+	return first
+}
+
+// AlltoallActiveSet sends block j of source, nelems elements at j*nelems,
+// to the member of rank j, where it lands in block (this PE's rank) of
+// dest (shmem_alltoall32 and shmem_alltoall64). Every member passes the
+// same nelems; source holds as.Size*nelems elements and dest, symmetric,
+// as many; pSync holds at least AlltoallSyncSize words.
+func AlltoallActiveSet[T Elem](w *World, dest, source []T, nelems int, as ActiveSet, pSync []int64) error {
+	return alltoalls(w, "alltoall", dest, source, 1, 1, nelems, as, pSync, AlltoallSyncSize)
+}
+
+// AlltoallsActiveSet is AlltoallActiveSet with strides (shmem_alltoalls32
+// and shmem_alltoalls64): element k of the block for rank j is
+// source[(j*nelems+k)*sst] and lands at dest[(me*nelems+k)*dst] on j.
+// Strides are at least 1; pSync holds at least AlltoallsSyncSize words.
+func AlltoallsActiveSet[T Elem](w *World, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64) error {
+	return alltoalls(w, "alltoalls", dest, source, dst, sst, nelems, as, pSync, AlltoallsSyncSize)
+}
+
+func alltoalls[T Elem](w *World, op string, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64, words int) error {
+	c, err := w.begin(op, as, pSync, words)
+	if err != nil {
+		return err
+	}
+	n := c.n
+	if dst < 1 || sst < 1 || nelems < 0 {
+		return fmt.Errorf("shmem: %s: strides %d, %d and count %d: strides must be at least 1 and the count not negative: %w",
+			op, dst, sst, nelems, core.ErrInvalid)
+	}
+	if nelems == 0 {
+		return nil
+	}
+	if need := (n*nelems-1)*sst + 1; len(source) < need {
+		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
+	}
+	off, err := asDest(w, op, dest, (n*nelems-1)*dst+1)
+	if err != nil {
+		return err
+	}
+	size := mem.SizeOf[T]()
+	ep := w.coll.ep
+	return wrap(op, c.spread(func(to int) error {
+		pe := as.PE(to)
+		if dst == 1 && sst == 1 {
+			return ep.Put(pe, w.heap, off+c.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+		}
+		for k := 0; k < nelems; k++ {
+			i := (to*nelems + k) * sst
+			if err := ep.Put(pe, w.heap, off+(c.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
+}
