@@ -50,6 +50,7 @@ type World struct {
 	def Context // the default context
 
 	thread ThreadLevel // as Init was asked for
+	prof   pcontrolState
 
 	allocMu sync.Mutex
 	alloc   allocator
