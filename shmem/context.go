@@ -64,8 +64,12 @@ func (w *World) newContext(opts ContextOptions, team *Team) (*Context, error) {
 }
 
 // Destroy quiets the context and releases it (shmem_ctx_destroy).
-// Destroying the World's default context is not allowed.
+// Destroying the World's default context is not allowed; destroying the
+// nil (invalid) context does nothing.
 func (c *Context) Destroy() error {
+	if c == nil {
+		return nil
+	}
 	if c == &c.w.def {
 		return fmt.Errorf("shmem: destroy of the default context: %w", core.ErrInvalid)
 	}
@@ -85,23 +89,41 @@ func (c *Context) Destroy() error {
 // Team is the team the context was created on, or nil for a context of
 // the World (shmem_ctx_get_team gives TeamWorld then).
 func (c *Context) Team() *Team {
+	if c == nil {
+		return nil // the invalid context has the invalid team
+	}
 	if c.team == nil {
 		return c.w.TeamWorld()
 	}
 	return c.team
 }
 
-// World is the World the context belongs to.
-func (c *Context) World() *World { return c.w }
+// World is the World the context belongs to, nil for the nil context.
+func (c *Context) World() *World {
+	if c == nil {
+		return nil
+	}
+	return c.w
+}
 
 // Quiet returns when every put, get and atomic issued on this context is
 // complete (shmem_ctx_quiet).
-func (c *Context) Quiet() error { return c.ep.Quiet() }
+func (c *Context) Quiet() error {
+	if c == nil {
+		return invalidCtx("ctx_quiet")
+	}
+	return c.ep.Quiet()
+}
 
 // Fence orders this context's puts and atomics to each PE: those issued
 // before it complete at their target before those issued after it
 // (shmem_ctx_fence).
-func (c *Context) Fence() error { return c.ep.Fence() }
+func (c *Context) Fence() error {
+	if c == nil {
+		return invalidCtx("ctx_fence")
+	}
+	return c.ep.Fence()
+}
 
 // Quiet is Quiet on the default context (shmem_quiet).
 func (w *World) Quiet() error { return w.def.ep.Quiet() }

@@ -64,12 +64,23 @@ func (t *Team) NPEs() int {
 	return len(t.members)
 }
 
-// Config is the configuration the team was created with
-// (shmem_team_get_config).
-func (t *Team) Config() TeamConfig { return t.config }
+// Config is the configuration the team was created with, the zero
+// TeamConfig for the nil team; GetConfig (shmem_team_get_config) also
+// says when the team is invalid.
+func (t *Team) Config() TeamConfig {
+	if t == nil {
+		return TeamConfig{}
+	}
+	return t.config
+}
 
-// World is the World the team belongs to.
-func (t *Team) World() *World { return t.w }
+// World is the World the team belongs to, nil for the nil team.
+func (t *Team) World() *World {
+	if t == nil {
+		return nil
+	}
+	return t.w
+}
 
 // Member returns the World PE of team rank r, or -1 if r is not a rank of
 // the team.
