@@ -45,6 +45,7 @@ func Cases() []Case {
 	cases = append(cases, threadCases()...)
 	cases = append(cases, teamCases()...)
 	cases = append(cases, collCases()...)
+	cases = append(cases, activeSetCases()...)
 	return cases
 }
 
