@@ -76,6 +76,12 @@
 // that armed at the same moment; stores through PeerBytes do not notify,
 // and are seen within max.
 //
+// PROTOCOL.md in this directory writes the control words and both sides'
+// duties down, so that code outside the provider can follow them too: the
+// domain offers its words and mappings through core.SharedMap, and the C
+// library's fast path moves data with them, waking Go waiters and woken
+// by Go writers.
+//
 // # Barrier
 //
 // The domain implements core.CheckedBarrierer (see barrier.go). When every
