@@ -141,9 +141,10 @@ func (w *World) begin(op string, as ActiveSet, pSync []int64, words int) (asCall
 	if len(pSync) < words {
 		return asCall{}, fmt.Errorf("shmem: %s: pSync holds %d words, %d are needed: %w", op, len(pSync), words, core.ErrInvalid)
 	}
-	off, err := w.offset(op+" pSync", mem.Addr(pSync), words*8)
+	off, err := w.offset(op, mem.Addr(pSync), words*8)
 	if err != nil {
-		return asCall{}, err
+		// Name the array only here: building the name allocates.
+		return asCall{}, w.addrError(op+" pSync", mem.Addr(pSync), words*8)
 	}
 	if off%8 != 0 {
 		return asCall{}, fmt.Errorf("shmem: %s: pSync is not aligned to 8 bytes: %w", op, core.ErrInvalid)

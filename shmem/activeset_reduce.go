@@ -118,9 +118,9 @@ func reduceToAll[T Elem](w *World, op string, dest, source []T, as ActiveSet, pW
 	if len(pWrk) < work {
 		return fmt.Errorf("shmem: %s: pWrk holds %d elements, a reduction of %d needs %d: %w", op, len(pWrk), nred, work, core.ErrInvalid)
 	}
-	wrk, err := w.offset(op+" pWrk", mem.Addr(pWrk), work*mem.SizeOf[T]())
+	wrk, err := w.offset(op, mem.Addr(pWrk), work*mem.SizeOf[T]())
 	if err != nil {
-		return err
+		return w.addrError(op+" pWrk", mem.Addr(pWrk), work*mem.SizeOf[T]())
 	}
 	acc := dest[:nred]
 	copy(acc, source)
