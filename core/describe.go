@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"os"
+	"reflect"
 	"strings"
 )
 
@@ -64,6 +66,43 @@ func AgreeRegion(b Bootstrap, idx, size, max int) error {
 		return fmt.Errorf("exchange of region sizes: %w", err)
 	}
 	return regionsAgree(all, max)
+}
+
+// CheckRegisterMem is the check Domain.RegisterRegion makes of the
+// memory it is given, on this PE alone: empty, or whole pages from a page
+// boundary, since a provider may remap it in place and mmap works in
+// pages. The error wraps ErrInvalid and says what is wrong.
+func CheckRegisterMem(m []byte) error {
+	page := os.Getpagesize()
+	// reflect, not unsafe: core stays free of unsafe, and internal/mem
+	// imports core.
+	addr := reflect.ValueOf(m).Pointer()
+	switch {
+	case len(m) == 0:
+		return nil
+	case addr%uintptr(page) != 0:
+		return fmt.Errorf("memory to register at %#x does not start on a page boundary (%d bytes; it is %d bytes past one): %w",
+			addr, page, addr%uintptr(page), ErrInvalid)
+	case len(m)%page != 0:
+		return fmt.Errorf("memory to register at %#x is %d bytes long, not a whole number of %d-byte pages: %w",
+			addr, len(m), page, ErrInvalid)
+	}
+	return nil
+}
+
+// AgreeRegister is the exchange a collective Domain.RegisterRegion starts
+// with: every PE checks its own memory (CheckRegisterMem), the PEs agree
+// on whether all of it is fit, then exchange the region's index and
+// length as AgreeRegion does. Every PE returns the same failure, naming
+// the PEs whose memory was unfit or whose lengths differ.
+func AgreeRegister(b Bootstrap, idx int, m []byte, max int) error {
+	if err := Agree(b, CheckRegisterMem(m)); err != nil {
+		return fmt.Errorf("register region %d: %w", idx, err)
+	}
+	if err := AgreeRegion(b, idx, len(m), max); err != nil {
+		return fmt.Errorf("register region %d: %w", idx, err)
+	}
+	return nil
 }
 
 // regionsAgree checks the messages of AgreeRegion.

@@ -25,12 +25,30 @@ type Domain interface {
 	// other NewRegion calls. RMA addresses a region by (pe, region, offset),
 	// like libfabric's offset-based memory registration.
 	NewRegion(size int) (Region, error)
+	// RegisterRegion makes memory the program already has a symmetric
+	// region, as libfabric's fi_mr_reg registers a buffer: a C program's
+	// data and bss segments, which OpenSHMEM makes symmetric. It is
+	// collective like NewRegion (same order, and every PE passes memory
+	// of the same length, else all fail naming the PEs and lengths), and
+	// shares NewRegion's numbering of regions. mem must start on a page
+	// boundary and be whole pages (see CheckRegisterMem); empty mem is a
+	// region of size 0. The region's Local is mem itself: its address
+	// never changes and its contents are kept, though a provider whose
+	// peers map each other's memory moves mem onto shared memory in
+	// place, so the program must not store into mem while the call runs.
+	// mem stays the program's: at Close the provider stops sharing it but
+	// never unmaps or frees it, and leaves it holding what it held. Such a
+	// Local lies where the program put it, so it has only the page
+	// alignment asked of mem, not the wider alignment of a NewRegion's.
+	RegisterRegion(mem []byte) (Region, error)
 	// NewEndpoint creates an independent stream of operations with its own
 	// completion counter. It is local, not collective.
 	NewEndpoint(opts EndpointOptions) (Endpoint, error)
 	// Close leaves the job. It is collective: it returns after every PE has
-	// stopped touching this PE's regions, then unmaps them. Endpoints and
-	// regions are closed with it. Close is idempotent.
+	// stopped touching this PE's regions, then unmaps them (all but
+	// registered ones, which are left to the program as private memory
+	// with their contents). Endpoints and regions are closed with it.
+	// Close is idempotent.
 	Close() error
 }
 

@@ -38,13 +38,20 @@
 // Each domain maps every file itself, also when PEs are goroutines of one
 // process: a domain's memory is reached only through its own mappings.
 //
+// RegisterRegion makes memory the program already has a region: this PE's
+// file of it is made from that memory in place (sys.ShareInPlace: the file
+// gets the memory's contents and its mapping replaces the memory at the
+// same address), and the peers map it as any region's file.
+//
 // # Lifetimes and ownership
 //
 // The domain owns every mapping: its own files and its views of every
 // peer's. Domain.Close, which is collective, marks the domain and its
 // endpoints closed, waits at a bootstrap barrier until every PE is done
 // with the job's memory, then unmaps all of them, returning the errors
-// joined. Unmapping affects only this process's views, so a slow peer
+// joined; all but this PE's part of a registered region, which is the
+// program's memory: that becomes private memory again, in place and with
+// its contents (sys.Unshare), and stays the program's. Unmapping affects only this process's views, so a slow peer
 // never faults on memory this PE let go. Close is idempotent; after it,
 // every endpoint operation fails with an error wrapping core.ErrClosed and
 // Region.Local and PeerBytes return nil. Calls that race Close from other

@@ -131,15 +131,28 @@ func (d *domain) path(pe int, what string) string {
 // PE returns, no PE's file is left in the directory. On error nothing of
 // it stays mapped either.
 func (d *domain) share(what, suffix string, size int, fill func([]byte), check func(pe int, m []byte) error) ([][]byte, error) {
+	create := func(path string) ([]byte, error) {
+		m, err := sys.CreateShared(path, size)
+		if err == nil && fill != nil {
+			fill(m)
+		}
+		return m, err
+	}
+	return d.shareWith(what, suffix, size, create, check, sys.Unmap)
+}
+
+// shareWith is share with this PE's own mapping made by create from the
+// file's path, and released by release if the sharing fails: for a
+// registered region, create moves the program's memory onto the file and
+// release gives it back (sys.Unshare) instead of unmapping it.
+func (d *domain) shareWith(what, suffix string, size int, create func(path string) ([]byte, error),
+	check func(pe int, m []byte) error, release func([]byte) error) ([][]byte, error) {
 	maps := make([][]byte, d.npes)
 	own := d.path(d.rank, suffix)
-	m, err := sys.CreateShared(own, size)
+	m, err := create(own)
 	created := err == nil
 	if created {
 		maps[d.rank] = m
-		if fill != nil {
-			fill(m)
-		}
 	} else {
 		err = fmt.Errorf("create %s: %w", what, d.noMemory(err))
 	}
@@ -171,7 +184,9 @@ func (d *domain) share(what, suffix string, size int, fill func([]byte), check f
 		rmErr = os.Remove(own)
 	}
 	if err = errors.Join(err, core.Agree(d.boot, rmErr)); err != nil {
-		return nil, errors.Join(err, unmapAll(maps))
+		ownErr := release(maps[d.rank])
+		maps[d.rank] = nil
+		return nil, errors.Join(err, ownErr, unmapAll(maps))
 	}
 	return maps, nil
 }
@@ -204,6 +219,27 @@ type region struct {
 	idx   int // order of creation, the same on every PE
 	size  int
 	peers [][]byte // peers[pe]; nil for a region of size 0 and after Close
+	// registered: our part is the program's memory (RegisterRegion),
+	// moved onto our file in place; it is given back, never unmapped.
+	registered bool
+}
+
+// release lets go of every PE's part as mapped here: our own part of a
+// registered region becomes private memory with its contents again, the
+// rest is unmapped.
+func (r *region) release() error {
+	var errs []error
+	for pe, m := range r.peers {
+		switch {
+		case len(m) == 0:
+		case pe == r.dom.rank && r.registered:
+			errs = append(errs, sys.Unshare(m))
+		default:
+			errs = append(errs, sys.Unmap(m))
+		}
+		r.peers[pe] = nil
+	}
+	return errors.Join(errs...)
 }
 
 func (r *region) Local() []byte {
@@ -240,14 +276,51 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		}
 		r.peers = maps
 	}
+	return d.enter("new region", r)
+}
+
+// enter adds a new region to the domain's, unless it closed meanwhile.
+func (d *domain) enter(op string, r *region) (core.Region, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {
 		// Closed while we were busy: a misuse, but leave nothing mapped.
-		return nil, d.opErr("new region", errors.Join(core.ErrClosed, unmapAll(r.peers)))
+		return nil, d.opErr(op, errors.Join(core.ErrClosed, r.release()))
 	}
 	d.regions = append(d.regions, r)
 	return r, nil
+}
+
+// RegisterRegion implements core.Domain: mem, the program's memory, moves
+// in place onto this PE's file of the region (sys.ShareInPlace: same
+// address, same contents), which the peers then map as they map a heap
+// region's. From there on the region is like any other, until Close
+// gives mem back as private memory holding what it held.
+func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
+	const op = "register region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	if err := core.AgreeRegister(d.boot, idx, mem, 1<<watchOffBits-1); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	if idx > watchRegionMax {
+		return nil, d.opErr(op, fmt.Errorf("region %d: at most %d regions: %w", idx, watchRegionMax+1, core.ErrInvalid))
+	}
+	r := &region{dom: d, idx: idx, size: len(mem), peers: make([][]byte, d.npes), registered: true}
+	if len(mem) > 0 {
+		create := func(path string) ([]byte, error) { return mem, sys.ShareInPlace(path, mem) }
+		maps, err := d.shareWith(fmt.Sprintf("region %d", idx), fmt.Sprintf("r%d", idx), len(mem), create, nil, sys.Unshare)
+		if err != nil {
+			return nil, d.opErr(op, err)
+		}
+		r.peers = maps
+	}
+	return d.enter(op, r)
 }
 
 // NewEndpoint implements core.Domain.
@@ -539,7 +612,7 @@ func (d *domain) close() error {
 		errs = append(errs, fmt.Errorf("barrier: %w", err))
 	}
 	for _, r := range regions {
-		errs = append(errs, unmapAll(r.peers))
+		errs = append(errs, r.release())
 	}
 	// d.ctl keeps its now dangling slices, as regions' Local may: every
 	// path to them checks closed first.

@@ -72,6 +72,9 @@
 // workers. Domain.Close quiets the endpoints, waits at a bootstrap
 // barrier until every host has done so, then stops the goroutines, closes
 // the ports and unmaps the regions.
+// A registered region (RegisterRegion) is the program's own memory, which
+// this host's receivers write into; Close leaves it to the program. It
+// gets no device window, so neighbours' puts into it come through the ring.
 // Under the seed protocol regions are shared mappings of files that are
 // unlinked as soon as they are mapped, so nothing of them outlives the
 // process; under the ring protocol they are the device's registered

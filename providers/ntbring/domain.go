@@ -205,6 +205,14 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	if size > 0 {
 		r.mem, r.release, err = d.regionMemory(idx, size)
 	}
+	return d.enterRegion("new region", r, err)
+}
+
+// enterRegion enters r, whose memory is ready unless err, in the
+// domain's regions once every host agrees it is, and releases it
+// otherwise.
+func (d *domain) enterRegion(op string, r *region, err error) (core.Region, error) {
+	idx, size := r.idx, r.size
 	// Enter the region before the hosts agree it exists: a host that
 	// returns first may target it at once.
 	d.mu.Lock()
@@ -229,7 +237,7 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		if r.mem != nil {
 			err = errors.Join(err, r.release())
 		}
-		return nil, d.opErr("new region", err)
+		return nil, d.opErr(op, err)
 	}
 	return r, nil
 }

@@ -1,9 +1,39 @@
 package ntbring
 
 import (
+	"fmt"
+
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 )
+
+// RegisterRegion implements core.Domain: the region is mem itself, and
+// the peers' puts and atomics land in it through this host's receivers,
+// as in any region. It gets no window of its own, because the device
+// windows only memory registered with it from the start (ntb.Memory), so
+// puts from the neighbours come through the ring too, at the cost of one
+// copy here. Close leaves mem to the program untouched.
+func (d *domain) RegisterRegion(m []byte) (core.Region, error) {
+	const op = "register region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	if err := core.AgreeRegister(d.boot, idx, m, maxRegionSize); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	if idx >= maxRegions {
+		return nil, d.opErr(op, fmt.Errorf("region %d: at most %d regions: %w", idx, maxRegions, core.ErrInvalid))
+	}
+	r := &region{dom: d, idx: idx, size: len(m), mem: m, release: func() error { return nil }}
+	if len(m) == 0 {
+		r.mem = nil // as NewRegion's of size 0
+	}
+	return d.enterRegion(op, r, nil)
+}
 
 // land writes a payload at off and wakes this host's waiters. A payload of
 // 2, 4 or 8 bytes at an aligned offset (a PutValue) is written with one

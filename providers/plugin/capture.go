@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // capture finds the file that holds the wrapped provider's part of a new
@@ -125,6 +126,21 @@ func (c *capture) claim(local []byte, id uint32) (string, error) {
 	}
 	return "", fmt.Errorf("the provider keeps this PE's part of the region in memory that is not a file of the job directory %s, which the PE cannot map: %w",
 		c.dir, core.ErrNotSupported)
+}
+
+// inodeAt returns the inode of the file mapped at b's first byte.
+func inodeAt(b []byte) (uint64, error) {
+	data, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return 0, err
+	}
+	addr := uint64(mem.Addr(b))
+	for _, m := range parseMaps(data) {
+		if addr >= m.start && addr < m.end && m.inode != 0 {
+			return m.inode, nil
+		}
+	}
+	return 0, fmt.Errorf("no file is mapped at %#x", addr)
 }
 
 // drop removes every link and the hold directory, when it is empty.

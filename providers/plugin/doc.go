@@ -47,6 +47,14 @@
 // region's local part by inode (/proc/self/maps), and hands it to the PE
 // (see capture).
 //
+// RegisterRegion (memory the PE already has) goes the other way: the PE
+// moves the memory in place onto a file of the job directory
+// (sys.ShareInPlace), the plugin maps that file and registers its mapping
+// with the wrapped provider, and if the provider moved the mapping onto a
+// file of its own, as loopback does, the PE maps that file over the memory
+// in turn. At Close the PE's memory becomes private again with its
+// contents; it is never unmapped.
+//
 // Each endpoint has a staging area, a file the PE creates and the plugin
 // maps. A put copies its source there and sends a command naming the
 // extent; a get names an extent the plugin fills, then copies it out.

@@ -246,6 +246,9 @@ type region struct {
 	id    uint32
 	size  int
 	local []byte
+	// registered: local is the program's memory (RegisterRegion), shared
+	// in place; it is given back at Close, never unmapped.
+	registered bool
 }
 
 func (r *region) Local() []byte {
@@ -296,6 +299,125 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	}
 	d.regions = append(d.regions, reg)
 	return reg, nil
+}
+
+// RegisterRegion implements core.Domain. The plugin process must reach
+// mem, so mem moves in place onto a file of the job directory
+// (sys.ShareInPlace: same address, same contents), which the plugin maps
+// and registers with the wrapped provider. If that provider moved the
+// plugin's mapping onto a file of its own, as loopback does, the reply
+// names it and it is mapped over mem in turn, so mem is the very memory
+// the provider's peers write. Close gives mem back to the program as
+// private memory holding what it held.
+func (d *domain) RegisterRegion(m []byte) (core.Region, error) {
+	const op = "register region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	id := len(d.regions)
+	var path string
+	err := core.CheckRegisterMem(m)
+	if err == nil && len(m) > 0 {
+		// "plugin-": the plugin's capture passes over it, as its own.
+		path = filepath.Join(d.dir, fmt.Sprintf("plugin-reg-%d-pe%d-r%d", os.Getpid(), d.boot.Rank(), id))
+		err = sys.ShareInPlace(path, m)
+	}
+	// All PEs ask the plugin, or none: a collective it started on some
+	// PEs only would never end.
+	if err = core.Agree(d.boot, err); err != nil {
+		if path != "" {
+			err = errors.Join(err, sys.Unshare(m), ignoreMissing(os.Remove(path)))
+		}
+		return nil, d.opErr(op, err)
+	}
+	reg, err := d.registerRemote(id, m, path)
+	if path != "" {
+		// The plugin has mapped it, or failed to: nobody opens it again.
+		err = errors.Join(err, os.Remove(path))
+		if err != nil && reg == nil {
+			err = errors.Join(err, sys.Unshare(m))
+		}
+	}
+	if err != nil {
+		if reg != nil {
+			// Registered on every PE, but this one cannot use it.
+			d.regions = append(d.regions, reg)
+		}
+		return nil, err
+	}
+	d.regions = append(d.regions, reg)
+	return reg, nil
+}
+
+// registerRemote is RegisterRegion's call to the plugin, with mem already
+// on the file at path.
+func (d *domain) registerRemote(id int, m []byte, path string) (*region, error) {
+	const op = "register region"
+	var r *pb.NewRegionReply
+	err := d.collective(op, func(ctx context.Context) (err error) {
+		r, err = d.proc.rpc.RegisterRegion(ctx, &pb.RegisterRegionRequest{Size: int64(len(m)), Path: path})
+		return err
+	})
+	if err != nil {
+		return nil, d.proc.fail(op, err)
+	}
+	rerr, derr := decodeErr(r.Err)
+	if derr == nil && rerr == nil {
+		derr = d.checkRegistered(r, id, len(m))
+	}
+	if derr != nil {
+		if r.Path != "" && d.inDir(r.Path) {
+			os.Remove(r.Path)
+		}
+		return nil, d.proc.fail(op, garbage("region reply: %v", derr))
+	}
+	if rerr != nil {
+		return nil, d.opErr(op, rerr)
+	}
+	reg := &region{dom: d, id: r.Id, size: len(m), local: m, registered: true}
+	if r.Path != "" {
+		err = errors.Join(sys.MapSharedAt(r.Path, m), os.Remove(r.Path))
+		if err != nil {
+			return reg, d.opErr(op, fmt.Errorf("map the region's file from the plugin over the registered memory: %w", err))
+		}
+	}
+	return reg, nil
+}
+
+// checkRegistered validates a successful RegisterRegion reply: the next
+// id, the size asked for, and if a file, one inside the job directory.
+func (d *domain) checkRegistered(r *pb.NewRegionReply, id, size int) error {
+	switch {
+	case r.Id != uint32(id):
+		return fmt.Errorf("region id %d, want %d", r.Id, id)
+	case r.Size != int64(size):
+		return fmt.Errorf("size %d, want %d", r.Size, size)
+	case r.Path != "" && (size == 0 || !d.inDir(r.Path)):
+		return fmt.Errorf("file %q for a registered region of %d bytes in the job directory %s", r.Path, size, d.dir)
+	}
+	return nil
+}
+
+func ignoreMissing(err error) error {
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
+
+// release lets go of this PE's part: a registered region's memory, the
+// program's, becomes private again with its contents; any other mapping
+// is unmapped.
+func (r *region) release() error {
+	if r.registered {
+		if len(r.local) == 0 {
+			return nil
+		}
+		return sys.Unshare(r.local)
+	}
+	return sys.Unmap(r.local)
 }
 
 // checkRegion validates a successful NewRegion reply: the next id, the
@@ -380,7 +502,7 @@ func (d *domain) close() error {
 		errs = append(errs, d.closeRemote())
 	}
 	for _, reg := range regions {
-		errs = append(errs, sys.Unmap(reg.local))
+		errs = append(errs, reg.release())
 	}
 	_ = d.session.CloseSend()
 	d.endSess()

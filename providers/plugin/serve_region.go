@@ -88,3 +88,63 @@ func (s *server) placeRegion(p core.RegionPlacer, id uint32, size int) (core.Reg
 	}
 	return r, path, nil
 }
+
+// RegisterRegion implements the protocol's RegisterRegion: it maps the
+// PE's file, whose mapping on the PE is the PE's own memory, and registers
+// that mapping with the wrapped provider. A provider that moves memory it
+// registers onto a file of its own (loopback, in place) gets captured as
+// in NewRegion, and the reply names that file for the PE to map over its
+// memory; one that leaves it where it is shares the PE's file already,
+// and the reply names none.
+func (s *server) RegisterRegion(_ context.Context, req *pb.RegisterRegionRequest) (*pb.NewRegionReply, error) {
+	d, err := s.domain()
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	id := uint32(len(s.regions))
+	s.mu.Unlock()
+	r, path, err := s.registerRegion(d, id, req)
+	if err != nil {
+		return &pb.NewRegionReply{Err: encodeErr(err)}, nil
+	}
+	s.mu.Lock()
+	s.regions = append(s.regions, r)
+	s.mu.Unlock()
+	return &pb.NewRegionReply{Id: id, Size: req.Size, Path: path}, nil
+}
+
+func (s *server) registerRegion(d core.Domain, id uint32, req *pb.RegisterRegionRequest) (core.Region, string, error) {
+	var m []byte
+	var ino uint64
+	var err error
+	switch {
+	case req.Size < 0 || (req.Size == 0) != (req.Path == ""):
+		err = fmt.Errorf("register %d bytes in file %q: %w", req.Size, req.Path, core.ErrInvalid)
+	case req.Size > 0:
+		if m, err = sys.OpenShared(req.Path, int(req.Size)); err == nil {
+			ino, err = inodeAt(m)
+		}
+	}
+	// Every PE mapped its file, or all stop here: none waits in the
+	// provider's collective for one that will not come.
+	if err = core.Agree(s.boot, err); err != nil {
+		return nil, "", errors.Join(err, sys.Unmap(m))
+	}
+	s.capture.begin()
+	r, err := d.RegisterRegion(m)
+	if err != nil || len(m) == 0 {
+		s.capture.abort()
+		return r, "", errors.Join(err, sys.Unmap(m))
+	}
+	// From here m is the region's, and the wrapped Close lets go of it.
+	s.mu.Lock()
+	s.placed = append(s.placed, m)
+	s.mu.Unlock()
+	if now, err := inodeAt(r.Local()); err == nil && now == ino {
+		s.capture.abort()
+		return r, "", nil
+	}
+	path, err := s.capture.claim(r.Local(), id)
+	return r, path, err
+}

@@ -147,7 +147,10 @@
 // heap). Close is collective: after a bootstrap barrier it queues a BYE on
 // every connection, waits (up to GOSHMEM_TCP_TIMEOUT) for each peer's BYE,
 // ends every goroutine and only then unmaps the regions, so no progress
-// goroutine ever touches freed memory. After Close every operation fails
+// goroutine ever touches freed memory. A registered region
+// (RegisterRegion) is the program's memory, which the progress goroutines
+// read and write in place; Close leaves it to the program, untouched.
+// After Close every operation fails
 // with core.ErrClosed and Region.Local returns nil. The Bootstrap belongs
 // to the caller.
 //

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // domain is one PE's membership in a tcp job.
@@ -216,7 +215,7 @@ func (d *domain) close() error {
 	d.mu.Unlock()
 	for _, r := range regs {
 		if r != nil {
-			errs = append(errs, sys.Unmap(r.mem))
+			errs = append(errs, r.release())
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

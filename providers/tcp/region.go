@@ -15,6 +15,8 @@ type region struct {
 	idx  uint32
 	size int
 	mem  []byte
+	// registered: mem is the program's (RegisterRegion), never unmapped.
+	registered bool
 }
 
 func (r *region) Local() []byte {
@@ -58,6 +60,41 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		return nil, d.opErr("new region", errors.Join(err, sys.Unmap(r.mem)))
 	}
 	return r, nil
+}
+
+// RegisterRegion implements core.Domain: the region is mem itself, which
+// the progress goroutines read and write for the peers as they do a
+// region's own mapping. Close leaves mem to the program untouched.
+func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
+	const op = "register region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	if err := core.AgreeRegister(d.boot, idx, mem, maxRegion-1); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	r := &region{d: d, idx: uint32(idx), size: len(mem), mem: mem, registered: true}
+	d.publish(idx, r)
+	// The closing agreement is NewRegion's: nobody targets the region
+	// before every PE has published it.
+	if err := core.Agree(d.boot, nil); err != nil {
+		d.publish(idx, nil)
+		return nil, d.opErr(op, err)
+	}
+	return r, nil
+}
+
+// release lets go of r's memory: unmaps a region's own mapping, leaves a
+// registered region's memory, the program's, alone.
+func (r *region) release() error {
+	if r.registered {
+		return nil
+	}
+	return sys.Unmap(r.mem)
 }
 
 // publish sets regions[idx] to r.

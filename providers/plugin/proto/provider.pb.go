@@ -144,7 +144,7 @@ func (x Op_Kind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Op_Kind.Descriptor instead.
 func (Op_Kind) EnumDescriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14, 0}
+	return file_provider_proto_rawDescGZIP(), []int{15, 0}
 }
 
 type InfoRequest struct {
@@ -966,6 +966,62 @@ func (x *NewRegionReply) GetSize() int64 {
 	return 0
 }
 
+type RegisterRegionRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Size  int64                  `protobuf:"varint,1,opt,name=size,proto3" json:"size,omitempty"`
+	// The file in the job directory that holds the PE's memory, mapped
+	// there in place. Empty for a region of size 0. In the reply, path
+	// names the file the wrapped provider moved the memory onto, for the
+	// PE to map in place of its own, or is empty if it kept it where it was.
+	Path          string `protobuf:"bytes,2,opt,name=path,proto3" json:"path,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RegisterRegionRequest) Reset() {
+	*x = RegisterRegionRequest{}
+	mi := &file_provider_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RegisterRegionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RegisterRegionRequest) ProtoMessage() {}
+
+func (x *RegisterRegionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_provider_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RegisterRegionRequest.ProtoReflect.Descriptor instead.
+func (*RegisterRegionRequest) Descriptor() ([]byte, []int) {
+	return file_provider_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *RegisterRegionRequest) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+func (x *RegisterRegionRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
 type CloseRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -974,7 +1030,7 @@ type CloseRequest struct {
 
 func (x *CloseRequest) Reset() {
 	*x = CloseRequest{}
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1042,7 @@ func (x *CloseRequest) String() string {
 func (*CloseRequest) ProtoMessage() {}
 
 func (x *CloseRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[12]
+	mi := &file_provider_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1055,7 @@ func (x *CloseRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseRequest.ProtoReflect.Descriptor instead.
 func (*CloseRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{12}
+	return file_provider_proto_rawDescGZIP(), []int{13}
 }
 
 type CloseReply struct {
@@ -1011,7 +1067,7 @@ type CloseReply struct {
 
 func (x *CloseReply) Reset() {
 	*x = CloseReply{}
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1023,7 +1079,7 @@ func (x *CloseReply) String() string {
 func (*CloseReply) ProtoMessage() {}
 
 func (x *CloseReply) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[13]
+	mi := &file_provider_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1036,7 +1092,7 @@ func (x *CloseReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CloseReply.ProtoReflect.Descriptor instead.
 func (*CloseReply) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{13}
+	return file_provider_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *CloseReply) GetErr() *Error {
@@ -1070,7 +1126,7 @@ type Op struct {
 
 func (x *Op) Reset() {
 	*x = Op{}
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1082,7 +1138,7 @@ func (x *Op) String() string {
 func (*Op) ProtoMessage() {}
 
 func (x *Op) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[14]
+	mi := &file_provider_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1095,7 +1151,7 @@ func (x *Op) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Op.ProtoReflect.Descriptor instead.
 func (*Op) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{14}
+	return file_provider_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Op) GetKind() Op_Kind {
@@ -1213,7 +1269,7 @@ type Result struct {
 
 func (x *Result) Reset() {
 	*x = Result{}
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1225,7 +1281,7 @@ func (x *Result) String() string {
 func (*Result) ProtoMessage() {}
 
 func (x *Result) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[15]
+	mi := &file_provider_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1238,7 +1294,7 @@ func (x *Result) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Result.ProtoReflect.Descriptor instead.
 func (*Result) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{15}
+	return file_provider_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Result) GetErr() *Error {
@@ -1267,7 +1323,7 @@ type WaitArmRequest struct {
 
 func (x *WaitArmRequest) Reset() {
 	*x = WaitArmRequest{}
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1279,7 +1335,7 @@ func (x *WaitArmRequest) String() string {
 func (*WaitArmRequest) ProtoMessage() {}
 
 func (x *WaitArmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[16]
+	mi := &file_provider_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1292,7 +1348,7 @@ func (x *WaitArmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitArmRequest.ProtoReflect.Descriptor instead.
 func (*WaitArmRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{16}
+	return file_provider_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *WaitArmRequest) GetAny() bool {
@@ -1333,7 +1389,7 @@ type WaitArmReply struct {
 
 func (x *WaitArmReply) Reset() {
 	*x = WaitArmReply{}
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1345,7 +1401,7 @@ func (x *WaitArmReply) String() string {
 func (*WaitArmReply) ProtoMessage() {}
 
 func (x *WaitArmReply) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[17]
+	mi := &file_provider_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1358,7 +1414,7 @@ func (x *WaitArmReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitArmReply.ProtoReflect.Descriptor instead.
 func (*WaitArmReply) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{17}
+	return file_provider_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *WaitArmReply) GetSeq() uint32 {
@@ -1385,7 +1441,7 @@ type WaitChangeRequest struct {
 
 func (x *WaitChangeRequest) Reset() {
 	*x = WaitChangeRequest{}
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1397,7 +1453,7 @@ func (x *WaitChangeRequest) String() string {
 func (*WaitChangeRequest) ProtoMessage() {}
 
 func (x *WaitChangeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[18]
+	mi := &file_provider_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1410,7 +1466,7 @@ func (x *WaitChangeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitChangeRequest.ProtoReflect.Descriptor instead.
 func (*WaitChangeRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{18}
+	return file_provider_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *WaitChangeRequest) GetSeq() uint32 {
@@ -1436,7 +1492,7 @@ type WaitChangeReply struct {
 
 func (x *WaitChangeReply) Reset() {
 	*x = WaitChangeReply{}
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1448,7 +1504,7 @@ func (x *WaitChangeReply) String() string {
 func (*WaitChangeReply) ProtoMessage() {}
 
 func (x *WaitChangeReply) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[19]
+	mi := &file_provider_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1461,7 +1517,7 @@ func (x *WaitChangeReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitChangeReply.ProtoReflect.Descriptor instead.
 func (*WaitChangeReply) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{19}
+	return file_provider_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WaitChangeReply) GetSeq() uint32 {
@@ -1480,7 +1536,7 @@ type WaitDisarmRequest struct {
 
 func (x *WaitDisarmRequest) Reset() {
 	*x = WaitDisarmRequest{}
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1492,7 +1548,7 @@ func (x *WaitDisarmRequest) String() string {
 func (*WaitDisarmRequest) ProtoMessage() {}
 
 func (x *WaitDisarmRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[20]
+	mi := &file_provider_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1505,7 +1561,7 @@ func (x *WaitDisarmRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitDisarmRequest.ProtoReflect.Descriptor instead.
 func (*WaitDisarmRequest) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{20}
+	return file_provider_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *WaitDisarmRequest) GetWatch() int32 {
@@ -1523,7 +1579,7 @@ type WaitDisarmReply struct {
 
 func (x *WaitDisarmReply) Reset() {
 	*x = WaitDisarmReply{}
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1535,7 +1591,7 @@ func (x *WaitDisarmReply) String() string {
 func (*WaitDisarmReply) ProtoMessage() {}
 
 func (x *WaitDisarmReply) ProtoReflect() protoreflect.Message {
-	mi := &file_provider_proto_msgTypes[21]
+	mi := &file_provider_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1548,7 +1604,7 @@ func (x *WaitDisarmReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WaitDisarmReply.ProtoReflect.Descriptor instead.
 func (*WaitDisarmReply) Descriptor() ([]byte, []int) {
-	return file_provider_proto_rawDescGZIP(), []int{21}
+	return file_provider_proto_rawDescGZIP(), []int{22}
 }
 
 var File_provider_proto protoreflect.FileDescriptor
@@ -1622,7 +1678,10 @@ const file_provider_proto_rawDesc = "" +
 	"\x03err\x18\x01 \x01(\v2\x18.goshmem.plugin.v1.ErrorR\x03err\x12\x0e\n" +
 	"\x02id\x18\x02 \x01(\rR\x02id\x12\x12\n" +
 	"\x04path\x18\x03 \x01(\tR\x04path\x12\x12\n" +
-	"\x04size\x18\x04 \x01(\x03R\x04size\"\x0e\n" +
+	"\x04size\x18\x04 \x01(\x03R\x04size\"?\n" +
+	"\x15RegisterRegionRequest\x12\x12\n" +
+	"\x04size\x18\x01 \x01(\x03R\x04size\x12\x12\n" +
+	"\x04path\x18\x02 \x01(\tR\x04path\"\x0e\n" +
 	"\fCloseRequest\"8\n" +
 	"\n" +
 	"CloseReply\x12*\n" +
@@ -1679,11 +1738,12 @@ const file_provider_proto_rawDesc = "" +
 	"\x03seq\x18\x01 \x01(\rR\x03seq\")\n" +
 	"\x11WaitDisarmRequest\x12\x14\n" +
 	"\x05watch\x18\x01 \x01(\x05R\x05watch\"\x11\n" +
-	"\x0fWaitDisarmReply2\xf8\x04\n" +
+	"\x0fWaitDisarmReply2\xd7\x05\n" +
 	"\bProvider\x12D\n" +
 	"\x04Info\x12\x1e.goshmem.plugin.v1.InfoRequest\x1a\x1c.goshmem.plugin.v1.InfoReply\x12G\n" +
 	"\aSession\x12\x1a.goshmem.plugin.v1.HostMsg\x1a\x1c.goshmem.plugin.v1.PluginMsg(\x010\x01\x12S\n" +
-	"\tNewRegion\x12#.goshmem.plugin.v1.NewRegionRequest\x1a!.goshmem.plugin.v1.NewRegionReply\x12@\n" +
+	"\tNewRegion\x12#.goshmem.plugin.v1.NewRegionRequest\x1a!.goshmem.plugin.v1.NewRegionReply\x12]\n" +
+	"\x0eRegisterRegion\x12(.goshmem.plugin.v1.RegisterRegionRequest\x1a!.goshmem.plugin.v1.NewRegionReply\x12@\n" +
 	"\bEndpoint\x12\x15.goshmem.plugin.v1.Op\x1a\x19.goshmem.plugin.v1.Result(\x010\x01\x12G\n" +
 	"\x05Close\x12\x1f.goshmem.plugin.v1.CloseRequest\x1a\x1d.goshmem.plugin.v1.CloseReply\x12M\n" +
 	"\aWaitArm\x12!.goshmem.plugin.v1.WaitArmRequest\x1a\x1f.goshmem.plugin.v1.WaitArmReply\x12V\n" +
@@ -1705,37 +1765,38 @@ func file_provider_proto_rawDescGZIP() []byte {
 }
 
 var file_provider_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 23)
+var file_provider_proto_msgTypes = make([]protoimpl.MessageInfo, 24)
 var file_provider_proto_goTypes = []any{
-	(BootCall_Kind)(0),        // 0: goshmem.plugin.v1.BootCall.Kind
-	(Op_Kind)(0),              // 1: goshmem.plugin.v1.Op.Kind
-	(*InfoRequest)(nil),       // 2: goshmem.plugin.v1.InfoRequest
-	(*Param)(nil),             // 3: goshmem.plugin.v1.Param
-	(*InfoReply)(nil),         // 4: goshmem.plugin.v1.InfoReply
-	(*Error)(nil),             // 5: goshmem.plugin.v1.Error
-	(*OpenRequest)(nil),       // 6: goshmem.plugin.v1.OpenRequest
-	(*BootReply)(nil),         // 7: goshmem.plugin.v1.BootReply
-	(*HostMsg)(nil),           // 8: goshmem.plugin.v1.HostMsg
-	(*BootCall)(nil),          // 9: goshmem.plugin.v1.BootCall
-	(*Opened)(nil),            // 10: goshmem.plugin.v1.Opened
-	(*PluginMsg)(nil),         // 11: goshmem.plugin.v1.PluginMsg
-	(*NewRegionRequest)(nil),  // 12: goshmem.plugin.v1.NewRegionRequest
-	(*NewRegionReply)(nil),    // 13: goshmem.plugin.v1.NewRegionReply
-	(*CloseRequest)(nil),      // 14: goshmem.plugin.v1.CloseRequest
-	(*CloseReply)(nil),        // 15: goshmem.plugin.v1.CloseReply
-	(*Op)(nil),                // 16: goshmem.plugin.v1.Op
-	(*Result)(nil),            // 17: goshmem.plugin.v1.Result
-	(*WaitArmRequest)(nil),    // 18: goshmem.plugin.v1.WaitArmRequest
-	(*WaitArmReply)(nil),      // 19: goshmem.plugin.v1.WaitArmReply
-	(*WaitChangeRequest)(nil), // 20: goshmem.plugin.v1.WaitChangeRequest
-	(*WaitChangeReply)(nil),   // 21: goshmem.plugin.v1.WaitChangeReply
-	(*WaitDisarmRequest)(nil), // 22: goshmem.plugin.v1.WaitDisarmRequest
-	(*WaitDisarmReply)(nil),   // 23: goshmem.plugin.v1.WaitDisarmReply
-	nil,                       // 24: goshmem.plugin.v1.OpenRequest.EnvEntry
+	(BootCall_Kind)(0),            // 0: goshmem.plugin.v1.BootCall.Kind
+	(Op_Kind)(0),                  // 1: goshmem.plugin.v1.Op.Kind
+	(*InfoRequest)(nil),           // 2: goshmem.plugin.v1.InfoRequest
+	(*Param)(nil),                 // 3: goshmem.plugin.v1.Param
+	(*InfoReply)(nil),             // 4: goshmem.plugin.v1.InfoReply
+	(*Error)(nil),                 // 5: goshmem.plugin.v1.Error
+	(*OpenRequest)(nil),           // 6: goshmem.plugin.v1.OpenRequest
+	(*BootReply)(nil),             // 7: goshmem.plugin.v1.BootReply
+	(*HostMsg)(nil),               // 8: goshmem.plugin.v1.HostMsg
+	(*BootCall)(nil),              // 9: goshmem.plugin.v1.BootCall
+	(*Opened)(nil),                // 10: goshmem.plugin.v1.Opened
+	(*PluginMsg)(nil),             // 11: goshmem.plugin.v1.PluginMsg
+	(*NewRegionRequest)(nil),      // 12: goshmem.plugin.v1.NewRegionRequest
+	(*NewRegionReply)(nil),        // 13: goshmem.plugin.v1.NewRegionReply
+	(*RegisterRegionRequest)(nil), // 14: goshmem.plugin.v1.RegisterRegionRequest
+	(*CloseRequest)(nil),          // 15: goshmem.plugin.v1.CloseRequest
+	(*CloseReply)(nil),            // 16: goshmem.plugin.v1.CloseReply
+	(*Op)(nil),                    // 17: goshmem.plugin.v1.Op
+	(*Result)(nil),                // 18: goshmem.plugin.v1.Result
+	(*WaitArmRequest)(nil),        // 19: goshmem.plugin.v1.WaitArmRequest
+	(*WaitArmReply)(nil),          // 20: goshmem.plugin.v1.WaitArmReply
+	(*WaitChangeRequest)(nil),     // 21: goshmem.plugin.v1.WaitChangeRequest
+	(*WaitChangeReply)(nil),       // 22: goshmem.plugin.v1.WaitChangeReply
+	(*WaitDisarmRequest)(nil),     // 23: goshmem.plugin.v1.WaitDisarmRequest
+	(*WaitDisarmReply)(nil),       // 24: goshmem.plugin.v1.WaitDisarmReply
+	nil,                           // 25: goshmem.plugin.v1.OpenRequest.EnvEntry
 }
 var file_provider_proto_depIdxs = []int32{
 	3,  // 0: goshmem.plugin.v1.InfoReply.params:type_name -> goshmem.plugin.v1.Param
-	24, // 1: goshmem.plugin.v1.OpenRequest.env:type_name -> goshmem.plugin.v1.OpenRequest.EnvEntry
+	25, // 1: goshmem.plugin.v1.OpenRequest.env:type_name -> goshmem.plugin.v1.OpenRequest.EnvEntry
 	5,  // 2: goshmem.plugin.v1.BootReply.err:type_name -> goshmem.plugin.v1.Error
 	6,  // 3: goshmem.plugin.v1.HostMsg.open:type_name -> goshmem.plugin.v1.OpenRequest
 	7,  // 4: goshmem.plugin.v1.HostMsg.boot:type_name -> goshmem.plugin.v1.BootReply
@@ -1750,21 +1811,23 @@ var file_provider_proto_depIdxs = []int32{
 	2,  // 13: goshmem.plugin.v1.Provider.Info:input_type -> goshmem.plugin.v1.InfoRequest
 	8,  // 14: goshmem.plugin.v1.Provider.Session:input_type -> goshmem.plugin.v1.HostMsg
 	12, // 15: goshmem.plugin.v1.Provider.NewRegion:input_type -> goshmem.plugin.v1.NewRegionRequest
-	16, // 16: goshmem.plugin.v1.Provider.Endpoint:input_type -> goshmem.plugin.v1.Op
-	14, // 17: goshmem.plugin.v1.Provider.Close:input_type -> goshmem.plugin.v1.CloseRequest
-	18, // 18: goshmem.plugin.v1.Provider.WaitArm:input_type -> goshmem.plugin.v1.WaitArmRequest
-	20, // 19: goshmem.plugin.v1.Provider.WaitChange:input_type -> goshmem.plugin.v1.WaitChangeRequest
-	22, // 20: goshmem.plugin.v1.Provider.WaitDisarm:input_type -> goshmem.plugin.v1.WaitDisarmRequest
-	4,  // 21: goshmem.plugin.v1.Provider.Info:output_type -> goshmem.plugin.v1.InfoReply
-	11, // 22: goshmem.plugin.v1.Provider.Session:output_type -> goshmem.plugin.v1.PluginMsg
-	13, // 23: goshmem.plugin.v1.Provider.NewRegion:output_type -> goshmem.plugin.v1.NewRegionReply
-	17, // 24: goshmem.plugin.v1.Provider.Endpoint:output_type -> goshmem.plugin.v1.Result
-	15, // 25: goshmem.plugin.v1.Provider.Close:output_type -> goshmem.plugin.v1.CloseReply
-	19, // 26: goshmem.plugin.v1.Provider.WaitArm:output_type -> goshmem.plugin.v1.WaitArmReply
-	21, // 27: goshmem.plugin.v1.Provider.WaitChange:output_type -> goshmem.plugin.v1.WaitChangeReply
-	23, // 28: goshmem.plugin.v1.Provider.WaitDisarm:output_type -> goshmem.plugin.v1.WaitDisarmReply
-	21, // [21:29] is the sub-list for method output_type
-	13, // [13:21] is the sub-list for method input_type
+	14, // 16: goshmem.plugin.v1.Provider.RegisterRegion:input_type -> goshmem.plugin.v1.RegisterRegionRequest
+	17, // 17: goshmem.plugin.v1.Provider.Endpoint:input_type -> goshmem.plugin.v1.Op
+	15, // 18: goshmem.plugin.v1.Provider.Close:input_type -> goshmem.plugin.v1.CloseRequest
+	19, // 19: goshmem.plugin.v1.Provider.WaitArm:input_type -> goshmem.plugin.v1.WaitArmRequest
+	21, // 20: goshmem.plugin.v1.Provider.WaitChange:input_type -> goshmem.plugin.v1.WaitChangeRequest
+	23, // 21: goshmem.plugin.v1.Provider.WaitDisarm:input_type -> goshmem.plugin.v1.WaitDisarmRequest
+	4,  // 22: goshmem.plugin.v1.Provider.Info:output_type -> goshmem.plugin.v1.InfoReply
+	11, // 23: goshmem.plugin.v1.Provider.Session:output_type -> goshmem.plugin.v1.PluginMsg
+	13, // 24: goshmem.plugin.v1.Provider.NewRegion:output_type -> goshmem.plugin.v1.NewRegionReply
+	13, // 25: goshmem.plugin.v1.Provider.RegisterRegion:output_type -> goshmem.plugin.v1.NewRegionReply
+	18, // 26: goshmem.plugin.v1.Provider.Endpoint:output_type -> goshmem.plugin.v1.Result
+	16, // 27: goshmem.plugin.v1.Provider.Close:output_type -> goshmem.plugin.v1.CloseReply
+	20, // 28: goshmem.plugin.v1.Provider.WaitArm:output_type -> goshmem.plugin.v1.WaitArmReply
+	22, // 29: goshmem.plugin.v1.Provider.WaitChange:output_type -> goshmem.plugin.v1.WaitChangeReply
+	24, // 30: goshmem.plugin.v1.Provider.WaitDisarm:output_type -> goshmem.plugin.v1.WaitDisarmReply
+	22, // [22:31] is the sub-list for method output_type
+	13, // [13:22] is the sub-list for method input_type
 	13, // [13:13] is the sub-list for extension type_name
 	13, // [13:13] is the sub-list for extension extendee
 	0,  // [0:13] is the sub-list for field type_name
@@ -1789,7 +1852,7 @@ func file_provider_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_provider_proto_rawDesc), len(file_provider_proto_rawDesc)),
 			NumEnums:      2,
-			NumMessages:   23,
+			NumMessages:   24,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

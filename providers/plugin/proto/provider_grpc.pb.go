@@ -26,14 +26,15 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Provider_Info_FullMethodName       = "/goshmem.plugin.v1.Provider/Info"
-	Provider_Session_FullMethodName    = "/goshmem.plugin.v1.Provider/Session"
-	Provider_NewRegion_FullMethodName  = "/goshmem.plugin.v1.Provider/NewRegion"
-	Provider_Endpoint_FullMethodName   = "/goshmem.plugin.v1.Provider/Endpoint"
-	Provider_Close_FullMethodName      = "/goshmem.plugin.v1.Provider/Close"
-	Provider_WaitArm_FullMethodName    = "/goshmem.plugin.v1.Provider/WaitArm"
-	Provider_WaitChange_FullMethodName = "/goshmem.plugin.v1.Provider/WaitChange"
-	Provider_WaitDisarm_FullMethodName = "/goshmem.plugin.v1.Provider/WaitDisarm"
+	Provider_Info_FullMethodName           = "/goshmem.plugin.v1.Provider/Info"
+	Provider_Session_FullMethodName        = "/goshmem.plugin.v1.Provider/Session"
+	Provider_NewRegion_FullMethodName      = "/goshmem.plugin.v1.Provider/NewRegion"
+	Provider_RegisterRegion_FullMethodName = "/goshmem.plugin.v1.Provider/RegisterRegion"
+	Provider_Endpoint_FullMethodName       = "/goshmem.plugin.v1.Provider/Endpoint"
+	Provider_Close_FullMethodName          = "/goshmem.plugin.v1.Provider/Close"
+	Provider_WaitArm_FullMethodName        = "/goshmem.plugin.v1.Provider/WaitArm"
+	Provider_WaitChange_FullMethodName     = "/goshmem.plugin.v1.Provider/WaitChange"
+	Provider_WaitDisarm_FullMethodName     = "/goshmem.plugin.v1.Provider/WaitDisarm"
 )
 
 // ProviderClient is the client API for Provider service.
@@ -52,6 +53,10 @@ type ProviderClient interface {
 	Session(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostMsg, PluginMsg], error)
 	// NewRegion creates a symmetric region (collective, as core.Domain).
 	NewRegion(ctx context.Context, in *NewRegionRequest, opts ...grpc.CallOption) (*NewRegionReply, error)
+	// RegisterRegion makes memory the PE already has a symmetric region
+	// (collective, as core.Domain): the PE has moved it onto a file, which
+	// the plugin maps and registers with the wrapped domain.
+	RegisterRegion(ctx context.Context, in *RegisterRegionRequest, opts ...grpc.CallOption) (*NewRegionReply, error)
 	// Endpoint carries one endpoint's operations, pipelined: every Op gets
 	// exactly one Result, in order.
 	Endpoint(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[Op, Result], error)
@@ -100,6 +105,16 @@ func (c *providerClient) NewRegion(ctx context.Context, in *NewRegionRequest, op
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(NewRegionReply)
 	err := c.cc.Invoke(ctx, Provider_NewRegion_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *providerClient) RegisterRegion(ctx context.Context, in *RegisterRegionRequest, opts ...grpc.CallOption) (*NewRegionReply, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(NewRegionReply)
+	err := c.cc.Invoke(ctx, Provider_RegisterRegion_FullMethodName, in, out, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -175,6 +190,10 @@ type ProviderServer interface {
 	Session(grpc.BidiStreamingServer[HostMsg, PluginMsg]) error
 	// NewRegion creates a symmetric region (collective, as core.Domain).
 	NewRegion(context.Context, *NewRegionRequest) (*NewRegionReply, error)
+	// RegisterRegion makes memory the PE already has a symmetric region
+	// (collective, as core.Domain): the PE has moved it onto a file, which
+	// the plugin maps and registers with the wrapped domain.
+	RegisterRegion(context.Context, *RegisterRegionRequest) (*NewRegionReply, error)
 	// Endpoint carries one endpoint's operations, pipelined: every Op gets
 	// exactly one Result, in order.
 	Endpoint(grpc.BidiStreamingServer[Op, Result]) error
@@ -204,6 +223,9 @@ func (UnimplementedProviderServer) Session(grpc.BidiStreamingServer[HostMsg, Plu
 }
 func (UnimplementedProviderServer) NewRegion(context.Context, *NewRegionRequest) (*NewRegionReply, error) {
 	return nil, status.Error(codes.Unimplemented, "method NewRegion not implemented")
+}
+func (UnimplementedProviderServer) RegisterRegion(context.Context, *RegisterRegionRequest) (*NewRegionReply, error) {
+	return nil, status.Error(codes.Unimplemented, "method RegisterRegion not implemented")
 }
 func (UnimplementedProviderServer) Endpoint(grpc.BidiStreamingServer[Op, Result]) error {
 	return status.Error(codes.Unimplemented, "method Endpoint not implemented")
@@ -280,6 +302,24 @@ func _Provider_NewRegion_Handler(srv interface{}, ctx context.Context, dec func(
 	}
 	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
 		return srv.(ProviderServer).NewRegion(ctx, req.(*NewRegionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Provider_RegisterRegion_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(RegisterRegionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(ProviderServer).RegisterRegion(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Provider_RegisterRegion_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(ProviderServer).RegisterRegion(ctx, req.(*RegisterRegionRequest))
 	}
 	return interceptor(ctx, in, info, handler)
 }
@@ -377,6 +417,10 @@ var Provider_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "NewRegion",
 			Handler:    _Provider_NewRegion_Handler,
+		},
+		{
+			MethodName: "RegisterRegion",
+			Handler:    _Provider_RegisterRegion_Handler,
 		},
 		{
 			MethodName: "Close",
