@@ -13,7 +13,8 @@ import (
 )
 
 // MapPrivate maps size bytes of private anonymous memory, readable and
-// writable and reading as zeros. Pages are backed on first touch. The
+// writable and reading as zeros, at an address aligned to
+// Alignment(size). Pages are backed on first touch. The
 // caller owns the mapping and releases it with Unmap. Memory mapped here
 // lives outside the Go heap: the garbage collector neither scans nor
 // moves it, so other processes' data may be written into it by any
@@ -22,7 +23,7 @@ func MapPrivate(size int) ([]byte, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("sys: map %d bytes: size is not positive", size)
 	}
-	b, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	b, err := mapAligned(-1, size, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
 		return nil, os.NewSyscallError("mmap", err)
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // CreateShared creates the file at path (mode 0600, failing if it exists),
-// sizes it to size bytes and maps it shared, readable and writable. The
-// memory reads as zeros.
+// sizes it to size bytes and maps it shared, readable and writable, at an
+// address aligned to Alignment(size). The memory reads as zeros.
 //
 // The file's blocks are allocated now (fallocate) where the file system
 // supports it: on a full tmpfs the failure is an error here rather than a
@@ -34,8 +34,10 @@ func CreateShared(path string, size int) ([]byte, error) {
 }
 
 // OpenShared maps the existing file at path, which must be exactly size
-// bytes long, shared, readable and writable. Requiring the exact size means
-// a truncated or foreign file is an error here, not a SIGBUS later.
+// bytes long, shared, readable and writable, at an address aligned to
+// Alignment(size), whatever the address of other mappings of the file.
+// Requiring the exact size means a truncated or foreign file is an error
+// here, not a SIGBUS later.
 func OpenShared(path string, size int) ([]byte, error) {
 	if size <= 0 {
 		return nil, fmt.Errorf("sys: open %s: size %d is not positive", path, size)
@@ -69,22 +71,22 @@ func mapFile(f *os.File, size int, create bool) (b []byte, err error) {
 			return nil, fmt.Errorf("sys: %s is %d bytes long, want %d", f.Name(), st.Size, size)
 		}
 	}
-	b, err = unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	b, err = mapAligned(fd, size, unix.MAP_SHARED)
 	if err != nil {
 		return nil, &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
 	}
 	return b, nil
 }
 
-// Unmap releases a mapping returned by CreateShared or OpenShared. b must
-// be that very slice; a nil or empty b is a no-op, and unmapping the same
-// mapping twice is an error, never a second unmap of whatever lives there
-// now.
+// Unmap releases a mapping returned by CreateShared, OpenShared or
+// MapPrivate. b must be that very slice; a nil or empty b is a no-op, and
+// unmapping the same mapping twice is an error, never a second unmap of
+// whatever lives there now.
 func Unmap(b []byte) error {
 	if len(b) == 0 {
 		return nil
 	}
-	if err := unix.Munmap(b); err != nil {
+	if err := unmap(b); err != nil {
 		return os.NewSyscallError("munmap", err)
 	}
 	return nil
