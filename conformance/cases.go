@@ -41,6 +41,7 @@ func Cases() []Case {
 	cases = append(cases, waitCases()...)
 	cases = append(cases, lockCases()...)
 	cases = append(cases, memoryCases()...)
+	cases = append(cases, alignCases()...)
 	cases = append(cases, ctxCases()...)
 	cases = append(cases, threadCases()...)
 	cases = append(cases, teamCases()...)

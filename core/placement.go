@@ -13,6 +13,7 @@ type RegionPlacer interface {
 	// every PE of a job creates a given region the same way (all with
 	// NewRegion or all with NewRegionAt). mem stays valid until the domain
 	// closes; the domain neither unmaps nor frees it, and must not touch
-	// it once Close has returned.
+	// it once Close has returned. The caller aligns mem as Region.Local
+	// promises, since mem becomes the region's Local.
 	NewRegionAt(mem []byte) (Region, error)
 }

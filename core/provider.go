@@ -56,6 +56,15 @@ type Domain interface {
 type Region interface {
 	// Local is this PE's part of the region. It stays valid until the domain
 	// closes; other PEs read and write it through their endpoints.
+	//
+	// For a region from NewRegion, its first byte lies at an address
+	// aligned to the largest power of two not above its length (and at
+	// least a page), on every PE. Each PE has the region at an address of
+	// its own, so this is what makes an offset aligned to any power of two
+	// up to that an equally aligned address on every PE, as shmem's Align
+	// needs: an allocation then has the same offset everywhere and the
+	// alignment asked for everywhere. The mappings of internal/sys are
+	// aligned so; memory from elsewhere must be too.
 	Local() []byte
 }
 

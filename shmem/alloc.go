@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"math/bits"
 	"sort"
 
 	"github.com/goshmem/goshmem/core"
@@ -31,16 +32,33 @@ func (a *allocator) init(start, end int) {
 
 func alignUp(x, a int) int { return (x + a - 1) &^ (a - 1) }
 
-// alloc returns the offset of size bytes aligned to align (a power of two),
-// and whether memory below the returned offset+size was handed out before,
-// so the caller knows what to zero.
+// alloc is allocAt for a heap at address 0, where an offset's alignment
+// is the address's.
 func (a *allocator) alloc(size, align int) (off int, ok bool) {
+	return a.allocAt(0, size, align)
+}
+
+// allocAt returns the offset of size bytes whose address, in a heap whose
+// offset 0 is at base, is aligned to align (a power of two); ok is false
+// if no free block can hold them. It is the address a program sees, so
+// that is what must be aligned; the offset is what must be the same on
+// every PE. Both hold at once because core.Region promises every PE's
+// heap an address aligned to the largest power of two not above its
+// length: for any align up to that, base+off is aligned exactly when off
+// is, on every PE alike. An alignment beyond it is refused, since PEs'
+// bases may differ modulo it (and no block of the heap but its very start
+// could have it).
+func (a *allocator) allocAt(base uintptr, size, align int) (off int, ok bool) {
 	if align < minAlign {
 		align = minAlign
 	}
+	if align > 1<<(bits.Len(uint(a.end))-1) {
+		return 0, false
+	}
 	size = alignUp(max(size, 1), minAlign)
 	for i, s := range a.free {
-		start := alignUp(s.off, align)
+		// Step from s.off up to where base+start is a multiple of align.
+		start := s.off + int((-(base + uintptr(s.off)))&uintptr(align-1))
 		if start+size > s.off+s.size || start+size < start {
 			continue
 		}

@@ -25,7 +25,11 @@ func Calloc[T Elem](w *World, n int) ([]T, error) {
 }
 
 // Align is Malloc with the start aligned to align bytes, a power of two
-// (shmem_align).
+// (shmem_align). The alignment is the address's, &s[0], on every PE, and
+// the block is as symmetric as Malloc's. Any power of two up to the heap
+// size can be asked for; whether the heap has such a block free is
+// another matter, and when it has not, every PE gets an *AllocError. An
+// alignment larger than the whole heap gets one too.
 func Align[T Elem](w *World, align, n int) ([]T, error) {
 	if align <= 0 || align&(align-1) != 0 {
 		return nil, fmt.Errorf("shmem: align: alignment %d is not a power of two: %w", align, core.ErrInvalid)
@@ -78,7 +82,7 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 	off := uint64(failed)
 	if size > 0 {
 		w.allocMu.Lock()
-		if o, ok := w.alloc.alloc(size, align); ok {
+		if o, ok := w.alloc.allocAt(w.base, size, align); ok {
 			off = uint64(o)
 			if end := o + size; o < w.alloc.touched {
 				clear(w.local[o:min(end, w.alloc.touched)])
@@ -100,6 +104,12 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 	}
 	if err := w.agreeOn(op, "size", uint64(size), uint64(align), off); err != nil {
 		undo()
+		if off != failed && w.base&uintptr(align-1) != 0 {
+			// The offset was chosen for this PE's address; PEs whose
+			// heaps sit differently modulo align chose others.
+			err = fmt.Errorf("%w (the %s provider mapped this PE's heap at %#x, not aligned to %d as core.Region promises)",
+				err, w.provider.Name(), w.base, align)
+		}
 		return nil, err
 	}
 	if off == failed {
