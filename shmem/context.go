@@ -86,8 +86,10 @@ func (c *Context) Destroy() error {
 	return c.ep.Close()
 }
 
-// Team is the team the context was created on, or nil for a context of
-// the World (shmem_ctx_get_team gives TeamWorld then).
+// Team is the team the context was created on (shmem_ctx_get_team): for
+// the World's default context and for contexts from NewContext, which
+// address PEs by their World rank, that is TeamWorld; for the nil
+// (invalid) context it is the nil team.
 func (c *Context) Team() *Team {
 	if c == nil {
 		return nil // the invalid context has the invalid team
