@@ -83,9 +83,9 @@ func (t *Team) World() *World {
 }
 
 // Member returns the World PE of team rank r, or -1 if r is not a rank of
-// the team.
+// the team; a nil team has no ranks.
 func (t *Team) Member(r int) int {
-	if r < 0 || r >= len(t.members) {
+	if t == nil || r < 0 || r >= len(t.members) {
 		return -1
 	}
 	return t.members[r]
