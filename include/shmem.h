@@ -3151,9 +3151,11 @@ void gsh_c11_unsupported_type(void);
 
 /*
  * C++: the same type-generic names as overloads, each forwarding to the
- * typed routine.
+ * typed routine. They keep C++ linkage even where a program includes this
+ * header inside an extern "C" block, since C linkage allows no overloads.
  */
 #ifdef __cplusplus
+extern "C++" {
 
 inline void shmem_put(float *dest, const float *source, size_t nelems, int pe) { shmem_float_put(dest, source, nelems, pe); }
 inline void shmem_put(double *dest, const double *source, size_t nelems, int pe) { shmem_double_put(dest, source, nelems, pe); }
@@ -4097,6 +4099,7 @@ inline void shmem_wait(long long *ivar, long long cmp_value) { shmem_longlong_wa
 
 inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }
 
+} /* extern "C++" */
 #endif /* __cplusplus */
 
 #endif /* SHMEM_H */

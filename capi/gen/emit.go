@@ -188,9 +188,11 @@ void gsh_c11_unsupported_type(void);
 func (a *api) cxx(b *strings.Builder) {
 	b.WriteString(`/*
  * C++: the same type-generic names as overloads, each forwarding to the
- * typed routine.
+ * typed routine. They keep C++ linkage even where a program includes this
+ * header inside an extern "C" block, since C linkage allows no overloads.
  */
 #ifdef __cplusplus
+extern "C++" {
 
 `)
 	one := func(name string, r *routine) {
@@ -213,7 +215,7 @@ func (a *api) cxx(b *strings.Builder) {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }\n\n#endif /* __cplusplus */\n\n")
+	b.WriteString("inline int shmem_sync(shmem_team_t team) { return shmem_team_sync(team); }\n\n} /* extern \"C++\" */\n#endif /* __cplusplus */\n\n")
 }
 
 // typed writes typed_gen.c: the definitions.

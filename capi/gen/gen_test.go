@@ -328,3 +328,17 @@ func TestTypedRoutinesCompile(t *testing.T) {
 		t.Errorf("typed_gen.c defines %d symbols, want %d", len(defined), want)
 	}
 }
+
+// A C++ program may include the header inside its own extern "C" block;
+// the overloads must still compile there.
+func TestCXXHeaderInsideExternC(t *testing.T) {
+	t.Parallel()
+	cxx := need(t, "g++")
+	src := `extern "C" {
+#include <shmem.h>
+}
+extern "C" int gsh_x(int *x) { shmem_p(x, 1, 0); return shmem_g(SHMEM_CTX_DEFAULT, x, 0); }
+`
+	asm := compile(t, cxx, []string{"-std=c++11", "-O2", "-Wall", "-Wextra", "-Werror"}, "externc.cpp", src)
+	checkCalls(t, asm, []call{{"gsh_x", "shmem_int_p"}, {"gsh_x", "shmem_ctx_int_g"}})
+}
