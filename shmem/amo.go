@@ -9,27 +9,27 @@ import (
 // atomic with respect to every other atomic on the same variable, from any
 // PE and any context. Fetching forms return the value held before.
 
-func amoOffset[T AMOExt](x *Context, dst *T) (int, error) {
-	return x.w.offset("atomic", mem.PtrAddr(dst), mem.SizeOf[T]())
+func amoOffset[T AMOExt](x *Context, dst *T) (core.Region, int, error) {
+	return x.w.sym("atomic", mem.PtrAddr(dst), mem.SizeOf[T]())
 }
 
 func fetchOp[T AMOExt](c Ctx, dst *T, op core.AtomicOp, v, cmp T, pe int) (T, error) {
 	x := c.context()
-	off, err := amoOffset(x, dst)
+	r, off, err := amoOffset(x, dst)
 	if err != nil {
 		return 0, err
 	}
-	old, err := x.ep.FetchAtomic(pe, x.w.heap, off, op, atomicType[T](), mem.ToBits(v), mem.ToBits(cmp))
+	old, err := x.ep.FetchAtomic(pe, r, off, op, atomicType[T](), mem.ToBits(v), mem.ToBits(cmp))
 	return mem.FromBits[T](old), err
 }
 
 func postOp[T AMOExt](c Ctx, dst *T, op core.AtomicOp, v T, pe int) error {
 	x := c.context()
-	off, err := amoOffset(x, dst)
+	r, off, err := amoOffset(x, dst)
 	if err != nil {
 		return err
 	}
-	return x.ep.Atomic(pe, x.w.heap, off, op, atomicType[T](), mem.ToBits(v))
+	return x.ep.Atomic(pe, r, off, op, atomicType[T](), mem.ToBits(v))
 }
 
 // AtomicFetch returns *dst on pe (shmem_atomic_fetch).

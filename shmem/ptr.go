@@ -11,7 +11,7 @@ import (
 func Ptr[T Elem](c Ctx, s []T, pe int) []T {
 	w := c.context().w
 	n := len(s) * mem.SizeOf[T]()
-	off, err := w.offset("ptr", mem.Addr(s), n)
+	r, off, err := w.sym("ptr", mem.Addr(s), n)
 	if err != nil || core.CheckPE(pe, w.npes) != nil {
 		return nil
 	}
@@ -21,7 +21,7 @@ func Ptr[T Elem](c Ctx, s []T, pe int) []T {
 	if w.direct == nil {
 		return nil
 	}
-	peer := w.direct.PeerBytes(pe, w.heap)
+	peer := w.direct.PeerBytes(pe, r)
 	if len(peer) < off+n {
 		return nil
 	}
@@ -32,7 +32,7 @@ func Ptr[T Elem](c Ctx, s []T, pe int) []T {
 // it (shmem_addr_accessible).
 func AddrAccessible[T Elem](c Ctx, s []T, pe int) bool {
 	w := c.context().w
-	_, err := w.offset("addr_accessible", mem.Addr(s), len(s)*mem.SizeOf[T]())
+	_, _, err := w.sym("addr_accessible", mem.Addr(s), len(s)*mem.SizeOf[T]())
 	return err == nil && core.CheckPE(pe, w.npes) == nil
 }
 

@@ -58,29 +58,29 @@ func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 	if err != nil {
 		return err
 	}
-	sigOff, err := x.w.offset("put_signal", mem.PtrAddr(sig), 8)
+	sigReg, sigOff, err := x.w.sym("put_signal", mem.PtrAddr(sig), 8)
 	if err != nil {
 		return err
 	}
-	_, off, b, err := transfer(c, "put_signal", dst, src)
+	_, r, off, b, err := transfer(c, "put_signal", dst, src)
 	if err != nil {
 		return err
 	}
 	if len(b) > 0 {
-		if err := put(x.ep, pe, x.w.heap, off, b); err != nil {
+		if err := put(x.ep, pe, r, off, b); err != nil {
 			return err
 		}
 		if err := x.ep.Fence(); err != nil {
 			return err
 		}
 	}
-	return x.ep.Atomic(pe, x.w.heap, sigOff, aop, core.Uint64, signal)
+	return x.ep.Atomic(pe, sigReg, sigOff, aop, core.Uint64, signal)
 }
 
 // SignalFetch returns the value of the symmetric signal word *sig on this
 // PE (shmem_signal_fetch).
 func SignalFetch(c Ctx, sig *uint64) (uint64, error) {
-	if _, err := c.context().w.offset("signal_fetch", mem.PtrAddr(sig), 8); err != nil {
+	if _, _, err := c.context().w.sym("signal_fetch", mem.PtrAddr(sig), 8); err != nil {
 		return 0, err
 	}
 	return mem.Load(sig), nil

@@ -12,21 +12,21 @@ import (
 // (shmem_iput). Strides count elements and are at least 1. It returns when
 // src may be reused; the data is complete at pe after Quiet.
 func IPut[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) error {
-	x, off, err := strided(c, "iput", dst, src, dstStride, srcStride, nelems)
+	x, r, off, err := strided(c, "iput", dst, src, dstStride, srcStride, nelems)
 	if err != nil || nelems == 0 {
 		return err
 	}
 	if dstStride == 1 && srcStride == 1 {
-		return x.ep.Put(pe, x.w.heap, off, mem.Bytes(src[:nelems]))
+		return x.ep.Put(pe, r, off, mem.Bytes(src[:nelems]))
 	}
 	size := mem.SizeOf[T]()
 	for i := range nelems {
 		o := off + i*dstStride*size
 		var err error
 		if size <= 8 {
-			err = x.ep.PutValue(pe, x.w.heap, o, mem.ToBits(src[i*srcStride]), size)
+			err = x.ep.PutValue(pe, r, o, mem.ToBits(src[i*srcStride]), size)
 		} else {
-			err = x.ep.Put(pe, x.w.heap, o, mem.Bytes(src[i*srcStride:i*srcStride+1]))
+			err = x.ep.Put(pe, r, o, mem.Bytes(src[i*srcStride:i*srcStride+1]))
 		}
 		if err != nil {
 			return err
@@ -39,24 +39,24 @@ func IPut[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) err
 // srcStride elements, into dst, placed every dstStride elements
 // (shmem_iget). It returns when dst holds them.
 func IGet[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) error {
-	x, off, err := strided(c, "iget", src, dst, srcStride, dstStride, nelems)
+	x, r, off, err := strided(c, "iget", src, dst, srcStride, dstStride, nelems)
 	if err != nil || nelems == 0 {
 		return err
 	}
 	if dstStride == 1 && srcStride == 1 {
-		return x.ep.Get(pe, x.w.heap, off, mem.Bytes(dst[:nelems]))
+		return x.ep.Get(pe, r, off, mem.Bytes(dst[:nelems]))
 	}
 	size := mem.SizeOf[T]()
 	for i := range nelems {
 		o := off + i*srcStride*size
 		j := i * dstStride
 		if size > 8 {
-			if err := x.ep.Get(pe, x.w.heap, o, mem.Bytes(dst[j:j+1])); err != nil {
+			if err := x.ep.Get(pe, r, o, mem.Bytes(dst[j:j+1])); err != nil {
 				return err
 			}
 			continue
 		}
-		u, err := x.ep.GetValue(pe, x.w.heap, o, size)
+		u, err := x.ep.GetValue(pe, r, o, size)
 		if err != nil {
 			return err
 		}
@@ -66,27 +66,27 @@ func IGet[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) err
 }
 
 // strided validates a strided move of nelems elements between the
-// symmetric sym and local, and returns the context and the heap offset of
-// sym.
-func strided[T Elem](c Ctx, op string, sym, local []T, symStride, localStride, nelems int) (*Context, int, error) {
+// symmetric sym and local, and returns the context and sym's region and
+// offset.
+func strided[T Elem](c Ctx, op string, sym, local []T, symStride, localStride, nelems int) (*Context, core.Region, int, error) {
 	if nelems < 0 {
-		return nil, 0, fmt.Errorf("shmem: %s of %d elements: the count must not be negative: %w", op, nelems, core.ErrInvalid)
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements: the count must not be negative: %w", op, nelems, core.ErrInvalid)
 	}
 	if symStride < 1 || localStride < 1 {
-		return nil, 0, fmt.Errorf("shmem: %s: strides %d and %d: strides count elements and must be at least 1: %w",
+		return nil, nil, 0, fmt.Errorf("shmem: %s: strides %d and %d: strides count elements and must be at least 1: %w",
 			op, symStride, localStride, core.ErrInvalid)
 	}
 	if nelems == 0 {
-		return nil, 0, nil
+		return nil, nil, 0, nil
 	}
 	symSpan, localSpan := stridedSpan(nelems, symStride), stridedSpan(nelems, localStride)
 	if symSpan < 0 || localSpan < 0 || len(sym) < symSpan || len(local) < localSpan {
-		return nil, 0, fmt.Errorf("shmem: %s of %d elements at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
 			op, nelems, symStride, localStride, symSpan, localSpan, len(sym), len(local), core.ErrInvalid)
 	}
 	x := c.context()
-	off, err := x.w.offset(op, mem.Addr(sym), symSpan*mem.SizeOf[T]())
-	return x, off, err
+	r, off, err := x.w.sym(op, mem.Addr(sym), symSpan*mem.SizeOf[T]())
+	return x, r, off, err
 }
 
 // stridedSpan is how many elements nelems elements at stride cover, or -1 if

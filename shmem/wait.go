@@ -32,13 +32,19 @@ const (
 // off and n name the heap bytes cond reads, so the provider wakes this
 // waiter only for writes to them.
 func (w *World) waitFor(off, n int, cond func() bool) error {
+	return w.waitIn(w.heap, off, n, cond)
+}
+
+// waitIn is waitFor on the bytes at off in r, the heap or a registered
+// segment.
+func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 	for i := 0; i < w.spins; i++ {
 		if cond() {
 			return nil
 		}
 	}
 	if w.waiter != nil {
-		seq, watch := w.waiter.WaitArm(w.heap, off, n)
+		seq, watch := w.waiter.WaitArm(r, off, n)
 		defer w.waiter.WaitDisarm(watch)
 		for !cond() {
 			if err := w.Err(); err != nil {
@@ -75,21 +81,21 @@ func WaitUntil[T WaitElem](c Ctx, ivar *T, cmp Cmp, v T) error {
 // waitVar waits until pred holds for the symmetric *ivar on this PE.
 func waitVar[T WaitElem](c Ctx, op string, ivar *T, cmp Cmp, pred func(T) bool) error {
 	w := c.context().w
-	off, err := w.offset(op, mem.PtrAddr(ivar), mem.SizeOf[T]())
+	r, off, err := w.sym(op, mem.PtrAddr(ivar), mem.SizeOf[T]())
 	if err != nil {
 		return err
 	}
 	if err := checkCmp(cmp); err != nil {
 		return err
 	}
-	return w.waitFor(off, mem.SizeOf[T](), func() bool { return pred(mem.Load(ivar)) })
+	return w.waitIn(r, off, mem.SizeOf[T](), func() bool { return pred(mem.Load(ivar)) })
 }
 
 // Test reports whether the symmetric *ivar on this PE satisfies
 // *ivar cmp v, without waiting (shmem_test).
 func Test[T WaitElem](c Ctx, ivar *T, cmp Cmp, v T) (bool, error) {
 	w := c.context().w
-	if _, err := w.offset("test", mem.PtrAddr(ivar), mem.SizeOf[T]()); err != nil {
+	if _, _, err := w.sym("test", mem.PtrAddr(ivar), mem.SizeOf[T]()); err != nil {
 		return false, err
 	}
 	if err := checkCmp(cmp); err != nil {
@@ -139,23 +145,23 @@ func (s *waitSet[T]) active() int {
 	return n
 }
 
-// check validates the set and returns the heap offset of ivars.
-func (s *waitSet[T]) check(w *World, op string) (int, error) {
+// check validates the set and returns the region and offset of ivars.
+func (s *waitSet[T]) check(w *World, op string) (core.Region, int, error) {
 	if err := checkCmp(s.cmp); err != nil {
-		return 0, err
+		return nil, 0, err
 	}
 	if s.status != nil && len(s.status) != len(s.ivars) {
-		return 0, fmt.Errorf("shmem: %s: status has %d entries for %d variables; pass nil or one per variable: %w",
+		return nil, 0, fmt.Errorf("shmem: %s: status has %d entries for %d variables; pass nil or one per variable: %w",
 			op, len(s.status), len(s.ivars), core.ErrInvalid)
 	}
 	if s.vals != nil && len(s.vals) != len(s.ivars) {
-		return 0, fmt.Errorf("shmem: %s: %d comparison values for %d variables; pass one per variable: %w",
+		return nil, 0, fmt.Errorf("shmem: %s: %d comparison values for %d variables; pass one per variable: %w",
 			op, len(s.vals), len(s.ivars), core.ErrInvalid)
 	}
 	if len(s.ivars) == 0 {
-		return 0, nil
+		return nil, 0, nil
 	}
-	return w.offset(op, mem.Addr(s.ivars), len(s.ivars)*mem.SizeOf[T]())
+	return w.sym(op, mem.Addr(s.ivars), len(s.ivars)*mem.SizeOf[T]())
 }
 
 // all returns a condition that holds once every active element has been
@@ -207,21 +213,21 @@ func (s *waitSet[T]) some(indices []int, count *int) func() bool {
 
 func waitAll[T WaitElem](c Ctx, op string, s *waitSet[T]) error {
 	w := c.context().w
-	off, err := s.check(w, op)
+	r, off, err := s.check(w, op)
 	if err != nil || s.active() == 0 {
 		return err
 	}
-	return w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.all())
+	return w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.all())
 }
 
 func waitAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
 	w := c.context().w
-	off, err := s.check(w, op)
+	r, off, err := s.check(w, op)
 	if err != nil || s.active() == 0 {
 		return -1, err
 	}
 	found := -1
-	err = w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.any(w.syn.rotate(len(s.ivars)), &found))
+	err = w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.any(w.syn.rotate(len(s.ivars)), &found))
 	if err != nil {
 		return -1, err
 	}
@@ -230,7 +236,7 @@ func waitAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
 
 func waitSome[T WaitElem](c Ctx, op string, indices []int, s *waitSet[T]) (int, error) {
 	w := c.context().w
-	off, err := s.check(w, op)
+	r, off, err := s.check(w, op)
 	if err != nil {
 		return 0, err
 	}
@@ -241,7 +247,7 @@ func waitSome[T WaitElem](c Ctx, op string, indices []int, s *waitSet[T]) (int, 
 		return 0, nil
 	}
 	count := 0
-	if err := w.waitFor(off, len(s.ivars)*mem.SizeOf[T](), s.some(indices, &count)); err != nil {
+	if err := w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.some(indices, &count)); err != nil {
 		return 0, err
 	}
 	return count, nil
@@ -297,7 +303,7 @@ func nonNil[T any](vals []T) []T {
 
 // testOnce evaluates cond once after validating the set.
 func testOnce[T WaitElem](c Ctx, op string, s *waitSet[T], cond func(*waitSet[T]) func() bool) (bool, error) {
-	if _, err := s.check(c.context().w, op); err != nil {
+	if _, _, err := s.check(c.context().w, op); err != nil {
 		return false, err
 	}
 	return cond(s)(), nil

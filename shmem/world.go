@@ -45,6 +45,8 @@ type World struct {
 	failer   core.Failer       // nil if the provider reports no failures of its own
 	spins    int               // how often a waiter polls before arming the waiter
 	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
+	segs     segments          // registered static data (static.go)
+	segMu    sync.Mutex        // serialises RegisterStatic's updates of segs
 	log      *slog.Logger
 
 	def Context // the default context
@@ -80,6 +82,7 @@ type options struct {
 	hostID   string
 	thread   ThreadLevel // zero: ThreadMultiple
 
+	static   [][]byte         // WithStaticData
 	program  *fingerprint     // tests pose as another program
 	exitHook func(status int) // GlobalExit's last step; nil: leave the process
 }
@@ -186,6 +189,11 @@ func Init(opts ...Option) (*World, error) {
 		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
 	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
+	for _, m := range o.static {
+		if err := w.RegisterStatic(m); err != nil {
+			return nil, fmt.Errorf("shmem: init: %w", errors.Join(err, w.Finalize()))
+		}
+	}
 	if w.me == 0 && (info || version) {
 		w.printInfo(os.Stderr, info, lookup)
 	}
