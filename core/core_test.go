@@ -216,15 +216,73 @@ func TestErrorsUnwrap(t *testing.T) {
 
 func TestCounterQuiet(t *testing.T) {
 	var c core.Counter
-	c.Issue(3)
+	first := c.Issue(3)
+	require.Equal(t, uint64(1), first)
 	done := make(chan error)
 	go func() { done <- c.Quiet(0, nil) }()
-	c.Complete(2)
-	c.Fail(errors.New("boom"))
+	c.Complete(first, 2)
+	c.Fail(first+2, errors.New("boom"))
 	require.ErrorContains(t, <-done, "boom")
 	require.Equal(t, uint64(1), c.Errors())
 	require.NoError(t, c.TakeErr(), "the error is reported once")
 	require.NoError(t, c.Quiet(0, nil))
+}
+
+// Operations issued after a quiet's snapshot that complete first do not
+// satisfy it: only the completion of every operation numbered up to the
+// snapshot does.
+func TestCounterLaterCompletionsDoNotSatisfyEarlierWait(t *testing.T) {
+	var c core.Counter
+	a := c.Issue(1)
+	snap := c.Issued()
+	b := c.Issue(1)
+	c.Complete(b, 1)
+	later := c.Issue(1)
+	c.Complete(later, 1)
+	require.Equal(t, uint64(2), c.Completed())
+	require.Equal(t, uint64(0), c.CompletedUpTo())
+	require.ErrorIs(t, c.Wait(snap, 5*time.Millisecond, nil), core.ErrTimeout)
+	c.Complete(a, 1)
+	require.Equal(t, uint64(3), c.CompletedUpTo(), "the watermark passes what completed ahead")
+	require.NoError(t, c.Quiet(time.Second, nil))
+}
+
+// Completions in any order, far ahead of the watermark and from many
+// goroutines at once, move it exactly to the first operation still in
+// flight.
+func TestCounterOutOfOrder(t *testing.T) {
+	var c core.Counter
+	const n = 5000
+	first := c.Issue(n)
+	// Every operation but the first, last first, in runs of three.
+	for s := first + n - 3; s > first; s -= 3 {
+		c.Complete(s, min(3, first+n-s))
+		require.Equal(t, uint64(0), c.CompletedUpTo())
+	}
+	if rest := (n - 1) % 3; rest != 0 {
+		c.Complete(first+1, uint64(rest))
+	}
+	require.Equal(t, uint64(0), c.CompletedUpTo())
+	c.Complete(first, 1)
+	require.Equal(t, uint64(n), c.CompletedUpTo())
+
+	var wg sync.WaitGroup
+	const goroutines, each = 8, 2000
+	base := c.Issue(goroutines * each)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				c.Complete(base+uint64(i*goroutines+g), 1)
+			}
+		}()
+	}
+	wg.Wait()
+	require.Equal(t, c.Issued(), c.CompletedUpTo())
+	require.Equal(t, c.Issued(), c.Completed())
+	c.Complete(base, 1) // completed twice: no harm to the watermark
+	require.Equal(t, c.Issued(), c.CompletedUpTo())
 }
 
 func TestCounterWaitTimeoutAndAbort(t *testing.T) {
@@ -245,7 +303,7 @@ func TestCounterManyWaiters(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- c.Wait(1, time.Minute, nil) }()
 	}
-	c.Complete(1)
+	c.Complete(1, 1)
 	wg.Wait()
 	close(errs)
 	for err := range errs {
@@ -273,8 +331,7 @@ func BenchmarkCounterCompleteNoWaiters(b *testing.B) {
 	b.ReportAllocs()
 	var c core.Counter
 	for b.Loop() {
-		c.Issue(1)
-		c.Complete(1)
+		c.Complete(c.Issue(1), 1)
 	}
 }
 
@@ -282,8 +339,7 @@ func BenchmarkCounterQuietDone(b *testing.B) {
 	b.ReportAllocs()
 	var c core.Counter
 	for b.Loop() {
-		c.Issue(1)
-		c.Complete(1)
+		c.Complete(c.Issue(1), 1)
 		if err := c.Quiet(0, nil); err != nil {
 			b.Fatal(err)
 		}

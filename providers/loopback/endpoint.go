@@ -187,8 +187,7 @@ func (e *endpoint) publish() {
 		n, e.solo = n+e.solo, 0
 	}
 	if n != 0 {
-		e.counter.Issue(n)
-		e.counter.Complete(n)
+		e.counter.Complete(e.counter.Issue(n), n)
 	}
 }
 

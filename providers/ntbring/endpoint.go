@@ -20,10 +20,18 @@ type endpoint struct {
 	closed  atomic.Bool
 	counter core.Counter
 
-	// settles are what the non-blocking puts since the last quiet must
-	// do before their sources may change (asyncPutter).
+	// settles are what the non-blocking puts not yet quieted must do
+	// before their sources may change (asyncPutter), by the put's number
+	// on the counter.
 	settleMu sync.Mutex
-	settles  []func()
+	settles  []settle
+}
+
+// settle is what one non-blocking put lent to the rings, to be settled
+// by the first quiet that waits for the put.
+type settle struct {
+	seq uint64
+	f   func()
 }
 
 var _ core.Endpoint = (*endpoint)(nil)
@@ -66,8 +74,8 @@ func (e *endpoint) start(pe int, dst []byte, wait bool) *op {
 	if wait {
 		o.done = make(chan struct{}, 1)
 	}
+	o.seq = e.counter.Issue(1)
 	e.dom.pending.add(o)
-	e.counter.Issue(1)
 	return o
 }
 
@@ -217,26 +225,50 @@ func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, of
 func (e *endpoint) putRing(ap asyncPutter, o *op, reg *region, off int, src []byte) error {
 	o.acks.Store(int32(e.dom.proto.(piecePutter).pieces(len(src)) - 1))
 	m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(o.pe), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
-	settle, err := ap.putPiecesAsync(m, src, func(err error) {
+	f, err := ap.putPiecesAsync(m, src, func(err error) {
 		if e.dom.pending.take(o.tag) != nil {
 			o.finish(err)
 		}
 	})
 	e.settleMu.Lock()
-	e.settles = append(e.settles, settle)
+	e.settles = append(e.settles, settle{seq: o.seq, f: f})
 	e.settleMu.Unlock()
 	return err
 }
 
-// settle runs what the non-blocking puts since the last quiet left to
-// do; the caller has waited for them.
-func (e *endpoint) settle() {
+// settle runs what the non-blocking puts numbered up to seq left to do;
+// the caller has waited for them. Later puts, another goroutine's that
+// this quiet does not wait for, stay lent: settling one still in flight
+// could go on copying its source after its own quiet returned and its
+// issuer reused it.
+func (e *endpoint) settle(seq uint64) {
 	e.settleMu.Lock()
-	s := e.settles
-	e.settles = nil
+	// A put takes its number before it records its loan, so the list is
+	// nearly in order, not quite: look at every entry.
+	mine, later := e.settles, 0
+	for _, s := range e.settles {
+		if s.seq > seq {
+			later++
+		}
+	}
+	if later == 0 {
+		e.settles = nil
+	} else {
+		mine = make([]settle, 0, len(e.settles)-later)
+		keep := e.settles[:0]
+		for _, s := range e.settles {
+			if s.seq <= seq {
+				mine = append(mine, s)
+			} else {
+				keep = append(keep, s)
+			}
+		}
+		clear(e.settles[len(keep):])
+		e.settles = keep
+	}
 	e.settleMu.Unlock()
-	for _, f := range s {
-		f()
+	for _, s := range mine {
+		s.f()
 	}
 }
 
@@ -393,8 +425,9 @@ func (e *endpoint) Fence() error {
 	if e.closed.Load() {
 		return e.err("fence", -1, core.ErrClosed)
 	}
-	err := e.complete()
-	e.settle()
+	seq := e.counter.Issued()
+	err := e.complete(seq)
+	e.settle(seq)
 	if err != nil {
 		return e.err("fence", -1, err)
 	}
@@ -407,8 +440,9 @@ func (e *endpoint) Quiet() error {
 	if e.closed.Load() {
 		return e.err("quiet", -1, core.ErrClosed)
 	}
-	err := e.complete()
-	e.settle()
+	seq := e.counter.Issued()
+	err := e.complete(seq)
+	e.settle(seq)
 	if err == nil {
 		err = e.counter.TakeErr()
 	} else {
@@ -420,19 +454,21 @@ func (e *endpoint) Quiet() error {
 	return nil
 }
 
-// complete waits until the counter's completions reach its issues. An
-// operation that waited longer than the timeout for its answer fails with
-// a peer-lost error naming its target; a long queue of operations that
-// keep completing is not a lost peer.
-func (e *endpoint) complete() error {
+// complete waits until every operation numbered up to seq completed,
+// whichever goroutine issued it; operations issued since, which may
+// complete first, are not waited for. An operation that waited longer
+// than the timeout for its answer fails with a peer-lost error naming its
+// target; a long queue of operations that keep completing is not a lost
+// peer.
+func (e *endpoint) complete(seq uint64) error {
 	d := e.dom
 	for {
-		err := e.counter.Wait(e.counter.Issued(), d.s.timeout, d.abort)
+		err := e.counter.Wait(seq, d.s.timeout, d.abort)
 		if !errors.Is(err, core.ErrTimeout) {
 			return err
 		}
 		old := time.Now().Add(-d.s.timeout)
-		stale := d.pending.takeIf(func(o *op) bool { return o.ctr == &e.counter && o.start.Before(old) })
+		stale := d.pending.takeIf(func(o *op) bool { return o.ctr == &e.counter && o.seq <= seq && o.start.Before(old) })
 		if len(stale) > 0 {
 			lost := lostError(stale[0].pe, d.s.timeout)
 			for _, o := range stale {

@@ -16,6 +16,7 @@ type op struct {
 	tag   uint32
 	pe    int
 	ctr   *core.Counter // counted on the endpoint's counter, if not nil
+	seq   uint64        // its number on ctr
 	dst   []byte        // where a get's data goes
 	old   uint64        // a fetching atomic's result
 	err   error
@@ -89,9 +90,9 @@ func (o *op) finish(err error) {
 	o.err = err
 	if o.ctr != nil {
 		if err != nil {
-			o.ctr.Fail(err)
+			o.ctr.Fail(o.seq, err)
 		} else {
-			o.ctr.Complete(1)
+			o.ctr.Complete(o.seq, 1)
 		}
 	}
 	if o.done != nil {

@@ -56,7 +56,8 @@ type endpoint struct {
 type pending struct {
 	kind pb.Op_Kind
 	pe   int
-	end  int // end of its staging extent, or -1 if it has none
+	end  int    // end of its staging extent, or -1 if it has none
+	seq  uint64 // its number on the counter, if counted
 }
 
 var _ core.Endpoint = (*endpoint)(nil)
@@ -193,10 +194,10 @@ func (e *endpoint) collect(mine bool) (*pb.Result, error) {
 	switch {
 	case !counted(p.kind):
 	case rerr != nil && !mine:
-		e.counter.Fail(rerr)
+		e.counter.Fail(p.seq, rerr)
 		return r, nil
 	default:
-		e.counter.Complete(1)
+		e.counter.Complete(p.seq, 1)
 	}
 	return r, rerr
 }
@@ -207,10 +208,11 @@ func counted(k pb.Op_Kind) bool { return k != pb.Op_OPEN && k != pb.Op_QUIET }
 
 // issue records the request in e.req as pending and sends it.
 func (e *endpoint) issue(pe, end int, wait bool) (*pb.Result, error) {
+	var seq uint64
 	if counted(e.req.Kind) {
-		e.counter.Issue(1)
+		seq = e.counter.Issue(1)
 	}
-	e.pending = append(e.pending, pending{kind: e.req.Kind, pe: pe, end: end})
+	e.pending = append(e.pending, pending{kind: e.req.Kind, pe: pe, end: end, seq: seq})
 	return e.send(wait)
 }
 

@@ -99,11 +99,13 @@ type segment struct {
 }
 
 // batch is a run of non-fetching operations queued by one endpoint: the
-// ones numbered up to end, n of them still unacknowledged.
+// ones numbered up to end, n of them still unacknowledged, which are
+// numbered seq to seq+n-1 on the endpoint's counter.
 type batch struct {
 	ep  *endpoint
 	end uint64
 	n   uint64
+	seq uint64
 }
 
 // request is an operation that waits for a reply: its payload is read
@@ -115,6 +117,7 @@ type request struct {
 	ch  chan struct{} // blocking requests: signalled once, when done
 	err error
 	ep  *endpoint // non-blocking requests: completed there
+	seq uint64    // non-blocking requests: the number on ep's counter
 	nbi bool
 }
 
@@ -205,7 +208,7 @@ func (c *conn) stop(reason string) {
 		c.batches, c.bhead = nil, 0
 		c.bmu.Unlock()
 		for _, b := range pending {
-			b.ep.fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost}, b.n)
+			b.ep.fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost}, b.seq, b.n)
 		}
 	})
 }

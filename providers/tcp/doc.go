@@ -123,7 +123,10 @@
 // acknowledges how many it has applied whenever it has drained its socket
 // (and at least every ackEvery operations), and the acknowledgement
 // completes them on the endpoints' counters. Quiet writes what is queued
-// and sleeps until its endpoint's counter balances. Fence is free: each
+// and sleeps until every operation numbered on its endpoint's counter
+// before it began has completed, whichever goroutine issued it (the
+// counter's watermark, which later operations cannot stand in for, as a
+// count of them could). Fence is free: each
 // pair has one connection, applied in order by one goroutine
 // (Info.Order: put-after-put, atomic-after-atomic).
 //

@@ -92,15 +92,13 @@ func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.At
 
 // local counts an operation executed in place.
 func (e *endpoint) local() {
-	e.counter.Issue(1)
-	e.counter.Complete(1)
+	e.counter.Complete(e.counter.Issue(1), 1)
 }
 
-// send issues a non-fetching operation on c.
+// send issues a non-fetching operation on c, which numbers it on the
+// counter once it is queued (countLocked).
 func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
-	e.counter.Issue(1)
 	if err := c.send(e, h, payload); err != nil {
-		e.counter.Complete(1) // never queued: the error is returned, not recorded
 		return e.err(op, c.peer, err)
 	}
 	return nil
@@ -224,17 +222,16 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 	}
 	for len(dst) > 0 {
 		n := min(len(dst), maxFrame)
-		e.counter.Issue(1)
 		req, err := c.newRequest(dst[:n], e, true)
 		if err != nil {
-			e.counter.Complete(1)
 			return e.err("get-nbi", pe, err)
 		}
 		h := header{op: opGet, region: reg.idx, off: uint64(off), arg: uint64(n)}
 		if err := c.request(&h, req); err != nil {
 			if c.take(req.id) == req {
+				seq := req.seq
 				c.release(req)
-				e.counter.Complete(1)
+				e.counter.Complete(seq, 1) // never sent: the error is returned, not recorded
 				return e.err("get-nbi", pe, err)
 			}
 		}
@@ -322,9 +319,13 @@ func (e *endpoint) Quiet() error {
 	return e.quiet()
 }
 
+// quiet waits for the operations numbered up to the count issued when it
+// starts, whichever goroutine issued them, by the counter's watermark: a
+// count of completions would let operations issued later, which may
+// complete first, stand in for them.
 func (e *endpoint) quiet() error {
 	target := e.counter.Issued()
-	if e.counter.Completed() < target {
+	if e.counter.CompletedUpTo() < target {
 		for _, c := range e.d.conns {
 			if c != nil {
 				c.flushNow()
@@ -333,8 +334,8 @@ func (e *endpoint) quiet() error {
 		// Read the acknowledgements ourselves while polling is on.
 		pl := startAssist(e.d)
 		for _, c := range e.d.conns {
-			if c != nil && e.counter.Completed() < target {
-				c.assist(&pl, func() bool { return e.counter.Completed() >= target })
+			if c != nil && e.counter.CompletedUpTo() < target {
+				c.assist(&pl, func() bool { return e.counter.CompletedUpTo() >= target })
 			}
 		}
 		// Block at once rather than spin: the PE that answers may need
@@ -342,7 +343,7 @@ func (e *endpoint) quiet() error {
 		// its connection's failure, so this wait ends.
 		e.qmu.Lock()
 		e.qwaiting.Add(1)
-		for e.counter.Completed() < target {
+		for e.counter.CompletedUpTo() < target {
 			e.qcond.Wait()
 		}
 		e.qwaiting.Add(-1)
@@ -351,18 +352,18 @@ func (e *endpoint) quiet() error {
 	return e.counter.TakeErr()
 }
 
-// complete records n completed operations and wakes quiet.
-func (e *endpoint) complete(n uint64) {
-	e.counter.Complete(n)
+// complete records the completion of the n operations numbered from seq
+// and wakes quiet.
+func (e *endpoint) complete(seq, n uint64) {
+	e.counter.Complete(seq, n)
 	e.wakeQuiet()
 }
 
-// fail records n operations ended by err and wakes quiet.
-func (e *endpoint) fail(err error, n uint64) {
-	e.counter.Fail(err)
-	if n > 1 {
-		e.counter.Complete(n - 1)
-	}
+// fail records the n operations numbered from seq as ended by err (the
+// error counted once) and wakes quiet.
+func (e *endpoint) fail(err error, seq, n uint64) {
+	e.counter.Fail(seq, err)
+	e.counter.Complete(seq+1, n-1)
 	e.wakeQuiet()
 }
 

@@ -235,9 +235,9 @@ func (c *conn) ack(count uint64) error {
 				break
 			}
 			k := min(b.end, count) - first + 1
-			done[nd] = batch{ep: b.ep, n: k}
+			done[nd] = batch{ep: b.ep, n: k, seq: b.seq}
 			nd++
-			if b.n -= k; b.n > 0 {
+			if b.n, b.seq = b.n-k, b.seq+k; b.n > 0 {
 				break
 			}
 			c.bhead++
@@ -247,7 +247,7 @@ func (c *conn) ack(count uint64) error {
 		}
 		c.bmu.Unlock()
 		for _, b := range done[:nd] {
-			b.ep.complete(b.n)
+			b.ep.complete(b.seq, b.n)
 		}
 		if nd < len(done) {
 			return nil

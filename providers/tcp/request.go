@@ -6,7 +6,9 @@ import (
 
 // newRequest registers a request for a reply of len(dst) bytes (or, with
 // dst nil, of a value into r.val). After it succeeds, the request ends
-// exactly once: by its reply or by the connection's failure.
+// exactly once: by its reply or by the connection's failure. A
+// non-blocking request is issued on ep's counter, numbered before the
+// connection's failure can end it.
 func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) {
 	c.rmu.Lock()
 	defer c.rmu.Unlock()
@@ -28,7 +30,10 @@ func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) 
 	}
 	c.gen++
 	r.id = uint64(c.gen)<<32 | uint64(slot)
-	r.dst, r.ep, r.nbi, r.err = dst, ep, nbi, nil
+	r.dst, r.ep, r.nbi, r.err, r.seq = dst, ep, nbi, nil, 0
+	if nbi && ep != nil {
+		r.seq = ep.counter.Issue(1)
+	}
 	if dst == nil {
 		r.dst = r.val[:]
 	}
@@ -58,9 +63,9 @@ func (c *conn) finish(r *request, err error) {
 		return
 	}
 	if err != nil {
-		r.ep.fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err}, 1)
+		r.ep.fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err}, r.seq, 1)
 	} else {
-		r.ep.complete(1)
+		r.ep.complete(r.seq, 1)
 	}
 	c.release(r)
 }

@@ -46,15 +46,22 @@ func (c *conn) kickLocked() {
 	}
 }
 
-// countLocked numbers a queued non-fetching operation of ep.
+// countLocked numbers a queued non-fetching operation of ep, on the
+// connection and on ep's counter. It joins the last batch if that is ep's
+// and holds ep's operation numbered just before: an ack then completes a
+// run of numbers. Numbering it here, once queued, means an operation that
+// could not be queued was never issued, and one that was is completed by
+// its ack or its connection's failure.
 func (c *conn) countLocked(ep *endpoint) {
 	c.sent++
-	if n := len(c.batches); n > c.bhead && c.batches[n-1].ep == ep {
-		b := &c.batches[n-1]
-		b.end, b.n = c.sent, b.n+1
-		return
+	seq := ep.counter.Issue(1)
+	if n := len(c.batches); n > c.bhead {
+		if b := &c.batches[n-1]; b.ep == ep && b.seq+b.n == seq {
+			b.end, b.n = c.sent, b.n+1
+			return
+		}
 	}
-	c.batches = append(c.batches, batch{ep: ep, end: c.sent, n: 1})
+	c.batches = append(c.batches, batch{ep: ep, end: c.sent, n: 1, seq: seq})
 }
 
 // send queues a non-fetching operation of ep: a header and,
