@@ -47,6 +47,7 @@ func Cases() []Case {
 	cases = append(cases, teamCases()...)
 	cases = append(cases, collCases()...)
 	cases = append(cases, activeSetCases()...)
+	cases = append(cases, quietMTCases()...)
 	cases = append(cases, registerCases()...)
 	return cases
 }
