@@ -61,9 +61,10 @@
 // Commands travel on one gRPC stream per endpoint and are pipelined:
 // puts, value puts, non-fetching atomics and fences do not wait for their
 // results, which come back in order and are collected when a later call
-// waits, when the staging area is full, or at Quiet (where the first
-// error of an operation nobody waited for is reported). Small values and
-// atomic operands travel in the command itself.
+// waits, when the staging area is full, when 256 operations are
+// outstanding (the stream's flow control, see window), or at Quiet (where
+// the first error of an operation nobody waited for is reported). Small
+// values and atomic operands travel in the command itself.
 //
 // # Bootstrap
 //

@@ -20,9 +20,10 @@ import (
 // endpoint sends its operations to the plugin on one stream, pipelined:
 // puts, value puts, non-fetching atomics and fences go out without
 // waiting, and their results (in order, one per operation) are collected
-// when a later call waits, when the staging area is full, or at Quiet.
-// Gets and fetching operations wait for their own result, which comes
-// after everything issued before them.
+// when a later call waits, when the staging area is full, when the window
+// of outstanding operations is full, or at Quiet. Gets and fetching
+// operations wait for their own result, which comes after everything
+// issued before them.
 //
 // Data passes through the staging area, a file both processes map: a put
 // copies its source there and returns (so every put is an inject), a get
@@ -43,9 +44,9 @@ type endpoint struct {
 	cancel  context.CancelFunc
 	stage   []byte
 	ring    ring
-	pending []pending // issued, result not yet received, oldest first
-	broken  error     // sticky: the stream failed
-	req     pb.Op     // reused for every request
+	pending queue // issued, result not yet received, oldest first
+	broken  error // sticky: the stream failed
+	req     pb.Op // reused for every request
 	watch   *time.Timer
 	late    atomic.Bool // the watch fired
 
@@ -84,7 +85,7 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	if e.stream, err = d.proc.rpc.Endpoint(ctx); err == nil {
 		e.req = pb.Op{Kind: pb.Op_OPEN, StagePath: path, StageSize: int64(d.set.staging),
 			Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore}
-		e.pending = append(e.pending, pending{kind: pb.Op_OPEN, pe: -1, end: -1})
+		e.pending.push(pending{kind: pb.Op_OPEN, pe: -1, end: -1})
 		_, err = e.send(true)
 	}
 	if err != nil {
@@ -158,7 +159,7 @@ func (e *endpoint) send(wait bool) (*pb.Result, error) {
 		return nil, nil
 	}
 	for {
-		mine := len(e.pending) == 1
+		mine := e.pending.n == 1
 		r, err := e.collect(mine)
 		if mine || err != nil {
 			return r, err
@@ -171,13 +172,13 @@ func (e *endpoint) send(wait bool) (*pb.Result, error) {
 // and gets the wrapped provider's error for it; otherwise the error is
 // recorded in the counter, for Quiet to report. The caller holds mu.
 func (e *endpoint) collect(mine bool) (*pb.Result, error) {
-	p := e.pending[0]
+	p := e.pending.front()
 	var r *pb.Result
 	err := e.timed(func() (err error) { r, err = e.stream.Recv(); return err })
 	if err != nil {
 		return nil, e.fail(opNames[p.kind], err)
 	}
-	e.pending = e.pending[1:]
+	e.pending.pop()
 	if p.end >= 0 {
 		e.ring.release(p.end)
 	}
@@ -206,13 +207,17 @@ func (e *endpoint) collect(mine bool) (*pb.Result, error) {
 // the stream's opening and Quiet, which are always waited for.
 func counted(k pb.Op_Kind) bool { return k != pb.Op_OPEN && k != pb.Op_QUIET }
 
-// issue records the request in e.req as pending and sends it.
+// issue records the request in e.req as pending and sends it, once the
+// window has room for it.
 func (e *endpoint) issue(pe, end int, wait bool) (*pb.Result, error) {
+	if err := e.room(); err != nil {
+		return nil, err
+	}
 	var seq uint64
 	if counted(e.req.Kind) {
 		seq = e.counter.Issue(1)
 	}
-	e.pending = append(e.pending, pending{kind: e.req.Kind, pe: pe, end: end, seq: seq})
+	e.pending.push(pending{kind: e.req.Kind, pe: pe, end: end, seq: seq})
 	return e.send(wait)
 }
 
