@@ -48,6 +48,7 @@ func Cases() []Case {
 	cases = append(cases, collCases()...)
 	cases = append(cases, activeSetCases()...)
 	cases = append(cases, quietMTCases()...)
+	cases = append(cases, flowCases()...)
 	cases = append(cases, registerCases()...)
 	return cases
 }
