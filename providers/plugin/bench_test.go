@@ -154,3 +154,22 @@ func BenchmarkPut1MiB(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPut8Stream is the rate of small puts issued back to back with
+// no quiet until the end: the flow control's steady state, where the host
+// collects results only because its window of outstanding commands is full.
+func BenchmarkPut8Stream(b *testing.B) {
+	src := make([]byte, 8)
+	eachProvider(b, func(b *testing.B, p *pair) {
+		i := 0
+		for b.Loop() {
+			if err := p.ep.Put(1, p.reg, 8*(i%4096), src); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+		if err := p.ep.Quiet(); err != nil {
+			b.Fatal(err)
+		}
+	})
+}
