@@ -1,0 +1,68 @@
+/*
+ * The private side of shmem.h's handles, shared by the hand-written C of
+ * the library (runtime.c, fast.c) and the cgo glue.
+ *
+ * A handle is a small C struct, so that C can answer the questions asked
+ * on every call (which PE am I in this team, which world PE is rank r)
+ * without crossing into Go; the Go objects behind it are named by a
+ * cgo.Handle, which only the slow path dereferences.
+ */
+#ifndef GOSHMEM_HANDLES_H
+#define GOSHMEM_HANDLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <pthread.h>
+
+#include "shmem.h"
+
+struct gsh_team {
+	uintptr_t h;  /* cgo.Handle of the *shmem.Team; 0 before shmem_init */
+	int my_pe;    /* this PE's rank in the team */
+	int n_pes;
+	/*
+	 * World PE of rank r: start + r * stride when members is NULL (every
+	 * team a strided split of a strided team makes), else members[r].
+	 */
+	int start, stride;
+	int *members;
+	shmem_team_config_t config;
+	long config_mask;
+	/* Contexts created on the team, which its destruction destroys. */
+	struct gsh_ctx *ctxs;
+	pthread_mutex_t mu; /* guards ctxs */
+	void *fast;         /* the fast path's state for the team */
+};
+
+struct gsh_ctx {
+	uintptr_t h;           /* cgo.Handle of the shmem.Ctx; 0 before shmem_init */
+	struct gsh_team *team; /* whose ranks name PEs in this context's calls */
+	long options;          /* SHMEM_CTX_* */
+	struct gsh_ctx *next;  /* in team->ctxs */
+	void *fast;            /* the fast path's state for the context */
+};
+
+/* World PE of rank r of team t; r is a valid rank. */
+static inline int gsh_team_world_pe(const struct gsh_team *t, int r)
+{
+	return t->members ? t->members[r] : t->start + r * t->stride;
+}
+
+/* World PE of the PE a context's call names, or -1 if it is out of range. */
+static inline int gsh_ctx_world_pe(shmem_ctx_t ctx, int pe)
+{
+	const struct gsh_team *t = ctx->team;
+	if (pe < 0 || pe >= t->n_pes)
+		return -1;
+	return gsh_team_world_pe(t, pe);
+}
+
+/* Library state: set by shmem_init, cleared by shmem_finalize. */
+enum gsh_state { GSH_UNINIT = 0, GSH_RUNNING, GSH_FINALIZED };
+extern volatile int gsh_state;
+extern int gsh_my_pe_cached, gsh_n_pes_cached;
+
+/* Ends the job: "goshmem: fn: msg" on stderr, then a global exit with 1. */
+void gsh_fatal(const char *fn, const char *msg) __attribute__((noreturn));
+
+#endif
