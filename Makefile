@@ -5,13 +5,20 @@ NP       ?= 4
 ROUNDS   ?= 1000
 FUZZTIME ?= 3s
 
-.PHONY: all build run test vet lint bench perf fuzz clean proto
+.PHONY: all build lib run test vet lint bench perf fuzz clean proto
 
 all: build
 
-# Every command and example, into ./bin.
-build:
+# Every command and example, into ./bin, and the C library.
+build: lib
 	$(GO) build -o $(BIN)/ ./cmd/... ./examples/...
+
+# The C interface: lib/libgoshmem.so, which OpenSHMEM C and C++ programs
+# link against with include/shmem.h. The header cgo generates beside it
+# declares the library's internals and is no part of the interface.
+lib:
+	$(GO) build -buildmode=c-shared -o lib/libgoshmem.so ./capi
+	rm -f lib/libgoshmem.h
 
 # An OpenSHMEM program on $(NP) PEs (separate processes) over the default provider.
 run: build
