@@ -82,7 +82,7 @@ func (d *domain) count(check func() error) error {
 // only after the writer's store of e-1). So the wait is for the flag to
 // leave e-1.
 func (d *domain) disseminate(check func() error) error {
-	e := d.barEpoch.Add(1)
+	e := atomic.AddUint32(d.self.barEpoch, 1)
 	for r, dist := 0, 1; dist < d.npes; r, dist = r+1, dist<<1 {
 		to := d.ctl[(d.rank+dist)%d.npes].barFlags[r]
 		atomic.StoreUint32(to[0], e) // an exchange: ordered before the load of sleepers

@@ -27,9 +27,13 @@ import (
 //	[768, 772)  barGen: in PE 0's file only, the barrier's generation, which
 //	            the last PE to arrive bumps; waiters futex-wait on it
 //	[772, 776)  barSleepers: how many PEs sleep in the kernel on barGen
-//	[896, ...)  barFlags: barRounds lines of {flag, sleepers uint32}: flag r
+//	[896, 2944) barFlags: barRounds lines of {flag, sleepers uint32}: flag r
 //	            holds the last barrier in which the PE 2^r ranks below
 //	            signalled this one in round r of the dissemination barrier
+//	[2944, 2948) barEpoch: how many dissemination barriers the owner has
+//	            passed; written by the owner only
+//	[2948, 2952) barMode: which barrier the job uses, the same in every
+//	            file: 1 dissemination, 0 counter; written before sharing
 //
 // waiters lives on a cache line of its own because every remote put and
 // atomic loads it: while nobody arms or disarms, that line stays shared in
@@ -40,6 +44,9 @@ import (
 // The barrier's count and generation have lines of their own: every PE
 // adds to the count, every waiter polls the generation. Each dissemination
 // flag has a line of its own: one PE writes it, its owner polls it.
+// barEpoch and barMode are in the file, not in the domain, so that
+// another implementation of the barrier in the owner's process (the C
+// library's, see PROTOCOL.md) counts the same barriers.
 const (
 	hdrSize        = 64
 	offWaiters     = 128
@@ -54,7 +61,9 @@ const (
 	offBarSleepers = offBarGen + 4
 	offBarFlags    = offBarGen + 128
 	barRounds      = 16 // log2 of the most PEs a dissemination barrier serves
-	ctlSize        = offBarFlags + barRounds*128
+	offBarEpoch    = offBarFlags + barRounds*128
+	offBarMode     = offBarEpoch + 4
+	ctlSize        = offBarEpoch + 128
 	watchOffBits   = 48 // region offsets below 256 TiB
 	watchRegionMax = 1<<(64-watchOffBits) - 1
 )
@@ -101,7 +110,7 @@ func pagesBits(first, last uint64) uint64 {
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 5
+	ctlVersion = 6
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

@@ -28,9 +28,8 @@ type domain struct {
 	asym       bool   // the job fences asymmetrically (see notify)
 
 	// dissemination chooses the barrier (barrier.go): every PE has a CPU
-	// of its own. barEpoch counts the dissemination barriers passed.
+	// of its own. The control file says so too (barMode).
 	dissemination bool
-	barEpoch      atomic.Uint32
 
 	// ctl[pe] is pe's control file as mapped here; self is ours. Set in
 	// Open, read-only after.
@@ -62,15 +61,18 @@ type peerCtl struct {
 
 	// The counter barrier's words; only PE 0's are used.
 	barCount, barGen, barSleepers *uint32
-	// The dissemination barrier's flags, a pair {flag, sleepers} a round.
+	// The dissemination barrier's flags, a pair {flag, sleepers} a round,
+	// and the count of dissemination barriers its owner passed.
 	barFlags [barRounds][2]*uint32
+	barEpoch *uint32
 }
 
 func newPeerCtl(m []byte) peerCtl {
 	c := peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
 		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
 		watches:  mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16]),
-		barCount: mem.Word32(m, offBarCount), barGen: mem.Word32(m, offBarGen), barSleepers: mem.Word32(m, offBarSleepers)}
+		barCount: mem.Word32(m, offBarCount), barGen: mem.Word32(m, offBarGen), barSleepers: mem.Word32(m, offBarSleepers),
+		barEpoch: mem.Word32(m, offBarEpoch)}
 	for r := range c.barFlags {
 		c.barFlags[r] = [2]*uint32{mem.Word32(m, offBarFlags+r*128), mem.Word32(m, offBarFlags+r*128+4)}
 	}

@@ -155,6 +155,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 			h := want
 			h.Rank = uint32(d.rank)
 			h.encode(m)
+			binary.NativeEndian.PutUint32(m[offBarMode:], uint32(flag(d.dissemination)))
 		},
 		func(pe int, m []byte) error {
 			h, err := decodeHeader(m)
@@ -162,6 +163,9 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 				w := want
 				w.Rank = uint32(pe)
 				err = h.check(w)
+			}
+			if mode := binary.NativeEndian.Uint32(m[offBarMode:]); err == nil && mode != uint32(flag(d.dissemination)) {
+				err = fmt.Errorf("control file names barrier mode %d, want %d", mode, flag(d.dissemination))
 			}
 			return err
 		})

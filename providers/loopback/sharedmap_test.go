@@ -29,7 +29,9 @@ const (
 	docSleepers   = 260
 	docWatches    = 384
 	docSlots      = 16
-	docCtlSize    = 2944
+	docCtlSize    = 3072
+	docBarEpoch   = 2944
+	docBarMode    = 2948
 )
 
 func TestProtocolLayoutIsDocumented(t *testing.T) {
@@ -45,7 +47,9 @@ func TestProtocolLayoutIsDocumented(t *testing.T) {
 	require.Equal(t, 768, offBarGen)
 	require.Equal(t, 772, offBarSleepers)
 	require.Equal(t, 896, offBarFlags)
-	require.Equal(t, 5, ProtocolVersion, "PROTOCOL.md documents version 5: update it with the layout")
+	require.Equal(t, docBarEpoch, offBarEpoch)
+	require.Equal(t, docBarMode, offBarMode)
+	require.Equal(t, 6, ProtocolVersion, "PROTOCOL.md documents version 6: update it with the layout")
 }
 
 // TestProtocolMatchesC compares the C fast path's copy of the layout
@@ -88,6 +92,9 @@ func TestProtocolMatchesC(t *testing.T) {
 		"BAR_GEN":      offBarGen,
 		"BAR_SLEEPERS": offBarSleepers,
 		"BAR_FLAGS":    offBarFlags,
+		"BAR_EPOCH":    offBarEpoch,
+		"BAR_MODE":     offBarMode,
+		"BAR_ROUNDS":   barRounds,
 	}
 	for name, v := range want {
 		g, ok := got[name]
@@ -120,7 +127,7 @@ func TestSharedMap(t *testing.T) {
 				require.True(p, ok)
 				name, version := sm.SharedProtocol()
 				require.Equal(p, "goshmem-loopback", name)
-				require.Equal(p, 5, version)
+				require.Equal(p, 6, version)
 				require.Equal(p, !p.dom.asym, sm.WritersFence())
 				if fence == "atomic" {
 					require.True(p, sm.WritersFence())
@@ -131,6 +138,7 @@ func TestSharedMap(t *testing.T) {
 					require.Equal(p, "GSHMLOOP", string(c[:8]))
 					require.Equal(p, uint32(version), binary.LittleEndian.Uint32(c[8:]))
 					require.Equal(p, uint32(pe), binary.LittleEndian.Uint32(c[12:]))
+					require.Equal(p, uint32(flag(p.dom.dissemination)), binary.NativeEndian.Uint32(c[docBarMode:]))
 				}
 				require.Nil(p, sm.ControlWords(-1))
 				require.Nil(p, sm.ControlWords(p.n))
