@@ -692,12 +692,16 @@ void shmem_fence(void)
  */
 void shmem_barrier_all(void)
 {
+	if (gsh_fast_barrier_all())
+		return;
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
 	gshgo_barrier_all(GSH_FN("shmem_barrier_all"));
 }
 
 void shmem_sync_all(void)
 {
+	if (gsh_fast_barrier())
+		return;
 	gshgo_sync_all(GSH_FN("shmem_sync_all"));
 }
 

@@ -1,0 +1,354 @@
+/*
+ * The fast path's table and its slow parts (see fast.h): filling the
+ * table at shmem_init, the lookup of static segments, and the writer's
+ * wake-up of a waiting PE, per providers/loopback/PROTOCOL.md.
+ */
+#include <limits.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+
+#include "fast.h"
+#include "_cgo_export.h"
+
+struct gsh_fast_map gsh_fast;
+
+const struct gsh_fast_map *gsh_fast_table(void)
+{
+	return &gsh_fast;
+}
+
+/* The routine a failure in the barrier's wait is reported as. */
+#define GSH_FAST_BARRIER_FN ((char *)"shmem_barrier_all")
+
+/* The table being filled by the Go side, committed whole. */
+static struct gsh_fast_map pending;
+
+void *gsh_fast_target_static(const void *sym, size_t n, int wpe)
+{
+	for (int i = 1; i < gsh_fast.nseg; i++) {
+		const struct gsh_fast_seg *s = &gsh_fast.seg[i];
+		uintptr_t off = (uintptr_t)sym - s->base;
+		if (off < s->size && n <= s->size - off)
+			return (void *)(s->peer[wpe] + off);
+	}
+	return NULL;
+}
+
+/* The protocol's summary bits of the watch keys [lo, hi), hi > lo. */
+static uint64_t page_bits(uint64_t lo, uint64_t hi)
+{
+	uint64_t first = lo >> GSH_LOOP_PAGE_SHIFT, last = (hi - 1) >> GSH_LOOP_PAGE_SHIFT;
+	if (last - first >= GSH_LOOP_SUMMARY_MAX)
+		return ~(uint64_t)0;
+	uint64_t m = 0;
+	for (uint64_t p = first; p <= last; p++)
+		m |= (uint64_t)1 << ((p * GSH_LOOP_HASH) >> 58);
+	return m;
+}
+
+static inline uint32_t *word32(unsigned char *ctl, size_t off) { return (uint32_t *)(ctl + off); }
+static inline uint64_t *word64(unsigned char *ctl, size_t off) { return (uint64_t *)(ctl + off); }
+
+/*
+ * Whether a waiter of the PE whose control file is ctl watches any byte
+ * of [lo, hi): one for any change, or a slot that overlaps. A slot read
+ * while its owner rewrites it may look wider than it is: a spurious
+ * wake-up at worst.
+ */
+static int watched(unsigned char *ctl, uint64_t lo, uint64_t hi)
+{
+	if (__atomic_load_n(word32(ctl, GSH_LOOP_ANY_WAITERS), __ATOMIC_SEQ_CST) != 0)
+		return 1;
+	for (int i = 0; i < GSH_LOOP_WATCH_SLOTS; i++) {
+		uint64_t *slot = word64(ctl, GSH_LOOP_WATCHES + 16 * i);
+		uint64_t wh = __atomic_load_n(slot + 1, __ATOMIC_SEQ_CST);
+		if (wh != 0 && lo < wh && __atomic_load_n(slot, __ATOMIC_SEQ_CST) < hi)
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The writer's steps 3 to 5 of the protocol, once step 2 found a waiter:
+ * the watch key of the bytes written, the summary, the slots, and the
+ * wake-up: seq moves on, and sleepers are woken with a shared futex (they
+ * are other processes, mapping the file elsewhere).
+ */
+void gsh_fast_notify(int wpe, const void *target, size_t n)
+{
+	uint64_t lo = 0;
+	int found = 0;
+	for (int i = 0; i < gsh_fast.nseg && !found; i++) {
+		const struct gsh_fast_seg *s = &gsh_fast.seg[i];
+		uintptr_t off = (uintptr_t)target - s->peer[wpe];
+		if (off < s->size) {
+			lo = s->key + off;
+			found = 1;
+		}
+	}
+	unsigned char *ctl = gsh_fast.ctl[wpe];
+	if (found) {
+		uint64_t hi = lo + (n ? n : 1);
+		if ((__atomic_load_n(word64(ctl, GSH_LOOP_WATCH_MASK), __ATOMIC_SEQ_CST) & page_bits(lo, hi)) == 0 ||
+			!watched(ctl, lo, hi))
+			return;
+	}
+	/* Not found cannot happen for a target the table gave; wake anyway. */
+	uint32_t *seq = word32(ctl, GSH_LOOP_SEQ);
+	__atomic_add_fetch(seq, GSH_LOOP_SEQ_STEP, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(word32(ctl, GSH_LOOP_SLEEPERS), __ATOMIC_SEQ_CST) != 0)
+		syscall(SYS_futex, seq, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+/* ---- The barrier ---- */
+
+/* Wakes every sleeper on word, a shared futex: they are other processes. */
+static void wake_all(uint32_t *word)
+{
+	syscall(SYS_futex, word, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* As the Go provider's barrier: yield for 200 us, sleep in 1 ms slices. */
+#define YIELD_NS 200000
+#define SLICE_NS 1000000
+
+/*
+ * Waits for word to leave old, as the Go provider's await does: polls
+ * (many while every PE has a CPU, when the PE waited for is running; none
+ * when PEs share CPUs, where polling keeps it off the CPU), yields the CPU
+ * for a while (a PE still to arrive may be waiting for it), then sleeps
+ * on the futex in slices, counted in sleepers so that the last to arrive
+ * enters the kernel only if someone sleeps. Between slices Go looks for a
+ * lost PE or a global exit, which end the job rather than this wait.
+ */
+static void await(uint32_t *word, uint32_t *sleepers, uint32_t old)
+{
+	long polls = gsh_fast.dissemination ? gsh_fast.wait_polls : 0;
+	for (long i = 0; i < polls; i++) {
+		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	for (int64_t start = now_ns(); now_ns() - start < YIELD_NS;) {
+		sched_yield();
+		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
+			return;
+	}
+	const struct timespec slice = {0, SLICE_NS};
+	for (;;) {
+		/* Counted before the futex compares the word: see the waker. */
+		__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, word, FUTEX_WAIT, old, &slice, NULL, 0);
+		__atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
+			return;
+		gshgo_fast_check(GSH_FAST_BARRIER_FN);
+	}
+}
+
+/*
+ * The counter barrier on PE 0's words: read the generation, count in; the
+ * last to arrive resets the count, moves the generation on and wakes the
+ * sleepers; the others wait for the generation to move.
+ */
+static void count_barrier(void)
+{
+	unsigned char *c = gsh_fast.ctl[0];
+	uint32_t *count = word32(c, GSH_LOOP_BAR_COUNT), *gen = word32(c, GSH_LOOP_BAR_GEN);
+	uint32_t *sleepers = word32(c, GSH_LOOP_BAR_SLEEPERS);
+	uint32_t g = __atomic_load_n(gen, __ATOMIC_SEQ_CST);
+	if (__atomic_add_fetch(count, 1, __ATOMIC_SEQ_CST) == (uint32_t)gsh_fast.npes) {
+		__atomic_store_n(count, 0, __ATOMIC_SEQ_CST);
+		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(sleepers, __ATOMIC_SEQ_CST) != 0)
+			wake_all(gen);
+		return;
+	}
+	await(gen, sleepers, g);
+}
+
+/*
+ * The dissemination barrier: barrier number e (this PE's count, in its
+ * control file, shared with the Go provider's barrier); in round r store
+ * e into flag r of the PE 2^r ranks above, then wait for our flag r to
+ * leave e - 1.
+ */
+static void disseminate(void)
+{
+	int me = gsh_fast.my_pe, n = gsh_fast.npes;
+	unsigned char *own = gsh_fast.ctl[me];
+	uint32_t e = __atomic_add_fetch(word32(own, GSH_LOOP_BAR_EPOCH), 1, __ATOMIC_SEQ_CST);
+	for (int r = 0, dist = 1; dist < n; r++, dist <<= 1) {
+		unsigned char *to = gsh_fast.ctl[(me + dist) % n];
+		uint32_t *flag = word32(to, GSH_LOOP_BAR_FLAGS + 128 * r);
+		/* A sequentially consistent store: ordered before the load of sleepers. */
+		__atomic_store_n(flag, e, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(flag + 1, __ATOMIC_SEQ_CST) != 0)
+			wake_all(flag);
+		uint32_t *mine = word32(own, GSH_LOOP_BAR_FLAGS + 128 * r);
+		if (__atomic_load_n(mine, __ATOMIC_SEQ_CST) == e - 1)
+			await(mine, mine + 1, e - 1);
+	}
+}
+
+int gsh_fast_barrier(void)
+{
+	if (!gsh_fast.on)
+		return 0;
+	if (gsh_fast.npes == 1)
+		return 1;
+	if (gsh_fast.dissemination)
+		disseminate();
+	else
+		count_barrier();
+	return 1;
+}
+
+/* Filling the table: the Go side's calls (fastmap.go). */
+
+int gsh_fast_begin(int npes, int my_pe, int fence, const char *protocol, int version)
+{
+	if (strcmp(protocol, "goshmem-loopback") != 0 || version != GSH_LOOP_VERSION)
+		return 1;
+	if (npes < 1 || my_pe < 0 || my_pe >= npes)
+		return 1;
+	memset(&pending, 0, sizeof pending);
+	pending.npes = npes;
+	pending.my_pe = my_pe;
+	pending.fence = fence != 0;
+	pending.ctl = calloc((size_t)npes, sizeof *pending.ctl);
+	return pending.ctl == NULL;
+}
+
+static void drop(struct gsh_fast_map *m)
+{
+	for (int i = 0; i < m->nseg; i++)
+		free(m->seg[i].peer);
+	free(m->ctl);
+	memset(m, 0, sizeof *m);
+}
+
+/*
+ * A control file must say it is pe's, in this layout: the Go side
+ * checked every header at Open, and this checks that both sides mean the
+ * same layout.
+ */
+int gsh_fast_add_ctl(int pe, void *ctl, size_t len)
+{
+	unsigned char *c = ctl;
+	uint32_t version, rank, size;
+	if (pe < 0 || pe >= pending.npes || len < GSH_LOOP_CTL_SIZE || memcmp(c, "GSHMLOOP", 8) != 0)
+		return 1;
+	memcpy(&version, c + 8, 4);
+	memcpy(&rank, c + 12, 4);
+	memcpy(&size, c + 20, 4);
+	if (version != GSH_LOOP_VERSION || rank != (uint32_t)pe || size != GSH_LOOP_CTL_SIZE)
+		return 1;
+	/* The barrier's mode is the job's: the same in every file. */
+	uint32_t mode = __atomic_load_n((uint32_t *)(c + GSH_LOOP_BAR_MODE), __ATOMIC_SEQ_CST);
+	if (mode > 1 || (pe > 0 && (int)mode != pending.dissemination))
+		return 1;
+	pending.dissemination = (int)mode;
+	pending.ctl[pe] = c;
+	return 0;
+}
+
+int gsh_fast_add_seg(uintptr_t base, uintptr_t size, uint64_t key, const uintptr_t *peer)
+{
+	if (pending.nseg == GSH_FAST_SEGS)
+		return 1;
+	struct gsh_fast_seg *s = &pending.seg[pending.nseg];
+	s->peer = malloc((size_t)pending.npes * sizeof *s->peer);
+	if (s->peer == NULL)
+		return 1;
+	memcpy(s->peer, peer, (size_t)pending.npes * sizeof *s->peer);
+	s->base = base;
+	s->size = size;
+	s->key = key;
+	pending.nseg++;
+	return 0;
+}
+
+/*
+ * How many PEs this host runs against its CPUs decides how long a wait
+ * polls in C: oshrun says how many CPUs the job has (GOSHMEM_CPUS).
+ */
+static long wait_polls(int npes)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	const char *v = getenv("GOSHMEM_CPUS");
+	if (v != NULL && atol(v) > 0)
+		cpus = atol(v);
+	return npes <= cpus ? 20000 : 200;
+}
+
+int gsh_fast_commit(void)
+{
+	if (pending.nseg == 0) {
+		drop(&pending);
+		return 1;
+	}
+	for (int pe = 0; pe < pending.npes; pe++) {
+		if (pending.ctl[pe] == NULL) {
+			drop(&pending);
+			return 1;
+		}
+	}
+	pending.wait_polls = wait_polls(pending.npes);
+	pending.on = 1;
+	gsh_fast = pending;
+	memset(&pending, 0, sizeof pending);
+	return 0;
+}
+
+void gsh_fast_abort(void)
+{
+	drop(&pending);
+}
+
+/*
+ * GOSHMEM_C_FAST_PATH=0 sends this PE's RMA and atomics through Go even
+ * where the fast path could take them: to measure what it saves, and to
+ * test Go writers against C ones in one job. The barrier and quiet stay
+ * the fast path's: every PE of a job must run the same barrier.
+ */
+void gsh_fast_init(void)
+{
+	gshgo_fast_map();
+	const char *v = getenv("GOSHMEM_C_FAST_PATH");
+	if (gsh_fast.on && v != NULL && strcmp(v, "0") == 0) {
+		for (int i = 0; i < gsh_fast.nseg; i++)
+			gsh_fast.seg[i].size = 0;
+	}
+}
+
+/*
+ * Off before Go unmaps anything: sizes of 0 make every lookup miss, and
+ * quiet and fence go back to Go (which knows the library has finished).
+ */
+void gsh_fast_fini(void)
+{
+	struct gsh_fast_map old = gsh_fast;
+	memset(&gsh_fast, 0, sizeof gsh_fast);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	drop(&old);
+}
+
+void gsh_fast_team_created(struct gsh_team *team) { (void)team; }
+void gsh_fast_team_destroyed(struct gsh_team *team) { (void)team; }
+void gsh_fast_ctx_created(struct gsh_ctx *ctx) { (void)ctx; }
+void gsh_fast_ctx_destroyed(struct gsh_ctx *ctx) { (void)ctx; }

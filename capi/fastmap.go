@@ -1,0 +1,71 @@
+package main
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include "fast.h"
+*/
+import "C"
+
+import "unsafe"
+
+// gshgo_fast_map is the Go half of gsh_fast_init: it hands the C fast
+// path the World's shared map (the provider's, forwarded by shmem), or
+// nothing when the provider offers none, so that C moves data to mapped
+// PEs itself (fast.h). The addresses are the provider's mappings, valid
+// until Finalize, which gsh_fast_fini precedes.
+//
+//export gshgo_fast_map
+func gshgo_fast_map() {
+	w := world.Load()
+	if w == nil {
+		return
+	}
+	m := w.SharedMap()
+	if m == nil {
+		return
+	}
+
+	proto := C.CString(m.Protocol)
+	defer C.free(unsafe.Pointer(proto))
+	if C.gsh_fast_begin(C.int(w.NPEs()), C.int(w.MyPE()), cbool(m.WritersFence), proto, C.int(m.Version)) != 0 {
+		return
+	}
+	for pe, ctl := range m.Control {
+		if C.gsh_fast_add_ctl(C.int(pe), unsafe.Pointer(unsafe.SliceData(ctl)), C.size_t(len(ctl))) != 0 {
+			C.gsh_fast_abort()
+			return
+		}
+	}
+	peers := make([]C.uintptr_t, w.NPEs())
+	for _, s := range m.Segments {
+		for pe, p := range s.Peers {
+			peers[pe] = C.uintptr_t(p + uintptr(s.Start))
+		}
+		key := uint64(s.Index)<<C.GSH_LOOP_OFF_BITS | uint64(s.Start)
+		if C.gsh_fast_add_seg(C.uintptr_t(s.Base+uintptr(s.Start)), C.uintptr_t(s.End-s.Start), C.uint64_t(key),
+			unsafe.SliceData(peers)) != 0 {
+			C.gsh_fast_abort()
+			return
+		}
+	}
+	C.gsh_fast_commit()
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// gshgo_fast_check ends the job if the World is broken (a PE lost, a
+// global exit, Finalize): the fast path's barrier asks between its sleeps,
+// as the provider's barrier checks between its own.
+//
+//export gshgo_fast_check
+func gshgo_fast_check(fn *C.char) {
+	if err := theWorld(fn).Err(); err != nil {
+		fail(fn, err)
+	}
+}

@@ -1,0 +1,187 @@
+/*
+ * The fast path against the Go side, in one job (fast_test.go runs it
+ * under oshrun). It looks at the loopback protocol's words through the
+ * library's table (fast.h) to know when a PE sleeps and whether a write
+ * woke it; every wait it makes for that is bounded, so a broken
+ * handshake fails instead of hanging.
+ *
+ *   fastpath show        prints, per PE, whether the fast path is on, and the barrier it runs
+ *   fastpath wake R      R rounds: PE 0 sleeps in shmem_long_wait_until (C
+ *                        polls, then Go sleeps in the futex) on a heap or
+ *                        a static variable; PE 1 writes it once PE 0
+ *                        sleeps, after a write outside the watched range
+ *                        that must not wake it
+ *   fastpath pingpong R  R round trips of shmem_long_p and wait_until
+ *                        between PE 0 and PE 1
+ *   fastpath barrier R   every PE counts on PE 0, then passes a barrier:
+ *                        shmem_barrier_all (C) and shmem_team_sync (Go)
+ *                        in turn, so the two share the barrier's count
+ *
+ * FASTPATH_GO_PE=r makes PE r move its data through Go
+ * (GOSHMEM_C_FAST_PATH=0): Go writers against C waiters and back.
+ */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime, setenv under -std=c11 */
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <shmem.h>
+
+#include "fast.h"
+
+static long static_flag;
+static long static_far[4096]; /* pages away from static_flag */
+
+static int me, npes;
+static const struct gsh_fast_map *fast;
+
+static void fail(const char *what, long a, long b)
+{
+	fprintf(stderr, "fastpath: PE %d: %s (%ld, %ld)\n", me, what, a, b);
+	fflush(stderr);
+	shmem_global_exit(2);
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint32_t ctl_word(int pe, size_t off)
+{
+	return __atomic_load_n((uint32_t *)(fast->ctl[pe] + off), __ATOMIC_SEQ_CST);
+}
+
+/* Waits, yielding, until pe has a sleeper; fails after 20 s. */
+static void await_sleeper(int pe)
+{
+	double deadline = now() + 20;
+	while (ctl_word(pe, GSH_LOOP_SLEEPERS) == 0) {
+		if (now() > deadline)
+			fail("the waiter never went to sleep", pe, 0);
+		sched_yield();
+	}
+}
+
+static void wake(long rounds)
+{
+	long *heap_flag = shmem_calloc(1, sizeof(long));
+	long *far = shmem_calloc(16384, sizeof(long)); /* far[8192] is 64 KiB on */
+	if (!heap_flag || !far)
+		fail("calloc", 0, 0);
+	shmem_barrier_all();
+	for (long r = 1; r <= rounds; r++) {
+		long *flag = r % 2 ? heap_flag : &static_flag;
+		long *other = r % 2 ? &far[8192] : &static_far[2048];
+		if (me == 0) {
+			shmem_long_wait_until(flag, SHMEM_CMP_EQ, r);
+		} else if (me == 1) {
+			await_sleeper(0);
+			uint32_t seq = ctl_word(0, GSH_LOOP_SEQ);
+			shmem_long_p(other, r, 0);
+			if (ctl_word(0, GSH_LOOP_SEQ) != seq)
+				fail("a write outside the watched range woke the waiter", r, 0);
+			shmem_long_p(flag, r, 0);
+			uint32_t after = ctl_word(0, GSH_LOOP_SEQ);
+			if (after == seq)
+				fail("a write to the watched variable left the waiter's seq", r, seq);
+		}
+		shmem_barrier_all();
+	}
+	if (me == 0)
+		printf("wake: %ld rounds\n", rounds);
+	shmem_free(far);
+	shmem_free(heap_flag);
+}
+
+static void pingpong(long rounds)
+{
+	long *arr = shmem_calloc(64, sizeof(long));
+	if (!arr)
+		fail("calloc", 0, 0);
+	long *ball = &arr[32];
+	shmem_barrier_all();
+	if (me < 2) {
+		int other = 1 - me;
+		for (long r = 1; r <= rounds; r++) {
+			if (me == 0) {
+				shmem_long_p(ball, 2 * r - 1, other);
+				shmem_long_wait_until(ball, SHMEM_CMP_EQ, 2 * r);
+			} else {
+				shmem_long_wait_until(ball, SHMEM_CMP_EQ, 2 * r - 1);
+				shmem_long_p(ball, 2 * r, other);
+			}
+		}
+		/* And a bulk put whose bytes span the ball. */
+		long block[64];
+		for (int i = 0; i < 64; i++)
+			block[i] = me == 0 ? -1 : -2;
+		if (me == 0) {
+			shmem_long_put(arr, block, 64, other);
+			shmem_long_wait_until(ball, SHMEM_CMP_EQ, -2);
+		} else {
+			shmem_long_wait_until(ball, SHMEM_CMP_EQ, -1);
+			shmem_long_put(arr, block, 64, other);
+		}
+	}
+	shmem_barrier_all();
+	if (me == 0)
+		printf("pingpong: %ld rounds\n", rounds);
+	shmem_free(arr);
+}
+
+static void barriers(long rounds)
+{
+	long *count = shmem_calloc(1, sizeof(long));
+	if (!count)
+		fail("calloc", 0, 0);
+	shmem_barrier_all();
+	for (long r = 1; r <= rounds; r++) {
+		shmem_long_atomic_inc(count, 0);
+		if (r % 2)
+			shmem_barrier_all();
+		else
+			shmem_team_sync(SHMEM_TEAM_WORLD);
+		long v = shmem_long_atomic_fetch(count, 0);
+		if (v < r * npes || v > (r + 1) * npes)
+			fail("a PE left the barrier before every PE counted", v, r);
+	}
+	shmem_barrier_all();
+	if (me == 0)
+		printf("barrier: %ld rounds\n", rounds);
+	shmem_free(count);
+}
+
+int main(int argc, char **argv)
+{
+	const char *go_pe = getenv("FASTPATH_GO_PE"), *rank = getenv("GOSHMEM_RANK");
+	if (go_pe && rank && !strcmp(go_pe, rank))
+		setenv("GOSHMEM_C_FAST_PATH", "0", 1);
+	shmem_init();
+	me = shmem_my_pe();
+	npes = shmem_n_pes();
+	fast = gsh_fast_table();
+	const char *what = argc > 1 ? argv[1] : "on";
+	long rounds = argc > 2 ? atol(argv[2]) : 100;
+	if (!strcmp(what, "show")) {
+		printf("PE %d: ", me);
+		printf("fast path %s, data %s, barrier %s, writers %s\n", fast->on ? "on" : "off",
+				fast->nseg && fast->seg[0].size ? "mapped" : "through Go",
+				fast->dissemination ? "dissemination" : "counter",
+				fast->fence ? "fence" : "do not fence");
+	} else if (!strcmp(what, "wake")) {
+		wake(rounds);
+	} else if (!strcmp(what, "pingpong")) {
+		pingpong(rounds);
+	} else if (!strcmp(what, "barrier")) {
+		barriers(rounds);
+	} else {
+		fail("unknown test", 0, 0);
+	}
+	shmem_finalize();
+	return 0;
+}
