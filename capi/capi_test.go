@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The tests build the library as programs get it (c-shared), compile the
+// C programs of testdata against include/shmem.h and it, and run them
+// under oshrun as separate processes, as a user would.
+
+var built struct {
+	once sync.Once
+	dir  string // libgoshmem.so, oshrun and the compiled programs
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+// programs are testdata's C programs, each of which prints "NAME ok PE"
+// on every PE when all its checks pass.
+var programs = []string{"rma", "amo", "wait", "coll", "teams", "memory"}
+
+// setup builds everything once, or skips the test where no C compiler is.
+func setup(t *testing.T) string {
+	t.Helper()
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("gcc is not installed: the C interface's tests compile C programs")
+	}
+	built.once.Do(func() { built.dir, built.err = build() })
+	require.NoError(t, built.err)
+	return built.dir
+}
+
+func build() (string, error) {
+	dir, err := os.MkdirTemp("", "capi-test-")
+	if err != nil {
+		return "", err
+	}
+	run := func(name string, args ...string) error {
+		cmd := exec.Command(name, args...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out.String())
+		}
+		return nil
+	}
+	if err := run("go", "build", "-buildmode=c-shared", "-o", filepath.Join(dir, "libgoshmem.so"), "."); err != nil {
+		return dir, err
+	}
+	if err := run("go", "build", "-o", filepath.Join(dir, "oshrun"), "../cmd/oshrun"); err != nil {
+		return dir, err
+	}
+	for _, p := range append(programs, "errors") {
+		// A routine the header lacks must fail the build, not link
+		// against an implicit declaration.
+		if err := run("gcc", "-std=c11", "-Wall", "-Werror=implicit-function-declaration",
+			"-I", "../include", "-I", "testdata", "-o", filepath.Join(dir, p), filepath.Join("testdata", p+".c"),
+			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lm"); err != nil {
+			return dir, err
+		}
+	}
+	return dir, nil
+}
+
+// oshrun runs a compiled program on np PEs over provider and returns its
+// output and exit status.
+func oshrun(t *testing.T, dir, provider string, np int, prog string, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), append([]string{"-np", fmt.Sprint(np), filepath.Join(dir, prog)}, args...)...)
+	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER="+provider, "SHMEM_SYMMETRIC_SIZE=32M")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "%s on %d PEs over %s did not finish:\n%s", prog, np, provider, out.String())
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return out.String(), exit.ExitCode()
+	}
+	require.NoError(t, err)
+	return out.String(), 0
+}
+
+var providers = []string{"loopback", "tcp"}
+
+func TestPrograms(t *testing.T) {
+	dir := setup(t)
+	for _, prov := range providers {
+		for _, np := range []int{2, 3} {
+			for _, prog := range programs {
+				t.Run(fmt.Sprintf("%s/%d/%s", prov, np, prog), func(t *testing.T) {
+					t.Parallel()
+					out, code := oshrun(t, dir, prov, np, prog)
+					require.Equal(t, 0, code, "exit status; output:\n%s", out)
+					for pe := range np {
+						require.Contains(t, out, fmt.Sprintf("%s ok %d", prog, pe))
+					}
+				})
+			}
+		}
+	}
+}
+
+// TestErrors checks that a program's misuse ends the job with a message
+// naming the routine, and that global exit and exit without finalize do
+// what the specification and the launcher expect.
+func TestErrors(t *testing.T) {
+	dir := setup(t)
+	cases := []struct {
+		what string
+		code int
+		want []string
+	}{
+		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3"}},
+		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
+		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
+		{"global-exit", 7, nil},
+		{"no-finalize", 0, []string{"left 0", "left 1", "left 2"}},
+	}
+	for _, prov := range providers {
+		for _, c := range cases {
+			t.Run(prov+"/"+c.what, func(t *testing.T) {
+				t.Parallel()
+				out, code := oshrun(t, dir, prov, 3, "errors", c.what)
+				require.Equal(t, c.code, code, "exit status; output:\n%s", out)
+				for _, w := range c.want {
+					require.Contains(t, out, w)
+				}
+			})
+		}
+	}
+}
