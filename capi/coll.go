@@ -57,7 +57,10 @@ func gshgo_broadcast(x *C.struct_gsh_team, dest, src unsafe.Pointer, n C.size_t,
 //export gshgo_collect
 func gshgo_collect(x *C.struct_gsh_team, dest, src unsafe.Pointer, n C.size_t, fn *C.char) {
 	t := teamOf(x, fn)
-	d := cbytes(fn, dest, symExtent(t.World(), fn, dest, n))
+	var d []byte // NULL: no room, for a collect of nothing
+	if dest != nil {
+		d = cbytes(fn, dest, symExtent(t.World(), fn, dest, n))
+	}
 	check(fn, shmem.Collect(t, d, cbytes(fn, src, n)))
 }
 
@@ -200,7 +203,10 @@ func gshgo_broadcast_as(dest, src unsafe.Pointer, n C.size_t, root, start, logSt
 //export gshgo_collect_as
 func gshgo_collect_as(dest, src unsafe.Pointer, n C.size_t, start, logStride, size C.int, ps *C.long, fn *C.char) {
 	w := theWorld(fn)
-	d := cbytes(fn, dest, symExtent(w, fn, dest, n))
+	var d []byte // NULL: no room, for a collect of nothing
+	if dest != nil {
+		d = cbytes(fn, dest, symExtent(w, fn, dest, n))
+	}
 	check(fn, shmem.CollectActiveSet(w, d, cbytes(fn, src, n), activeSet(start, logStride, size), pSync(fn, ps, C.SHMEM_COLLECT_SYNC_SIZE)))
 }
 

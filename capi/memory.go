@@ -75,8 +75,10 @@ func allocated(fn *C.char, s []byte, err error) unsafe.Pointer {
 	return p
 }
 
-// mallocHints maps SHMEM_MALLOC_* bits; unknown bits pass through, for
-// shmem to reject with its message.
+// mallocHints maps SHMEM_MALLOC_* bits. Hints only say how memory will
+// be used, so bits this library does not know are dropped, and the call
+// is shmem_malloc for them, as programs written for other libraries'
+// hints expect.
 func mallocHints(h C.long) uint {
 	var out uint
 	if h&C.SHMEM_MALLOC_ATOMICS_REMOTE != 0 {
@@ -84,9 +86,6 @@ func mallocHints(h C.long) uint {
 	}
 	if h&C.SHMEM_MALLOC_SIGNAL_REMOTE != 0 {
 		out |= shmem.MallocSignalRemote
-	}
-	if rest := h &^ (C.SHMEM_MALLOC_ATOMICS_REMOTE | C.SHMEM_MALLOC_SIGNAL_REMOTE); rest != 0 {
-		out |= uint(rest) << 8
 	}
 	return out
 }
