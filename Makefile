@@ -4,14 +4,18 @@ BIN      := bin
 NP       ?= 4
 ROUNDS   ?= 1000
 FUZZTIME ?= 3s
+PREFIX   ?= /usr/local
+SOS      ?= ../shared/tests-sos
+NPS      ?= 2 3 4
 
-.PHONY: all build lib run test vet lint bench perf fuzz clean proto
+.PHONY: all build lib run test test-sos install vet lint bench perf fuzz clean proto
 
 all: build
 
 # Every command and example, into ./bin, and the C library.
 build: lib
 	$(GO) build -o $(BIN)/ ./cmd/... ./examples/...
+	ln -sf oshcc $(BIN)/oshc++
 
 # The C interface: lib/libgoshmem.so, which OpenSHMEM C and C++ programs
 # link against with include/shmem.h. The header cgo generates beside it
@@ -19,6 +23,23 @@ build: lib
 lib:
 	$(GO) build -buildmode=c-shared -o lib/libgoshmem.so ./capi
 	rm -f lib/libgoshmem.h
+
+# The community's test suite (tests-sos), unmodified, built with oshcc and
+# oshc++ and run under oshrun at each of $(NPS) PEs; PROVIDER picks the
+# provider (GOSHMEM_PROVIDER), TIMEOUT bounds each run.
+test-sos: build
+	PROVIDER=$(PROVIDER) tools/test-sos.sh $(SOS) $(NPS)
+
+# bin/, include/ and lib/ under $(PREFIX), with a pkg-config file; oshcc
+# finds the header and library beside its own bin/.
+install: build
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(BIN)/oshcc $(BIN)/oshrun $(BIN)/provinfo $(BIN)/shmemperf $(BIN)/ntbtool \
+		$(BIN)/goshmem-provider-loopback-plugin $(DESTDIR)$(PREFIX)/bin/
+	ln -sf oshcc $(DESTDIR)$(PREFIX)/bin/oshc++
+	install -m 0644 include/shmem.h include/shmemx.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0755 lib/libgoshmem.so $(DESTDIR)$(PREFIX)/lib/
+	sed 's|@PREFIX@|$(PREFIX)|' tools/goshmem.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/goshmem.pc
 
 # An OpenSHMEM program on $(NP) PEs (separate processes) over the default provider.
 run: build
@@ -70,4 +91,4 @@ proto:
 		$(PROTO_DIR)/provider.proto
 
 clean:
-	rm -rf $(BIN)
+	rm -rf $(BIN) lib
