@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -61,7 +62,7 @@ const (
 	// ReduceMinWrkdataSize is the least number of elements a pWrk array
 	// holds (SHMEM_REDUCE_MIN_WRKDATA_SIZE); a reduction of nreduce
 	// elements needs max(nreduce/2+1, ReduceMinWrkdataSize).
-	ReduceMinWrkdataSize = 128
+	ReduceMinWrkdataSize = 64
 )
 
 // pSync word indices.
@@ -121,13 +122,18 @@ func (as ActiveSet) check(op string, npes, me int) error {
 	return nil
 }
 
-// asCall is one PE's view of one active-set collective.
+// asCall is one PE's view of one active-set collective. pSync may lie
+// in the heap or in registered static data (C programs declare it
+// static), so the call carries pSync's region and this PE's words, not
+// just an offset in the heap.
 type asCall struct {
-	w    *World
-	as   ActiveSet
-	me   int // rank in the set
-	n    int // members
-	sync int // heap offset of pSync[0]
+	w     *World
+	as    ActiveSet
+	me    int // rank in the set
+	n     int // members
+	syncR core.Region
+	sync  int     // offset of pSync[0] in syncR
+	words []int64 // this PE's pSync
 }
 
 // begin validates the set and pSync (at least words int64, symmetric).
@@ -141,7 +147,7 @@ func (w *World) begin(op string, as ActiveSet, pSync []int64, words int) (asCall
 	if len(pSync) < words {
 		return asCall{}, fmt.Errorf("shmem: %s: pSync holds %d words, %d are needed: %w", op, len(pSync), words, core.ErrInvalid)
 	}
-	off, err := w.offset(op, mem.Addr(pSync), words*8)
+	r, off, err := w.sym(op, mem.Addr(pSync), words*8)
 	if err != nil {
 		// Name the array only here: building the name allocates.
 		return asCall{}, w.addrError(op+" pSync", mem.Addr(pSync), words*8)
@@ -149,24 +155,30 @@ func (w *World) begin(op string, as ActiveSet, pSync []int64, words int) (asCall
 	if off%8 != 0 {
 		return asCall{}, fmt.Errorf("shmem: %s: pSync is not aligned to 8 bytes: %w", op, core.ErrInvalid)
 	}
-	return asCall{w: w, as: as, me: as.Rank(w.me), n: as.Size, sync: off}, nil
+	return asCall{w: w, as: as, me: as.Rank(w.me), n: as.Size, syncR: r, sync: off, words: pSync[:words]}, nil
 }
 
 func (c *asCall) word(i int) int { return c.sync + 8*i }
 
 // add adds v to pSync[i] on the member of rank r.
 func (c *asCall) add(r, i int, v int64) error {
-	return c.w.coll.ep.Atomic(c.as.PE(r), c.w.heap, c.word(i), core.AtomicAdd, core.Int64, uint64(v))
+	return c.w.coll.ep.Atomic(c.as.PE(r), c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(v))
 }
 
 // consume waits until this PE's pSync[i] counts v, then takes v off it.
 // The subtraction goes through the provider, so it is atomic with the adds
 // other members' signals make.
 func (c *asCall) consume(i int, v int64) error {
-	if err := c.w.waitGE(c.word(i), uint64(v)); err != nil {
+	if err := c.waitGE(i, v); err != nil {
 		return err
 	}
 	return c.add(c.me, i, -v)
+}
+
+// waitGE waits until this PE's pSync[i] reaches v.
+func (c *asCall) waitGE(i int, v int64) error {
+	p := &c.words[i]
+	return c.w.waitIn(c.syncR, c.word(i), 8, func() bool { return atomic.LoadInt64(p) >= v })
 }
 
 // treeKids returns the first child rank and the number of children of
