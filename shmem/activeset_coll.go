@@ -15,15 +15,16 @@ import (
 // BroadcastActiveSet[uint32]).
 
 // asDest checks that dest holds at least n elements and is symmetric, and
-// returns its heap offset.
-func asDest[T Elem](w *World, op string, dest []T, n int) (int, error) {
+// returns its region, the heap or registered static data, and its offset
+// there.
+func asDest[T Elem](w *World, op string, dest []T, n int) (core.Region, int, error) {
 	if len(dest) < n {
-		return 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
+		return nil, 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
 	}
 	if len(dest) == 0 {
-		return 0, nil // nothing will be written
+		return nil, 0, nil // nothing will be written
 	}
-	return w.offset(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
+	return w.sym(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
 }
 
 // BroadcastActiveSet copies source on the member of rank root in as into
@@ -47,7 +48,7 @@ func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveS
 	if root < 0 || root >= n {
 		return fmt.Errorf("shmem: %s: root %d is not a rank of the active set (0 to %d): %w", op, root, n-1, core.ErrInvalid)
 	}
-	off, err := asDest(w, op, dest, len(source))
+	dr, off, err := asDest(w, op, dest, len(source))
 	if err != nil || len(source) == 0 {
 		return err
 	}
@@ -67,7 +68,7 @@ func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveS
 			continue
 		}
 		child := (rel + mask + root) % n
-		if err := ep.Put(as.PE(child), w.heap, off, data); err != nil {
+		if err := ep.Put(as.PE(child), dr, off, data); err != nil {
 			return wrap(op, err)
 		}
 		if err := ep.Fence(); err != nil {
@@ -93,13 +94,13 @@ func FCollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync [
 		return err
 	}
 	m := len(source)
-	off, err := asDest(w, op, dest, m*c.n)
+	dr, off, err := asDest(w, op, dest, m*c.n)
 	if err != nil || m == 0 {
 		return err
 	}
 	at := off + c.me*m*mem.SizeOf[T]()
 	return wrap(op, c.spread(func(r int) error {
-		return w.coll.ep.Put(as.PE(r), w.heap, at, mem.Bytes(source))
+		return w.coll.ep.Put(as.PE(r), dr, at, mem.Bytes(source))
 	}))
 }
 
@@ -115,7 +116,7 @@ func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []
 	if err != nil {
 		return err
 	}
-	off, err := asDest(w, op, dest, 0)
+	dr, off, err := asDest(w, op, dest, 0)
 	if err != nil {
 		return err
 	}
@@ -135,7 +136,7 @@ func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []
 		if len(source) == 0 {
 			return nil
 		}
-		return w.coll.ep.Put(as.PE(r), w.heap, to, mem.Bytes(source))
+		return w.coll.ep.Put(as.PE(r), dr, to, mem.Bytes(source))
 	})
 	if bad != nil {
 		return bad
@@ -156,18 +157,18 @@ func (c *asCall) prefixSum(v int64) (int64, error) {
 	for k := 0; 1<<k < c.n; k++ {
 		word := psScan + k
 		if to := c.me + 1<<k; to < c.n {
-			if err := ep.Atomic(c.as.PE(to), c.w.heap, c.word(word), core.AtomicWrite, core.Int64, uint64(sum+1)); err != nil {
+			if err := ep.Atomic(c.as.PE(to), c.syncR, c.word(word), core.AtomicWrite, core.Int64, uint64(sum+1)); err != nil {
 				return 0, err
 			}
 		}
 		if c.me >= 1<<k {
-			if err := c.w.waitGE(c.word(word), 1); err != nil {
+			if err := c.waitGE(word, 1); err != nil {
 				return 0, err
 			}
 			// The one sender of this word has written it, so reading it
 			// and then clearing it loses nothing.
-			sum += int64(atomic.LoadUint64(mem.Word64(c.w.local, c.word(word)))) - 1
-			if err := ep.Atomic(c.w.me, c.w.heap, c.word(word), core.AtomicWrite, core.Int64, uint64(SyncValue)); err != nil {
+			sum += atomic.LoadInt64(&c.words[word]) - 1
+			if err := ep.Atomic(c.w.me, c.syncR, c.word(word), core.AtomicWrite, core.Int64, uint64(SyncValue)); err != nil {
 				return 0, err
 			}
 		}
@@ -224,7 +225,7 @@ func alltoalls[T Elem](w *World, op string, dest, source []T, dst, sst, nelems i
 	if need := (n*nelems-1)*sst + 1; len(source) < need {
 		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
 	}
-	off, err := asDest(w, op, dest, (n*nelems-1)*dst+1)
+	dr, off, err := asDest(w, op, dest, (n*nelems-1)*dst+1)
 	if err != nil {
 		return err
 	}
@@ -233,11 +234,11 @@ func alltoalls[T Elem](w *World, op string, dest, source []T, dst, sst, nelems i
 	return wrap(op, c.spread(func(to int) error {
 		pe := as.PE(to)
 		if dst == 1 && sst == 1 {
-			return ep.Put(pe, w.heap, off+c.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+			return ep.Put(pe, dr, off+c.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
 		}
 		for k := 0; k < nelems; k++ {
 			i := (to*nelems + k) * sst
-			if err := ep.Put(pe, w.heap, off+(c.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+			if err := ep.Put(pe, dr, off+(c.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
 				return err
 			}
 		}

@@ -107,7 +107,7 @@ func reduceToAll[T Elem](w *World, op string, dest, source []T, as ActiveSet, pW
 		return err
 	}
 	nred := len(source)
-	off, err := asDest(w, op, dest, nred)
+	dr, off, err := asDest(w, op, dest, nred)
 	if err != nil || nred == 0 {
 		return err
 	}
@@ -118,7 +118,7 @@ func reduceToAll[T Elem](w *World, op string, dest, source []T, as ActiveSet, pW
 	if len(pWrk) < work {
 		return fmt.Errorf("shmem: %s: pWrk holds %d elements, a reduction of %d needs %d: %w", op, len(pWrk), nred, work, core.ErrInvalid)
 	}
-	wrk, err := w.offset(op, mem.Addr(pWrk), work*mem.SizeOf[T]())
+	wr, wrk, err := w.sym(op, mem.Addr(pWrk), work*mem.SizeOf[T]())
 	if err != nil {
 		return w.addrError(op+" pWrk", mem.Addr(pWrk), work*mem.SizeOf[T]())
 	}
@@ -129,11 +129,18 @@ func reduceToAll[T Elem](w *World, op string, dest, source []T, as ActiveSet, pW
 	}
 	arity := min(max(work/nred, 2), treeArity, c.n-1)
 	chunk := work / arity
-	return wrap(op, reduceTree(&c, acc, pWrk[:work], off, wrk, arity, chunk, combine))
+	return wrap(op, reduceTree(&c, acc, pWrk[:work], symAt{dr, off}, symAt{wr, wrk}, arity, chunk, combine))
 }
 
-func reduceTree[T Elem](c *asCall, acc, pWrk []T, off, wrk, arity, chunk int, combine func(acc, in []T)) error {
-	w, ep := c.w, c.w.coll.ep
+// symAt is a place in symmetric memory: a region, the heap or registered
+// static data, and an offset in it.
+type symAt struct {
+	r   core.Region
+	off int
+}
+
+func reduceTree[T Elem](c *asCall, acc, pWrk []T, dest, wrk symAt, arity, chunk int, combine func(acc, in []T)) error {
+	ep := c.w.coll.ep
 	size := mem.SizeOf[T]()
 	first, kids := c.treeKids(arity)
 	parent, slot := (c.me-1)/arity, (c.me-1)%arity
@@ -149,7 +156,7 @@ func reduceTree[T Elem](c *asCall, acc, pWrk []T, off, wrk, arity, chunk int, co
 		}
 		if c.me > 0 {
 			// The payload lands before the count that announces it.
-			if err := ep.Put(c.as.PE(parent), w.heap, wrk+slot*chunk*size, mem.Bytes(part)); err != nil {
+			if err := ep.Put(c.as.PE(parent), wrk.r, wrk.off+slot*chunk*size, mem.Bytes(part)); err != nil {
 				return err
 			}
 			if err := ep.Fence(); err != nil {
@@ -167,7 +174,7 @@ func reduceTree[T Elem](c *asCall, acc, pWrk []T, off, wrk, arity, chunk int, co
 			continue
 		}
 		for k := first; k < first+kids; k++ {
-			if err := ep.Put(c.as.PE(k), w.heap, off+lo*size, mem.Bytes(part)); err != nil {
+			if err := ep.Put(c.as.PE(k), dest.r, dest.off+lo*size, mem.Bytes(part)); err != nil {
 				return err
 			}
 		}
