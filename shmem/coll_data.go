@@ -27,7 +27,7 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 	if n := len(t.members); root < 0 || root >= n {
 		return fmt.Errorf("shmem: %s: root %d is not a rank of the team (0 to %d): %w", op, root, n-1, core.ErrInvalid)
 	}
-	off, err := symDest(t, op, dest, len(source))
+	dr, off, err := symDest(t, op, dest, len(source))
 	if err != nil || len(source) == 0 {
 		return err
 	}
@@ -38,13 +38,13 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 		}
 		return t.collErr(op, tree(t, root, b, nil, true))
 	}
-	return t.collErr(op, t.broadcast(b, mem.Bytes(source), root, off))
+	return t.collErr(op, t.broadcast(b, mem.Bytes(source), root, dr, off))
 }
 
 // broadcast: in a binomial tree rooted at root, relative rank r hears from
 // r minus its lowest set bit and forwards to r+2^j for every 2^j below that
-// bit, the largest subtree first.
-func (t *Team) broadcast(dest, source []byte, root, off int) error {
+// bit, the largest subtree first. dest is at off in dr on every member.
+func (t *Team) broadcast(dest, source []byte, root int, dr core.Region, off int) error {
 	n := len(t.members)
 	if err := t.barrier(); err != nil {
 		return err
@@ -68,7 +68,7 @@ func (t *Team) broadcast(dest, source []byte, root, off int) error {
 			continue
 		}
 		child := (rel + mask + root) % n
-		if err := ep.Put(t.members[child], t.w.heap, off, dest); err != nil {
+		if err := ep.Put(t.members[child], dr, off, dest); err != nil {
 			return err
 		}
 		if err := ep.Fence(); err != nil {
@@ -92,7 +92,7 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		return err
 	}
 	n := len(source)
-	off, err := symDest(t, op, dest, n*len(t.members))
+	dr, off, err := symDest(t, op, dest, n*len(t.members))
 	if err != nil || n == 0 {
 		return err
 	}
@@ -105,7 +105,7 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		return t.collErr(op, tree(t, 0, b, orBytes, true))
 	}
 	return t.collErr(op, t.exchange(func(to int) error {
-		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+t.me*size, mem.Bytes(source))
+		return t.w.coll.ep.Put(t.members[to], dr, off+t.me*size, mem.Bytes(source))
 	}))
 }
 
@@ -125,7 +125,7 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 	if err := t.check(op); err != nil {
 		return err
 	}
-	off, err := symDest(t, op, dest, 0)
+	dr, off, err := symDest(t, op, dest, 0)
 	if err != nil {
 		return err
 	}
@@ -148,7 +148,7 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 		if len(source) == 0 {
 			return nil
 		}
-		return t.w.coll.ep.Put(t.members[to], t.w.heap, off+int(at)*size, mem.Bytes(source))
+		return t.w.coll.ep.Put(t.members[to], dr, off+int(at)*size, mem.Bytes(source))
 	})
 	if bad != nil {
 		return bad
@@ -183,7 +183,7 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	if need := (n*nelems-1)*sst + 1; len(source) < need {
 		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
 	}
-	off, err := symDest(t, op, dest, (n*nelems-1)*dst+1)
+	dr, off, err := symDest(t, op, dest, (n*nelems-1)*dst+1)
 	if err != nil {
 		return err
 	}
@@ -191,11 +191,11 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	ep := t.w.coll.ep
 	return t.collErr(op, t.exchange(func(to int) error {
 		if dst == 1 && sst == 1 {
-			return ep.Put(t.members[to], t.w.heap, off+t.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+			return ep.Put(t.members[to], dr, off+t.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
 		}
 		for k := 0; k < nelems; k++ {
 			i := (to*nelems + k) * sst
-			if err := ep.Put(t.members[to], t.w.heap, off+(t.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+			if err := ep.Put(t.members[to], dr, off+(t.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
 				return err
 			}
 		}
@@ -265,15 +265,16 @@ func (t *Team) prefixSum(v uint64) (uint64, error) {
 }
 
 // symDest checks that dest holds at least n elements and is symmetric, and
-// returns its heap offset.
-func symDest[T Elem](t *Team, op string, dest []T, n int) (int, error) {
+// returns its region, the heap or registered static data, and its offset
+// there.
+func symDest[T Elem](t *Team, op string, dest []T, n int) (core.Region, int, error) {
 	if len(dest) < n {
-		return 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
+		return nil, 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
 	}
 	if len(dest) == 0 {
-		return 0, nil // nothing will be written
+		return nil, 0, nil // nothing will be written
 	}
-	return t.w.offset(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
+	return t.w.sym(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
 }
 
 func wrap(op string, err error) error {
