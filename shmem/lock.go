@@ -34,61 +34,80 @@ const (
 
 // lockTable remembers which locks this PE holds, so that setting a lock
 // twice or clearing one not held is an error rather than a deadlock or a
-// corrupted queue.
+// corrupted queue. Locks are known by address: a lock in the heap and one
+// in registered static data may share an offset.
 type lockTable struct {
 	mu   sync.Mutex
-	held map[int]bool
+	held map[uintptr]bool
 }
 
-// acquire marks the lock at off as being taken; it fails if this PE holds
-// it or is taking it already.
-func (t *lockTable) acquire(op string, off int) error {
+// acquire marks the lock at addr as being taken; it fails if this PE
+// holds it or is taking it already.
+func (t *lockTable) acquire(op string, addr uintptr) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.held[off] {
+	if t.held[addr] {
 		return fmt.Errorf("shmem: %s: this PE holds the lock already (or another of its goroutines is taking it); locks are held by PEs and are not recursive: %w", op, core.ErrInvalid)
 	}
 	if t.held == nil {
-		t.held = map[int]bool{}
+		t.held = map[uintptr]bool{}
 	}
-	t.held[off] = true
+	t.held[addr] = true
 	return nil
 }
 
-// release forgets the lock at off; it reports whether it was held.
-func (t *lockTable) release(off int) bool {
+// release forgets the lock at addr; it reports whether it was held.
+func (t *lockTable) release(addr uintptr) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	ok := t.held[off]
-	delete(t.held, off)
+	ok := t.held[addr]
+	delete(t.held, addr)
 	return ok
 }
 
-// lockWord validates a lock word and returns its offset and home PE.
-func (w *World) lockWord(op string, lock *int64) (off, home int, err error) {
+// lockRef is a validated lock word: its region, the heap or registered
+// static data (a C program's "static long lock"), its offset there, its
+// home PE, and this PE's copy.
+type lockRef struct {
+	r    core.Region
+	off  int
+	home int
+	word *int64
+}
+
+func (l *lockRef) addr() uintptr { return mem.PtrAddr(l.word) }
+
+// node reads this PE's queue node of the lock.
+func (l *lockRef) node() uint64 {
+	return uint64(atomic.LoadUint32(mem.Word32(mem.ValueBytes(l.word), lockNode)))
+}
+
+// lockWord validates a lock word and returns where it is and its home PE.
+func (w *World) lockWord(op string, lock *int64) (lockRef, error) {
 	if err := w.Err(); err != nil {
-		return 0, 0, err
+		return lockRef{}, err
 	}
-	off, err = w.offset(op, mem.PtrAddr(lock), 8)
+	r, off, err := w.sym(op, mem.PtrAddr(lock), 8)
 	if err != nil {
-		return 0, 0, err
+		return lockRef{}, err
 	}
 	if off%8 != 0 {
-		return 0, 0, &core.AlignError{Offset: off, Align: 8}
+		return lockRef{}, &core.AlignError{Offset: off, Align: 8}
 	}
 	sup := w.info.Atomics
 	for _, o := range []core.AtomicOp{core.AtomicSwap, core.AtomicCSwap, core.AtomicOr} {
 		if !sup.Supports(o, core.Uint32) {
-			return 0, 0, fmt.Errorf("shmem: %s: provider %s lacks the 32-bit %s atomic locks are built on: %w",
+			return lockRef{}, fmt.Errorf("shmem: %s: provider %s lacks the 32-bit %s atomic locks are built on: %w",
 				op, w.provider.Name(), o, core.ErrNotSupported)
 		}
 	}
-	return off, (off / 8) % w.npes, nil
+	return lockRef{r: r, off: off, home: (off / 8) % w.npes, word: lock}, nil
 }
 
-// lockAMO runs a fetching 32-bit atomic on the lock word and completes it.
-func (w *World) lockAMO(op string, pe, off int, aop core.AtomicOp, v, cmp uint64) (uint64, error) {
-	old, err := w.def.ep.FetchAtomic(pe, w.heap, off, aop, core.Uint32, v, cmp)
+// lockAMO runs a fetching 32-bit atomic on the half of l at field
+// (lockTail or lockNode) on PE pe, and completes it.
+func (w *World) lockAMO(op string, l *lockRef, pe, field int, aop core.AtomicOp, v, cmp uint64) (uint64, error) {
+	old, err := w.def.ep.FetchAtomic(pe, l.r, l.off+field, aop, core.Uint32, v, cmp)
 	if err != nil {
 		// The lock's home or a queued PE may be gone because of a
 		// global exit.
@@ -97,45 +116,40 @@ func (w *World) lockAMO(op string, pe, off int, aop core.AtomicOp, v, cmp uint64
 	return old, nil
 }
 
-// node reads this PE's queue node of the lock at off.
-func (w *World) node(off int) uint64 {
-	return uint64(atomic.LoadUint32(mem.Word32(w.local, off+lockNode)))
-}
-
 // SetLock acquires the lock *lock, waiting until it is free
 // (shmem_set_lock). *lock is a symmetric int64, zero on every PE before
 // first use and not otherwise written by the program.
 func SetLock(w *World, lock *int64) error {
 	const op = "set_lock"
-	off, home, err := w.lockWord(op, lock)
+	l, err := w.lockWord(op, lock)
 	if err != nil {
 		return err
 	}
-	if err := w.syn.locks.acquire(op, off); err != nil {
+	if err := w.syn.locks.acquire(op, l.addr()); err != nil {
 		return err
 	}
-	if err := w.enqueue(op, off, home); err != nil {
-		w.syn.locks.release(off)
+	if err := w.enqueue(op, &l); err != nil {
+		w.syn.locks.release(l.addr())
 		return err
 	}
 	return nil
 }
 
 // enqueue joins the lock's queue and waits for the lock to be handed over.
-func (w *World) enqueue(op string, off, home int) error {
+func (w *World) enqueue(op string, l *lockRef) error {
 	me := uint64(w.me + 1)
 	// Nobody writes this node until this PE is queued again.
-	if _, err := w.lockAMO(op, w.me, off+lockNode, core.AtomicSwap, 0, 0); err != nil {
+	if _, err := w.lockAMO(op, l, w.me, lockNode, core.AtomicSwap, 0, 0); err != nil {
 		return err
 	}
-	pred, err := w.lockAMO(op, home, off+lockTail, core.AtomicSwap, me, 0)
+	pred, err := w.lockAMO(op, l, l.home, lockTail, core.AtomicSwap, me, 0)
 	if err != nil || pred == 0 {
 		return err
 	}
-	if _, err := w.lockAMO(op, int(pred-1), off+lockNode, core.AtomicOr, me, 0); err != nil {
+	if _, err := w.lockAMO(op, l, int(pred-1), lockNode, core.AtomicOr, me, 0); err != nil {
 		return err
 	}
-	if err := w.waitFor(off+lockNode, 4, func() bool { return w.node(off)&lockGo != 0 }); err != nil {
+	if err := w.waitIn(l.r, l.off+lockNode, 4, func() bool { return l.node()&lockGo != 0 }); err != nil {
 		return fmt.Errorf("shmem: %s: %w", op, err)
 	}
 	return nil
@@ -146,23 +160,23 @@ func (w *World) enqueue(op string, off, home int) error {
 // returns true).
 func TestLock(w *World, lock *int64) (bool, error) {
 	const op = "test_lock"
-	off, home, err := w.lockWord(op, lock)
+	l, err := w.lockWord(op, lock)
 	if err != nil {
 		return false, err
 	}
-	if err := w.syn.locks.acquire(op, off); err != nil {
+	if err := w.syn.locks.acquire(op, l.addr()); err != nil {
 		return false, err
 	}
 	got := false
 	defer func() {
 		if !got {
-			w.syn.locks.release(off)
+			w.syn.locks.release(l.addr())
 		}
 	}()
-	if _, err := w.lockAMO(op, w.me, off+lockNode, core.AtomicSwap, 0, 0); err != nil {
+	if _, err := w.lockAMO(op, &l, w.me, lockNode, core.AtomicSwap, 0, 0); err != nil {
 		return false, err
 	}
-	old, err := w.lockAMO(op, home, off+lockTail, core.AtomicCSwap, uint64(w.me+1), 0)
+	old, err := w.lockAMO(op, &l, l.home, lockTail, core.AtomicCSwap, uint64(w.me+1), 0)
 	if err != nil {
 		return false, err
 	}
@@ -175,29 +189,29 @@ func TestLock(w *World, lock *int64) (bool, error) {
 // (shmem_clear_lock). Clearing a lock this PE does not hold is an error.
 func ClearLock(w *World, lock *int64) error {
 	const op = "clear_lock"
-	off, home, err := w.lockWord(op, lock)
+	l, err := w.lockWord(op, lock)
 	if err != nil {
 		return err
 	}
-	if !w.syn.locks.release(off) {
+	if !w.syn.locks.release(l.addr()) {
 		return fmt.Errorf("shmem: %s: this PE does not hold the lock: %w", op, core.ErrInvalid)
 	}
 	if err := w.def.ep.Quiet(); err != nil {
 		return fmt.Errorf("shmem: %s: %w", op, err)
 	}
 	me := uint64(w.me + 1)
-	if w.node(off)&lockNext == 0 {
-		old, err := w.lockAMO(op, home, off+lockTail, core.AtomicCSwap, 0, me)
+	if l.node()&lockNext == 0 {
+		old, err := w.lockAMO(op, &l, l.home, lockTail, core.AtomicCSwap, 0, me)
 		if err != nil || old == me {
 			return err
 		}
 		// A PE swapped itself in behind this one and is linking: wait
 		// for the link.
-		if err := w.waitFor(off+lockNode, 4, func() bool { return w.node(off)&lockNext != 0 }); err != nil {
+		if err := w.waitIn(l.r, l.off+lockNode, 4, func() bool { return l.node()&lockNext != 0 }); err != nil {
 			return fmt.Errorf("shmem: %s: %w", op, err)
 		}
 	}
-	next := int(w.node(off)&lockNext) - 1
-	_, err = w.lockAMO(op, next, off+lockNode, core.AtomicOr, lockGo, 0)
+	next := int(l.node()&lockNext) - 1
+	_, err = w.lockAMO(op, &l, next, lockNode, core.AtomicOr, lockGo, 0)
 	return err
 }
