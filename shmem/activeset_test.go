@@ -36,21 +36,15 @@ type asBuffers struct {
 	red3           map[string]any // [3][]T: source, dest, pWrk of a reduction
 }
 
-func newASBuffers(t *testing.T, w *shmem.World) *asBuffers {
+func newASBuffers(t *testing.T, m *symMem) *asBuffers {
 	var b asBuffers
-	var err error
 	for i := range 2 {
-		b.bar[i], err = shmem.Malloc[int64](w, shmem.BarrierSyncSize)
-		require.NoError(t, err)
-		b.coll[i], err = shmem.Malloc[int64](w, shmem.CollectSyncSize)
-		require.NoError(t, err)
-		b.red[i], err = shmem.Malloc[int64](w, shmem.ReduceSyncSize)
-		require.NoError(t, err)
+		b.bar[i] = symMake[int64](t, m, shmem.BarrierSyncSize)
+		b.coll[i] = symMake[int64](t, m, shmem.CollectSyncSize)
+		b.red[i] = symMake[int64](t, m, shmem.ReduceSyncSize)
 	}
-	b.bcast, err = shmem.Malloc[int64](w, shmem.BcastSyncSize)
-	require.NoError(t, err)
-	b.cells, err = shmem.Malloc[int64](w, 2)
-	require.NoError(t, err)
+	b.bcast = symMake[int64](t, m, shmem.BcastSyncSize)
+	b.cells = symMake[int64](t, m, 2)
 	b.red3 = map[string]any{}
 	return &b
 }
@@ -58,12 +52,10 @@ func newASBuffers(t *testing.T, w *shmem.World) *asBuffers {
 // asAlloc allocates, collectively on every PE, the buffers of a
 // reduction of count elements of T; members of a set take them with
 // asGet, since a set's members alone cannot allocate.
-func asAlloc[T shmem.Elem](t *testing.T, w *shmem.World, b *asBuffers, count int) {
+func asAlloc[T shmem.Elem](t *testing.T, m *symMem, b *asBuffers, count int) {
 	var bufs [3][]T
 	for i, n := range []int{count, count, shmem.ReduceWorkSize(count)} {
-		var err error
-		bufs[i], err = shmem.Malloc[T](w, n)
-		require.NoError(t, err)
+		bufs[i] = symMake[T](t, m, n)
 	}
 	b.red3[fmt.Sprintf("%T/%d", bufs[0], count)] = bufs
 }
@@ -77,13 +69,13 @@ func asGet[T shmem.Elem](b *asBuffers, count int, val func(r, i int) T, me int) 
 }
 
 // allocReductions allocates what activeSetRounds reduces.
-func allocReductions(t *testing.T, w *shmem.World, b *asBuffers) {
-	asAlloc[int64](t, w, b, 1)
-	asAlloc[float64](t, w, b, 300)
-	asAlloc[uint32](t, w, b, 5)
-	asAlloc[int16](t, w, b, 600)
-	asAlloc[complex128](t, w, b, 7)
-	asAlloc[complex64](t, w, b, 260)
+func allocReductions(t *testing.T, m *symMem, b *asBuffers) {
+	asAlloc[int64](t, m, b, 1)
+	asAlloc[float64](t, m, b, 300)
+	asAlloc[uint32](t, m, b, 5)
+	asAlloc[int16](t, m, b, 600)
+	asAlloc[complex128](t, m, b, 7)
+	asAlloc[complex64](t, m, b, 260)
 }
 
 // requireClear checks that every pSync word is back at SyncValue.
@@ -97,27 +89,29 @@ func (b *asBuffers) requireClear(t *testing.T) {
 
 // Every active-set collective on every set of 1 to 4 PEs, several rounds
 // of each, alternating two pSync arrays where the spec lets consecutive
-// calls follow each other without a barrier.
+// calls follow each other without a barrier; with dest, pSync and pWrk
+// in the heap, then in registered static data, where C programs keep
+// them.
 func TestActiveSetCollectives(t *testing.T) {
 	for n := 1; n <= 4; n++ {
 		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
 			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
 				require.NoError(t, err)
-				b := newASBuffers(t, w)
-				allocReductions(t, w, b)
-				const m = 3
-				dest, err := shmem.Malloc[int64](w, 4*n*m)
-				require.NoError(t, err)
-				dest32, err := shmem.Malloc[int32](w, 4*n*m)
-				require.NoError(t, err)
-				for si, as := range activeSets(n) {
-					if as.Rank(pe) < 0 {
-						continue
+				symMems(t, w, 64<<10, func(where string, sm *symMem) {
+					b := newASBuffers(t, sm)
+					allocReductions(t, sm, b)
+					const m = 3
+					dest := symMake[int64](t, sm, 4*n*m)
+					dest32 := symMake[int32](t, sm, 4*n*m)
+					for si, as := range activeSets(n) {
+						if as.Rank(pe) < 0 {
+							continue
+						}
+						activeSetRounds(t, w, b, as, dest, dest32, fmt.Sprintf("%s: set %d %+v", where, si, as))
 					}
-					activeSetRounds(t, w, b, as, dest, dest32, fmt.Sprintf("set %d %+v", si, as))
-				}
-				require.NoError(t, w.BarrierAll())
-				b.requireClear(t)
+					require.NoError(t, w.BarrierAll())
+					b.requireClear(t)
+				})
 			})
 		})
 	}
@@ -256,35 +250,36 @@ func asBitwise[T shmem.BitwiseElem](t *testing.T, w *shmem.World, b *asBuffers, 
 }
 
 // On 11 PEs the trees have inner nodes that are not the root, and a
-// reduction larger than pWrk goes in several chunks.
+// reduction larger than pWrk goes in several chunks, through a pWrk in
+// the heap and then through one in registered static data.
 func TestActiveSetTwoLevelTree(t *testing.T) {
 	const n = 11
 	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
 		require.NoError(t, err)
-		b := newASBuffers(t, w)
-		asAlloc[int64](t, w, b, 2)
-		asAlloc[float64](t, w, b, 1000)
-		wrk64, err := shmem.Malloc[uint64](w, shmem.ReduceMinWrkdataSize)
-		require.NoError(t, err)
-		as := shmem.ActiveSet{Start: 0, LogStride: 0, Size: n}
-		for round := range 3 {
-			asReduce(t, w, b, as, "11 PEs", round, 2, func(r, i int) int64 { return int64(r*3 - i) })
-			asReduce(t, w, b, as, "11 PEs", round, 1000, func(r, i int) float64 { return float64(r%3) + float64(i%7)/4 })
-			// An inexact sum: every PE gets the same bits.
-			src, dest, wrk := asGet(b, 1000, func(r, i int) float64 { return 1 / float64(1+r+i%7) }, pe)
-			require.NoError(t, shmem.SumToAll(w, dest, src, as, wrk, b.red[0]))
-			bits, err := shmem.Malloc[uint64](w, 2)
-			require.NoError(t, err)
-			bits[0] = math.Float64bits(dest[999])
-			require.NoError(t, shmem.MinToAll(w, bits[1:], bits[:1], as, wrk64, b.red[1]))
-			require.Equal(t, bits[0], bits[1], "round %d: PEs got different bits of one sum", round)
-			require.NoError(t, shmem.Free(w, bits))
-			for range 20 {
-				require.NoError(t, w.BarrierActiveSet(as, b.bar[round%2]))
+		symMems(t, w, 64<<10, func(where string, sm *symMem) {
+			b := newASBuffers(t, sm)
+			asAlloc[int64](t, sm, b, 2)
+			asAlloc[float64](t, sm, b, 1000)
+			wrk64 := symMake[uint64](t, sm, shmem.ReduceMinWrkdataSize)
+			bits := symMake[uint64](t, sm, 2)
+			as := shmem.ActiveSet{Start: 0, LogStride: 0, Size: n}
+			name := "11 PEs, " + where
+			for round := range 3 {
+				asReduce(t, w, b, as, name, round, 2, func(r, i int) int64 { return int64(r*3 - i) })
+				asReduce(t, w, b, as, name, round, 1000, func(r, i int) float64 { return float64(r%3) + float64(i%7)/4 })
+				// An inexact sum: every PE gets the same bits.
+				src, dest, wrk := asGet(b, 1000, func(r, i int) float64 { return 1 / float64(1+r+i%7) }, pe)
+				require.NoError(t, shmem.SumToAll(w, dest, src, as, wrk, b.red[0]))
+				bits[0] = math.Float64bits(dest[999])
+				require.NoError(t, shmem.MinToAll(w, bits[1:], bits[:1], as, wrk64, b.red[1]))
+				require.Equal(t, bits[0], bits[1], "%s round %d: PEs got different bits of one sum", name, round)
+				for range 20 {
+					require.NoError(t, w.BarrierActiveSet(as, b.bar[round%2]))
+				}
 			}
-		}
-		require.NoError(t, w.BarrierAll())
-		b.requireClear(t)
+			require.NoError(t, w.BarrierAll())
+			b.requireClear(t)
+		})
 	})
 }
 

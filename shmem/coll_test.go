@@ -13,61 +13,85 @@ import (
 )
 
 // Every collective, at team sizes 1 to 5, back to back into the same
-// buffers with no barrier between them.
+// buffers with no barrier between them; dest in the heap, then in
+// registered static data, where a C program's globals are.
 func TestCollectivesSizes(t *testing.T) {
 	for n := 1; n <= 5; n++ {
 		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
 			world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
 				require.NoError(t, err)
-				tm := w.TeamWorld()
-				const m = 5
-				dest, err := shmem.Malloc[int32](w, 4*n*m)
-				require.NoError(t, err)
-				for iter := range 4 {
-					src := make([]int32, n*m)
-					for i := range src {
-						src[i] = int32(1000*pe + 10*i + iter)
-					}
-					root := iter % n
-					require.NoError(t, shmem.Broadcast(tm, dest, src[:m], root))
-					for i := range m {
-						require.Equal(t, int32(1000*root+10*i+iter), dest[i], "broadcast iter %d", iter)
-					}
-					require.NoError(t, shmem.FCollect(tm, dest, src[:m]))
-					for p := range n {
-						for i := range m {
-							require.Equal(t, int32(1000*p+10*i+iter), dest[p*m+i], "fcollect iter %d", iter)
-						}
-					}
-					// PE p contributes p+iter%2 elements.
-					require.NoError(t, shmem.Collect(tm, dest, src[:pe+iter%2]))
-					at := 0
-					for p := range n {
-						for i := range p + iter%2 {
-							require.Equal(t, int32(1000*p+10*i+iter), dest[at], "collect iter %d", iter)
-							at++
-						}
-					}
-					require.NoError(t, shmem.Alltoall(tm, dest, src, m))
-					for p := range n {
-						for i := range m {
-							require.Equal(t, int32(1000*p+10*(pe*m+i)+iter), dest[p*m+i], "alltoall iter %d", iter)
-						}
-					}
-					clear(dest)
-					require.NoError(t, shmem.Alltoalls(tm, dest, src, 2, 1, 2))
-					for p := range n {
-						for i := range 2 {
-							require.Equal(t, int32(1000*p+10*(pe*2+i)+iter), dest[(p*2+i)*2], "alltoalls iter %d", iter)
-						}
-					}
-					var sum [3]int64
-					require.NoError(t, shmem.SumReduce(tm, sum[:], []int64{int64(pe), int64(iter), 1}))
-					require.Equal(t, [3]int64{int64(n * (n - 1) / 2), int64(n * iter), int64(n)}, sum)
-				}
-				require.NoError(t, shmem.Free(w, dest))
+				symMems(t, w, 64<<10, func(where string, sm *symMem) {
+					collectivesRound(t, w.TeamWorld(), sm, where)
+				})
 			})
 		})
+	}
+}
+
+func collectivesRound(t *testing.T, tm *shmem.Team, sm *symMem, where string) {
+	pe, n := tm.MyPE(), tm.NPEs()
+	const m = 5
+	dest := symMake[int32](t, sm, 4*n*m)
+	// Larger than the tree carries: broadcast and fcollect go
+	// straight into dest.
+	const big = 700
+	bigDest := symMake[int32](t, sm, n*big)
+	sum := symMake[int64](t, sm, 3)
+	for iter := range 4 {
+		src := make([]int32, n*m)
+		for i := range src {
+			src[i] = int32(1000*pe + 10*i + iter)
+		}
+		root := iter % n
+		require.NoError(t, shmem.Broadcast(tm, dest, src[:m], root))
+		for i := range m {
+			require.Equal(t, int32(1000*root+10*i+iter), dest[i], "broadcast iter %d", iter)
+		}
+		require.NoError(t, shmem.FCollect(tm, dest, src[:m]))
+		for p := range n {
+			for i := range m {
+				require.Equal(t, int32(1000*p+10*i+iter), dest[p*m+i], "fcollect iter %d", iter)
+			}
+		}
+		// PE p contributes p+iter%2 elements.
+		require.NoError(t, shmem.Collect(tm, dest, src[:pe+iter%2]))
+		at := 0
+		for p := range n {
+			for i := range p + iter%2 {
+				require.Equal(t, int32(1000*p+10*i+iter), dest[at], "collect iter %d", iter)
+				at++
+			}
+		}
+		require.NoError(t, shmem.Alltoall(tm, dest, src, m))
+		for p := range n {
+			for i := range m {
+				require.Equal(t, int32(1000*p+10*(pe*m+i)+iter), dest[p*m+i], "alltoall iter %d", iter)
+			}
+		}
+		clear(dest)
+		require.NoError(t, shmem.Alltoalls(tm, dest, src, 2, 1, 2))
+		for p := range n {
+			for i := range 2 {
+				require.Equal(t, int32(1000*p+10*(pe*2+i)+iter), dest[(p*2+i)*2], "alltoalls iter %d", iter)
+			}
+		}
+		require.NoError(t, shmem.SumReduce(tm, sum, []int64{int64(pe), int64(iter), 1}))
+		require.Equal(t, []int64{int64(n * (n - 1) / 2), int64(n * iter), int64(n)}, sum, "%s: sum iter %d", where, iter)
+
+		src = make([]int32, big)
+		for i := range src {
+			src[i] = int32(1000*pe + i + iter)
+		}
+		require.NoError(t, shmem.Broadcast(tm, bigDest, src, root))
+		for i := range big {
+			require.Equal(t, int32(1000*root+i+iter), bigDest[i], "%s: large broadcast iter %d", where, iter)
+		}
+		require.NoError(t, shmem.FCollect(tm, bigDest, src))
+		for p := range n {
+			for i := range big {
+				require.Equal(t, int32(1000*p+i+iter), bigDest[p*big+i], "%s: large fcollect iter %d", where, iter)
+			}
+		}
 	}
 }
 

@@ -159,26 +159,29 @@ func captureStderr(t *testing.T, f func()) string {
 }
 
 // Six PEs on two cores queue for one lock a hundred times each; the
-// counter they update without atomics under it loses nothing.
+// counter they update without atomics under it loses nothing. The lock
+// and counter are in the heap, then in registered static data, as a C
+// program's "static long lock" is.
 func TestLockQueueManyPEs(t *testing.T) {
 	const n, rounds = 6, 100
 	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
 		require.NoError(t, err)
-		x, err := shmem.Malloc[int64](w, 2)
-		require.NoError(t, err)
-		lock, counter := &x[0], &x[1]
-		for range rounds {
-			require.NoError(t, shmem.SetLock(w, lock))
-			v, err := shmem.G(w, counter, 0)
-			require.NoError(t, err)
-			require.NoError(t, shmem.P(w, counter, v+1, 0))
-			require.NoError(t, shmem.ClearLock(w, lock))
-		}
-		require.NoError(t, w.BarrierAll())
-		if pe == 0 {
-			require.Equal(t, int64(n*rounds), *counter)
-		}
-		require.NoError(t, w.BarrierAll())
+		symMems(t, w, 1, func(where string, sm *symMem) {
+			x := symMake[int64](t, sm, 2)
+			lock, counter := &x[0], &x[1]
+			for range rounds {
+				require.NoError(t, shmem.SetLock(w, lock))
+				v, err := shmem.G(w, counter, 0)
+				require.NoError(t, err)
+				require.NoError(t, shmem.P(w, counter, v+1, 0))
+				require.NoError(t, shmem.ClearLock(w, lock))
+			}
+			require.NoError(t, w.BarrierAll())
+			if pe == 0 {
+				require.Equal(t, int64(n*rounds), *counter, where)
+			}
+			require.NoError(t, w.BarrierAll())
+		})
 	})
 }
 
