@@ -19,6 +19,7 @@ import (
 func registerCases() []Case {
 	return []Case{
 		{Name: "Register/StaticData", Needs: rmaCaps | core.CapFetchAtomic, Shmem: caseRegisterStatic},
+		{Name: "Register/Collectives", Needs: lockCaps, Shmem: caseRegisterCollectives},
 		{Name: "Register/BadInput", Needs: rmaCaps, Shmem: caseRegisterBadInput},
 		{Name: "Register/Core", Needs: core.CapRMA, Core: caseRegisterCore},
 	}
@@ -88,6 +89,89 @@ func caseRegisterStatic(t *T, w *shmem.World) {
 	require.ErrorIs(t, err, shmem.ErrOutOfBounds)
 	require.ErrorContains(t, err, "symmetric heap")
 	require.ErrorContains(t, err, "static data")
+}
+
+// caseRegisterCollectives runs collectives and a lock on static data
+// alone, as a C program declares them: "static long pSync[...]",
+// "static long pWrk[...]", static dest and source arrays, "static long
+// lock".
+func caseRegisterCollectives(t *T, w *shmem.World) {
+	me, n := w.MyPE(), w.NPEs()
+	left, right := neighbours(w)
+	data := staticMemory(t, 2)
+	require.NoError(t, w.RegisterStatic(data))
+	// The same layout on every PE, zero like bss.
+	const big = 300 // 2400 bytes: more than the team's tree carries
+	words := mem.Slice[int64](data)
+	next := 0
+	take := func(k int) []int64 {
+		s := words[next : next+k : next+k]
+		next += k
+		return s
+	}
+	barSync := take(shmem.BarrierSyncSize)
+	bcastSync := take(shmem.BcastSyncSize)
+	redSync := take(shmem.ReduceSyncSize)
+	pWrk := take(shmem.ReduceWorkSize(big))
+	cells := take(2)
+	lock, counter := &take(1)[0], &take(1)[0]
+	src, dest := take(big), take(big)
+	require.LessOrEqual(t, next*8, len(data))
+	all := shmem.ActiveSet{Start: 0, LogStride: 0, Size: n}
+
+	// Barriers over a static pSync, each ordering a put into static data.
+	for r := range 20 {
+		require.NoError(t, shmem.P(w, &cells[r%2], int64(100*r+me), right))
+		require.NoError(t, w.BarrierActiveSet(all, barSync))
+		require.Equal(t, int64(100*r+left), atomic.LoadInt64(&cells[r%2]), "barrier %d", r)
+	}
+
+	// The 1.4 broadcast and sum, every array static.
+	for i := range src {
+		src[i] = int64(1000*me + i)
+	}
+	root := n - 1
+	require.NoError(t, shmem.BroadcastActiveSet(w, dest[:8], src[:8], root, all, bcastSync))
+	if me != root {
+		for i := range 8 {
+			require.Equal(t, int64(1000*root+i), dest[i], "active-set broadcast element %d", i)
+		}
+	}
+	require.NoError(t, w.BarrierActiveSet(all, barSync))
+	require.NoError(t, shmem.SumToAll(w, dest, src, all, pWrk, redSync))
+	for i := range big {
+		require.Equal(t, int64(1000*n*(n-1)/2+n*i), dest[i], "sum_to_all element %d", i)
+	}
+	require.NoError(t, w.BarrierActiveSet(all, barSync))
+	for i, v := range [][]int64{barSync, bcastSync, redSync} {
+		require.Equal(t, make([]int64, len(v)), v, "pSync %d is back at SyncValue", i)
+	}
+
+	// The team forms, dest static.
+	tm := w.TeamWorld()
+	require.NoError(t, shmem.Broadcast(tm, dest, src, 0))
+	for i := range big {
+		require.Equal(t, int64(i), dest[i], "team broadcast element %d", i)
+	}
+	require.NoError(t, shmem.SumReduce(tm, dest, src))
+	for i := range big {
+		require.Equal(t, int64(1000*n*(n-1)/2+n*i), dest[i], "team sum element %d", i)
+	}
+
+	// A static lock guards a static counter on PE 0.
+	const rounds = 20
+	for range rounds {
+		require.NoError(t, shmem.SetLock(w, lock))
+		v, err := shmem.G(w, counter, 0)
+		require.NoError(t, err)
+		require.NoError(t, shmem.P(w, counter, v+1, 0))
+		require.NoError(t, shmem.ClearLock(w, lock))
+	}
+	require.NoError(t, w.BarrierAll())
+	if me == 0 {
+		require.Equal(t, int64(n*rounds), atomic.LoadInt64(counter))
+	}
+	require.NoError(t, w.BarrierAll())
 }
 
 func caseRegisterBadInput(t *T, w *shmem.World) {
