@@ -7,6 +7,7 @@ FUZZTIME ?= 3s
 PREFIX   ?= /usr/local
 SOS      ?= ../shared/tests-sos
 NPS      ?= 2 3 4
+SOS_TIMEOUT ?= 120s
 
 .PHONY: all build lib run test test-sos install vet lint bench perf fuzz clean proto
 
@@ -26,9 +27,9 @@ lib:
 
 # The community's test suite (tests-sos), unmodified, built with oshcc and
 # oshc++ and run under oshrun at each of $(NPS) PEs; PROVIDER picks the
-# provider (GOSHMEM_PROVIDER), TIMEOUT bounds each run.
+# provider (GOSHMEM_PROVIDER), SOS_TIMEOUT bounds each run.
 test-sos: build
-	PROVIDER=$(PROVIDER) tools/test-sos.sh $(SOS) $(NPS)
+	PROVIDER=$(PROVIDER) TIMEOUT=$(SOS_TIMEOUT) tools/test-sos.sh $(SOS) $(NPS)
 
 # bin/, include/ and lib/ under $(PREFIX), with a pkg-config file; oshcc
 # finds the header and library beside its own bin/.
