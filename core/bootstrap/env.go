@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -272,22 +273,34 @@ func parseSecret(name, shown, v string) ([]byte, error) {
 }
 
 func readSecretFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	// Look before opening: opening a FIFO for reading blocks until a
+	// writer comes, and a device may block or never end, so only a
+	// regular file, only its owner may read, is ever opened.
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: "a readable file holding " + secretForms + " (" + err.Error() + ")"}
+	}
+	if err := secretFileMode(path, st); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK: should the path have become a FIFO since, the open
+	// returns instead of waiting; the file opened must be the one checked.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
 			Allowed: "a readable file holding " + secretForms + " (" + err.Error() + ")"}
 	}
 	defer f.Close()
-	st, err := f.Stat()
+	fst, err := f.Stat()
 	if err != nil {
 		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a readable file (" + err.Error() + ")"}
 	}
-	if !st.Mode().IsRegular() {
-		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a regular file, not " + st.Mode().Type().String()}
+	if !os.SameFile(st, fst) {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a file that is not replaced while it is read"}
 	}
-	if perm := st.Mode().Perm(); perm&0o077 != 0 {
-		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
-			Allowed: fmt.Sprintf("a file only its owner can read (mode 0600); this one has mode %04o: run chmod 600 %s", perm, path)}
+	if err := secretFileMode(path, fst); err != nil {
+		return nil, err
 	}
 	b, err := io.ReadAll(io.LimitReader(f, 4096))
 	if err != nil {
@@ -295,6 +308,37 @@ func readSecretFile(path string) ([]byte, error) {
 	}
 	// The value shown in errors is the path: never echo the secret.
 	return parseSecret(EnvSecretFile, path, string(b))
+}
+
+// secretFileMode refuses anything but a regular file only its owner can
+// read or write.
+func secretFileMode(path string, st os.FileInfo) error {
+	if !st.Mode().IsRegular() {
+		return &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: "a regular file (mode 0600) holding " + secretForms + ", not " + fileKind(st.Mode())}
+	}
+	if perm := st.Mode().Perm(); perm&0o077 != 0 {
+		return &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: fmt.Sprintf("a file only its owner can read (mode 0600); this one has mode %04o: run chmod 600 %s", perm, path)}
+	}
+	return nil
+}
+
+// fileKind names what a path that is not a regular file is.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&os.ModeNamedPipe != 0:
+		return "a named pipe (FIFO)"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	case m&os.ModeCharDevice != 0:
+		return "a character device"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	}
+	return "a file of type " + m.Type().String()
 }
 
 const jobIDForms = "1 to 64 letters, digits, '.', '_' or '-', not starting with '.'"
