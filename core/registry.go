@@ -84,28 +84,20 @@ func Lookup(name string) (Provider, error) {
 //	"tcp"        that provider
 //	"shm,tcp"    the first of the list that fits the job
 //	"^tcp"       automatic selection among all but the listed ones
+//	"^shm,tcp"   the same: a leading "^" excludes the whole list
+//	"^shm,^tcp"  the same, each name excluded on its own
 //
+// A list that prefers some providers and excludes others ("shm,^tcp")
+// is refused, as is a "^" without a name: neither says what to pick.
 // A name that is not registered is an error listing the known ones; a
 // named provider that cannot serve the job is an error saying why. There is
 // no silent fallback.
 func Select(spec string, hosts int) (Provider, error) {
-	spec = strings.TrimSpace(spec)
-	exclude := strings.HasPrefix(spec, "^")
-	spec = strings.TrimPrefix(spec, "^")
-	var names []string
-	if spec != "" {
-		for _, n := range strings.Split(spec, ",") {
-			n = strings.TrimSpace(n)
-			if n == "" {
-				return nil, &EnvError{Var: EnvProvider, Value: spec,
-					Allowed: "a provider name, a comma-separated preference list (loopback,tcp) or an exclusion (^tcp)"}
-			}
-			if _, err := Lookup(n); err != nil {
-				return nil, err
-			}
-			names = append(names, n)
-		}
+	names, exclude, err := parseSpec(spec)
+	if err != nil {
+		return nil, err
 	}
+	spec = strings.TrimSpace(spec)
 	if len(names) > 0 && !exclude {
 		var why []string
 		for _, n := range names {
@@ -130,6 +122,10 @@ func Select(spec string, hosts int) (Provider, error) {
 			best, bestPref = p, info.Preference
 		}
 	}
+	if best == nil && exclude {
+		return nil, fmt.Errorf("%s=%s excludes every provider that can serve a job on %d host(s) (known providers: %s): %w",
+			EnvProvider, spec, hosts, strings.Join(Names(), ", "), ErrNotSupported)
+	}
 	if best == nil {
 		return nil, fmt.Errorf("no provider can serve a job on %d host(s) (known providers: %s; set %s): %w",
 			hosts, strings.Join(Names(), ", "), EnvProvider, ErrNotSupported)
@@ -142,4 +138,39 @@ func fits(p Provider, hosts int) error {
 		return fmt.Errorf("%s serves PEs on one host, but the job spans %d hosts", p.Name(), hosts)
 	}
 	return nil
+}
+
+// specForms is what GOSHMEM_PROVIDER accepts, for error messages.
+const specForms = "a provider name (loopback), a comma-separated preference list (loopback,tcp) " +
+	"or a list of providers to exclude (^tcp, ^loopback,tcp or ^loopback,^tcp); unset picks by locality"
+
+// parseSpec splits a GOSHMEM_PROVIDER value into registered names and
+// whether they are excluded.
+func parseSpec(spec string) (names []string, exclude bool, err error) {
+	bad := func(why string) ([]string, bool, error) {
+		return nil, false, &EnvError{Var: EnvProvider, Value: spec, Allowed: specForms + " (" + why + ")"}
+	}
+	s := strings.TrimSpace(spec)
+	if s == "" {
+		return nil, false, nil
+	}
+	exclude = strings.HasPrefix(s, "^")
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		negated := strings.HasPrefix(n, "^")
+		n = strings.TrimSpace(strings.TrimPrefix(n, "^"))
+		switch {
+		case n == "":
+			return bad("an empty name")
+		case negated && !exclude:
+			return bad(fmt.Sprintf("%q excludes a provider in a list of preferred ones: prefer or exclude, not both", "^"+n))
+		case strings.HasPrefix(n, "^"):
+			return bad(fmt.Sprintf("%q has more than one ^", "^"+n))
+		}
+		if _, err := Lookup(n); err != nil {
+			return nil, false, fmt.Errorf("%s=%q: %w", EnvProvider, spec, err)
+		}
+		names = append(names, n)
+	}
+	return names, exclude, nil
 }

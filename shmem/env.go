@@ -35,7 +35,7 @@ func EnvVars() []core.Param {
 		{Name: "DEBUG", Env: EnvDebug, Default: "0", Help: "if true, debug messages go to standard error"},
 		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version at init"},
 		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
-			Help: "provider name, preference list (loopback,tcp) or exclusion (^tcp); unset picks by locality"},
+			Help: "provider name, preference list (loopback,tcp) or exclusions (^tcp, ^loopback,^tcp); unset picks by locality"},
 	}
 }
 
