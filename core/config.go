@@ -60,12 +60,38 @@ func (c *Config) Int(p Param, lo, hi int) (int, error) {
 	return n, nil
 }
 
-// Duration reads p as a positive Go duration ("5s", "250ms").
+// MinDuration and MaxDuration bound Config.Duration: a timeout below a
+// millisecond expires before any peer can answer, one above a day is a
+// hang by another name.
+const (
+	MinDuration = time.Millisecond
+	MaxDuration = 24 * time.Hour
+)
+
+// Duration reads p as a Go duration ("5s", "250ms") from MinDuration to
+// MaxDuration.
 func (c *Config) Duration(p Param) (time.Duration, error) {
-	v := c.Value(p)
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d <= 0 {
-		return 0, &EnvError{Var: p.Env, Value: v, Allowed: `a positive duration such as "5s" or "250ms"`}
+	return c.DurationIn(p, MinDuration, MaxDuration)
+}
+
+// DurationIn reads p as a Go duration in [lo, hi].
+func (c *Config) DurationIn(p Param, lo, hi time.Duration) (time.Duration, error) {
+	return ParseDurationVar(p.Env, c.Value(p), lo, hi)
+}
+
+// ParseDurationVar parses the value of variable name as a Go duration in
+// [lo, hi] and returns an EnvError naming the variable, the value and the
+// range otherwise. With lo 0, "0" is accepted and means off or none, as
+// the variable's help says. Every duration a provider or the bootstrap
+// reads from the environment goes through here, so none is unbounded.
+func ParseDurationVar(name, value string, lo, hi time.Duration) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(value))
+	if err != nil || d < lo || d > hi {
+		allowed := fmt.Sprintf(`a duration from %v to %v, such as "5s" or "250ms"`, lo, hi)
+		if lo == 0 {
+			allowed = fmt.Sprintf(`0 or a duration up to %v, such as "5s" or "250ms"`, hi)
+		}
+		return 0, &EnvError{Var: name, Value: value, Allowed: allowed}
 	}
 	return d, nil
 }

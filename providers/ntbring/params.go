@@ -37,6 +37,14 @@ type settings struct {
 	cpus     int // the CPUs the job's hosts share, when they share one machine
 }
 
+// minTimeout and maxTimeout bound TIMEOUT: below a tenth of a second a
+// busy but healthy neighbour counts as lost, and above an hour a lost one
+// is waited for as good as forever.
+const (
+	minTimeout = 100 * time.Millisecond
+	maxTimeout = time.Hour
+)
+
 const (
 	minSlot   = 4 << 10
 	maxSlot   = 16 << 20
@@ -72,7 +80,7 @@ func readSettings(cfg *core.Config) (settings, error) {
 		return s, &core.EnvError{Var: paramSlot.Env, Value: cfg.Value(paramSlot), Allowed: "a multiple of 4K from 4K to 16M"}
 	}
 	s.slotSize = int(n)
-	if s.timeout, err = cfg.Duration(paramTimeout); err != nil {
+	if s.timeout, err = cfg.DurationIn(paramTimeout, minTimeout, maxTimeout); err != nil {
 		return s, err
 	}
 	if s.cpus, err = cfg.CPUs(); err != nil {

@@ -39,6 +39,12 @@ func TestSettings(t *testing.T) {
 	cfg.Env = testEnv("", map[string]string{paramWorkers.Env: "0"})
 	_, err = readSettings(cfg)
 	require.ErrorContains(t, err, "from 1 to 8")
+	// A timeout shorter than any answer takes, or one that is a hang.
+	for _, val := range []string{"1ns", "99ms", "1000h"} {
+		cfg.Env = testEnv("", map[string]string{paramTimeout.Env: val})
+		_, err = readSettings(cfg)
+		require.ErrorContains(t, err, paramTimeout.Env+`="`+val+`" is malformed: allowed a duration from 100ms to 1h0m0s`)
+	}
 }
 
 func TestInfoListsParams(t *testing.T) {

@@ -43,16 +43,24 @@ type settings struct {
 	cpus      int // the CPUs the job's PEs on this host share
 }
 
+// minTimeout and maxTimeout bound TIMEOUT and CONNECT_TIMEOUT: below a
+// tenth of a second a busy but healthy peer counts as lost, and above an
+// hour a lost one is waited for as good as forever.
+const (
+	minTimeout = 100 * time.Millisecond
+	maxTimeout = time.Hour
+)
+
 func readSettings(cfg *core.Config) (settings, error) {
 	var s settings
 	var err error
 	if s.listen, err = listenAddr(cfg); err != nil {
 		return s, err
 	}
-	if s.timeout, err = cfg.Duration(paramTimeout); err != nil {
+	if s.timeout, err = cfg.DurationIn(paramTimeout, minTimeout, maxTimeout); err != nil {
 		return s, err
 	}
-	if s.connect, err = cfg.Duration(paramConnect); err != nil {
+	if s.connect, err = cfg.DurationIn(paramConnect, minTimeout, maxTimeout); err != nil {
 		return s, err
 	}
 	buf, err := core.ParseSizeVar(paramBuffer.Env, cfg.Value(paramBuffer), 4<<10, 1<<30)
@@ -65,30 +73,16 @@ func readSettings(cfg *core.Config) (settings, error) {
 		return s, err
 	}
 	s.sockBuf = int(sb)
-	if s.flushIdle, err = zeroOrDuration(cfg, paramFlushIdle, time.Second, `"20us"`); err != nil {
+	if s.flushIdle, err = cfg.DurationIn(paramFlushIdle, 0, time.Second); err != nil {
 		return s, err
 	}
-	if s.poll, err = zeroOrDuration(cfg, paramPoll, maxPoll, `"50us"`); err != nil {
+	if s.poll, err = cfg.DurationIn(paramPoll, 0, maxPoll); err != nil {
 		return s, err
 	}
 	if s.cpus, err = cfg.CPUs(); err != nil {
 		return s, err
 	}
 	return s, nil
-}
-
-// zeroOrDuration reads p: 0, or a duration up to limit (example shows
-// one).
-func zeroOrDuration(cfg *core.Config, p core.Param, limit time.Duration, example string) (time.Duration, error) {
-	v := strings.TrimSpace(cfg.Value(p))
-	if v == "0" {
-		return 0, nil
-	}
-	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 || d > limit {
-		return 0, &core.EnvError{Var: p.Env, Value: v, Allowed: fmt.Sprintf("0 or a duration up to %v such as %s", limit, example)}
-	}
-	return d, nil
 }
 
 // listenAddr combines ADDR and IFACE into an address for net.Listen.

@@ -21,6 +21,8 @@ func TestBadParams(t *testing.T) {
 		invalid bool // the error wraps core.ErrInvalid
 	}{
 		{map[string]string{paramTimeout.Env: "soon"}, paramTimeout.Env, true},
+		{map[string]string{paramTimeout.Env: "1ns"}, paramTimeout.Env + `="1ns" is malformed: allowed a duration from 100ms to 1h0m0s`, true},
+		{map[string]string{paramConnect.Env: "1000h"}, paramConnect.Env + `="1000h" is malformed: allowed a duration from 100ms to 1h0m0s`, true},
 		{map[string]string{paramBuffer.Env: "1"}, paramBuffer.Env, true},
 		{map[string]string{paramFlushIdle.Env: "2s"}, paramFlushIdle.Env, true},
 		{map[string]string{paramPoll.Env: "1h"}, paramPoll.Env, true},

@@ -118,6 +118,16 @@ var (
 		`faults to inject, e.g. "link=2:down@100ms;link=2:up@300ms;host=1:kill@2s" (see docs/ntb-device.md)`)
 )
 
+// Bounds of the duration parameters. A peer's heartbeat is looked at
+// every Poll (20ms), so DEAD_AFTER below five of them declares live peers
+// dead; above an hour a dead one is waited for as good as forever. A
+// modelled delay above a second is a stall, not a model of PCIe.
+const (
+	minDeadAfter  = 100 * time.Millisecond
+	maxDeadAfter  = time.Hour
+	maxModelDelay = time.Second
+)
+
 // Params lists the emulator's parameters, for a provider's Info.Params.
 func Params() []core.Param {
 	return []core.Param{paramModel, paramDMABW, paramDMASetup, paramSpadRead, paramWindows, paramMWMax, paramDead, paramFault}
@@ -135,11 +145,11 @@ func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) 
 		if err != nil {
 			return o, err
 		}
-		setup, err := nonNegDuration(&cfg, paramDMASetup)
+		setup, err := cfg.DurationIn(paramDMASetup, 0, maxModelDelay)
 		if err != nil {
 			return o, err
 		}
-		spad, err := nonNegDuration(&cfg, paramSpadRead)
+		spad, err := cfg.DurationIn(paramSpadRead, 0, maxModelDelay)
 		if err != nil {
 			return o, err
 		}
@@ -159,21 +169,11 @@ func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) 
 	if o.MWMax%mwAlign != 0 {
 		return o, &core.EnvError{Var: paramMWMax.Env, Value: cfg.Value(paramMWMax), Allowed: "a multiple of 4K"}
 	}
-	if o.DeadAfter, err = cfg.Duration(paramDead); err != nil {
+	if o.DeadAfter, err = cfg.DurationIn(paramDead, minDeadAfter, maxDeadAfter); err != nil {
 		return o, err
 	}
 	if o.Faults, err = ParseFaults(cfg.Value(paramFault), n); err != nil {
 		return o, fmt.Errorf("%s: %w", paramFault.Env, err)
 	}
 	return o, o.validate(n)
-}
-
-// nonNegDuration reads p as a duration of zero or more.
-func nonNegDuration(cfg *core.Config, p core.Param) (time.Duration, error) {
-	v := cfg.Value(p)
-	d, err := time.ParseDuration(strings.TrimSpace(v))
-	if err != nil || d < 0 {
-		return 0, &core.EnvError{Var: p.Env, Value: v, Allowed: `a duration of zero or more such as "1us" or "0"`}
-	}
-	return d, nil
 }

@@ -58,14 +58,19 @@ func TestOptionsFromEnvErrors(t *testing.T) {
 		{"GOSHMEM_NTB_WINDOWS", "1"},
 		{"GOSHMEM_NTB_MW_SIZE", "5000"},
 		{"GOSHMEM_NTB_DEAD_AFTER", "0s"},
+		{"GOSHMEM_NTB_DEAD_AFTER", "1ns"},   // dead between two heartbeats
+		{"GOSHMEM_NTB_DEAD_AFTER", "1000h"}, // never dead
+		{"GOSHMEM_NTB_DMA_SETUP", "2s"},
+		{"GOSHMEM_NTB_SPAD_READ", "1h"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.k, func(t *testing.T) {
+		t.Run(tt.k+"="+tt.v, func(t *testing.T) {
 			_, err := OptionsFromEnv(env(tt.k, tt.v), 2)
 			require.ErrorIs(t, err, core.ErrInvalid)
 			var ee *core.EnvError
 			require.ErrorAs(t, err, &ee)
 			require.Equal(t, tt.k, ee.Var)
+			require.Equal(t, tt.v, ee.Value)
 		})
 	}
 	_, err := OptionsFromEnv(env(), 1)
