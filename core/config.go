@@ -1,7 +1,9 @@
 package core
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"math"
 	"os"
@@ -212,11 +214,57 @@ func ShmDir(lookup func(string) (string, bool)) string {
 }
 
 // JobDir is the directory holding one job's shared-memory files. Providers
-// create it (0700) when they need it; the launcher removes it when the job
-// ends, whatever happened to the PEs.
+// create it (0700) with MakeJobDir when they need it; the launcher removes
+// it when the job ends, whatever happened to the PEs.
 func JobDir(lookup func(string) (string, bool), jobID string) string {
 	return filepath.Join(ShmDir(lookup), "goshmem-"+jobID)
 }
 
 // JobDir is JobDir for this configuration.
 func (c *Config) JobDir() string { return JobDir(c.Lookup, c.JobID) }
+
+// MakeJobDir creates the job's directory (0700) if it does not exist yet
+// and returns it. Only that last directory is the job's to create: the
+// directory above it (GOSHMEM_SHM_DIR, or its default) must exist, since
+// a mistyped path would otherwise be created, by whoever runs the job,
+// and never removed. A missing or unfit GOSHMEM_SHM_DIR is an EnvError
+// naming it.
+func MakeJobDir(lookup func(string) (string, bool), jobID string) (string, error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	parent := ShmDir(lookup)
+	if st, err := os.Stat(parent); err != nil || !st.IsDir() {
+		why := "not a directory"
+		if err != nil {
+			why = err.Error()
+		}
+		if v, ok := lookup(EnvShmDir); ok && v != "" {
+			return "", &EnvError{Var: EnvShmDir, Value: v,
+				Allowed: "an existing directory, in which each job makes a directory of its own (" + why + ")"}
+		}
+		return "", fmt.Errorf("directory for shared-memory files %s: %s (set %s): %w", parent, why, EnvShmDir, ErrInvalid)
+	}
+	dir := filepath.Join(parent, "goshmem-"+jobID)
+	err := os.Mkdir(dir, 0o700)
+	if errors.Is(err, fs.ErrExist) {
+		// Another PE of the job made it; anything but a directory there
+		// (a link placed by someone else) is refused.
+		st, serr := os.Lstat(dir)
+		switch {
+		case serr != nil:
+			err = serr
+		case st.IsDir():
+			err = nil
+		default:
+			err = fmt.Errorf("%s exists and is not a directory", dir)
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("job directory: %w", err)
+	}
+	return dir, nil
+}
+
+// MakeJobDir is MakeJobDir for this configuration.
+func (c *Config) MakeJobDir() (string, error) { return MakeJobDir(c.Lookup, c.JobID) }

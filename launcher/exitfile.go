@@ -20,7 +20,9 @@ const globalExitFile = "global-exit"
 // exit only then, so the launcher can find the record whenever a PE
 // leaves because it saw the exit.
 func WriteGlobalExit(jobDir string, pe, status int) error {
-	if err := os.MkdirAll(jobDir, 0o700); err != nil {
+	// The job directory only: the directory above it is the user's, and
+	// a mistyped one must not be created.
+	if err := os.Mkdir(jobDir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("launcher: recording global exit: %w", err)
 	}
 	tmp, err := os.CreateTemp(jobDir, globalExitFile+".*")

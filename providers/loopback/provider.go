@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 
@@ -114,7 +113,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		asym, err = wantAsymmetric(cfg)
 	}
 	if err == nil {
-		err = os.MkdirAll(d.dir, 0o700)
+		_, err = cfg.MakeJobDir()
 	}
 	if err := core.Agree(b, err); err != nil {
 		return nil, err

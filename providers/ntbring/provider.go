@@ -6,7 +6,6 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
-	"os"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb/emu"
@@ -68,7 +67,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		err = fmt.Errorf("a ring of %d hosts: at most %d: %w", d.npes, maxHosts, core.ErrNotSupported)
 	}
 	if err == nil {
-		err = os.MkdirAll(d.dir, 0o700)
+		_, err = cfg.MakeJobDir()
 	}
 	if err := core.Agree(b, err); err != nil {
 		return nil, err

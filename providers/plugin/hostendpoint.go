@@ -69,7 +69,8 @@ const stagePrefix = "plugin-stage-"
 
 func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	e := &endpoint{dom: d, npes: d.npes, ring: ring{size: d.set.staging}}
-	if err := os.MkdirAll(d.dir, 0o700); err != nil {
+	// The job directory only, never the user's directory above it.
+	if err := os.Mkdir(d.dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, d.opErr("new endpoint", err)
 	}
 	path := filepath.Join(d.dir, fmt.Sprintf("%s%d-%016x", stagePrefix, d.rank, rand.Uint64()))
