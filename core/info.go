@@ -144,6 +144,11 @@ type Info struct {
 	// already copied, before the data has left this PE, or Unbounded when
 	// every put does. It is a threshold, not a buffer size to allocate.
 	InjectSize int
+	// MaxRegionSize is the largest region NewRegion makes, or 0 when only
+	// memory limits it. shmem checks the symmetric heap against it before
+	// asking, so a heap too large is refused in SHMEM_SYMMETRIC_SIZE's
+	// terms rather than in the provider's.
+	MaxRegionSize int
 	// Preference ranks providers for automatic selection when
 	// GOSHMEM_PROVIDER is unset: among providers whose locality fits the
 	// job, the highest wins. Zero means the provider is used only by name.

@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -56,4 +57,27 @@ func envBool(lookup func(string) (string, bool), name string) (bool, error) {
 		return n != 0, nil
 	}
 	return false, &core.EnvError{Var: name, Value: v, Allowed: "1, true, yes, on, or 0, false, no, off"}
+}
+
+// checkHeapSize refuses, in SHMEM_SYMMETRIC_SIZE's terms, a heap larger
+// than the provider's regions can be: its own error would name only the
+// size of the region, internal areas included, that shmem asked for.
+func checkHeapSize(info core.Info, heapSize int) error {
+	max := info.MaxRegionSize - internalSize - exitSize
+	if info.MaxRegionSize == 0 || heapSize <= max {
+		return nil
+	}
+	if max >= 1<<20 {
+		max &^= 1<<20 - 1 // a limit to read, not to the byte
+	}
+	return &core.EnvError{Var: EnvSymmetricSize, Value: core.FormatSize(int64(heapSize)),
+		Allowed: fmt.Sprintf("a size from %s to %s with provider %s (its regions hold at most %d bytes, %d of which shmem keeps for itself)",
+			core.FormatSize(MinHeapSize), core.FormatSize(int64(max)), info.Name, info.MaxRegionSize, internalSize+exitSize)}
+}
+
+// heapError says which setting the heap a provider could not make came
+// from: memory runs out, or a job directory is full, for the size asked.
+func heapError(provider string, heapSize int, err error) error {
+	return fmt.Errorf("symmetric heap of %s=%s (%d bytes per PE with shmem's own %d) on provider %s: %w",
+		EnvSymmetricSize, core.FormatSize(int64(heapSize)), heapSize+internalSize+exitSize, internalSize+exitSize, provider, err)
 }

@@ -228,9 +228,12 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	fail := func(err error) (*World, error) {
 		return nil, errors.Join(err, dom.Close())
 	}
+	if err := checkHeapSize(w.info, heapSize); err != nil {
+		return fail(err)
+	}
 	w.heap, err = dom.NewRegion(internalSize + heapSize + exitSize)
 	if err != nil {
-		return fail(err)
+		return fail(heapError(prov.Name(), heapSize, err))
 	}
 	w.local = w.heap.Local()
 	if len(w.local) != internalSize+heapSize+exitSize {

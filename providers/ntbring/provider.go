@@ -39,6 +39,8 @@ func (provider) Info() core.Info {
 		MaxMsgSize: core.Unbounded,
 		// A put returns once its data has left through the first link.
 		InjectSize: 0,
+		// A transfer's metadata holds a 32-bit offset.
+		MaxRegionSize: maxRegionSize,
 		// Used only by name: on one host the ring is an emulation, and
 		// loopback moves the same bytes faster.
 		Preference: 0,

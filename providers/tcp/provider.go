@@ -35,6 +35,8 @@ func (provider) Info() core.Info {
 		ThreadSafe: true,
 		MaxMsgSize: core.Unbounded,
 		InjectSize: injectSize,
+		// A watch key holds the offset in a region.
+		MaxRegionSize: maxRegion - 1,
 		// Below loopback: on one host, shared memory wins; across hosts,
 		// this is what fits.
 		Preference: 50,
