@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# compare.sh loopback|tcp: runs Open MPI's OSHMEM (the peer, bench/peer)
-# and goshmem's shmemperf alternately, 3 rounds each, on 2 PEs, plus
-# barrier and an 8-byte sum-reduce on 4 and 8 PEs, then prints per test
-# and size the peer's median, ours, their ratio (ours over the peer's) and
-# whether the target is met.
+# compare.sh loopback|tcp|c-loopback|c-go: runs two OpenSHMEM
+# implementations of the same micro-benchmarks alternately, 3 rounds each,
+# on 2 PEs, plus barrier and an 8-byte sum-reduce on 4 and 8 PEs, then
+# prints per test and size the peer's median, ours, their ratio (ours over
+# the peer's) and whether the target is met.
 #
-#   loopback: the peer over UCX shared memory, ours over the loopback provider
-#   tcp:      the peer with UCX_TLS=tcp,self, ours over the tcp provider
+#   loopback:   Open MPI's OSHMEM (bench/peer/shmemperf.c) over UCX shared
+#               memory against goshmem's Go shmemperf over the loopback
+#               provider
+#   tcp:        the peer with UCX_TLS=tcp,self, ours over the tcp provider
+#   c-loopback: the same C program, bench/peer/shmemperf.c, compiled twice:
+#               with Open MPI's oshcc (the peer, over UCX shared memory)
+#               and with goshmem's ./bin/oshcc (ours, over loopback), so C
+#               programs are measured against C programs
+#   c-go:       goshmem against itself over PROVIDER (tcp unless set): the
+#               Go shmemperf is the peer, the C program built with
+#               ./bin/oshcc is ours, so the ratio is what the C interface
+#               costs a C program
 #
 # Environment: ROUNDS (3), ITERS (100000), SIZES (8:4M), TESTS (the tests
-# on 2 PEs, all by default; those on 4 and 8 PEs are always barrier and
-# reduce_lat), OUT (where the JSON lines, the table and the plot go;
-# bin/compare-MODE), TARGETS (ratio targets, see shmemperf -targets; the
+# on 2 PEs, all by default; those on more PEs are always barrier and
+# reduce_lat), MORE_PES (the larger jobs, "4 8"; empty for none), OUT
+# (where the JSON lines, the table and the plot go; bin/compare-MODE),
+# TARGETS (ratio targets, see shmemperf -targets; the
 # loopback default is the project's), BIND (1 binds every PE of both sides
 # to one CPU, PE r to CPU r mod CPUs, as oshrun -cpubind does; 0 leaves
 # placement to the kernel; 1 for loopback, where an unbound 4-PE job on 2
@@ -20,30 +31,55 @@
 # For tcp it also measures, each round, the floor under any round trip over
 # TCP on this host (bench/peer/tcpfloor.c: two C processes bouncing 8 bytes,
 # each polling its socket) and prints its median below the table.
-# It installs Debian's openmpi-bin and libopenmpi-dev if oshcc is missing.
+# It installs Debian's openmpi-bin and libopenmpi-dev if Open MPI's oshcc is
+# missing. goshmem's own wrappers are ./bin/oshcc and ./bin/oshrun, called
+# by path; Open MPI's are found on PATH outside ./bin.
 # It is a benchmark: run it on a quiet machine.
 set -euo pipefail
 
 mode=${1:-}
 case "$mode" in
-loopback) ucx_tls=${UCX_TLS:-shm,self}; ours_provider=loopback ;;
+loopback | c-loopback) ucx_tls=${UCX_TLS:-shm,self}; ours_provider=loopback ;;
 tcp) ucx_tls=tcp,self; ours_provider=tcp ;;
-*) echo "usage: $0 loopback|tcp" >&2; exit 2 ;;
+c-go) ucx_tls=""; ours_provider=${PROVIDER:-tcp} ;;
+*) echo "usage: $0 loopback|tcp|c-loopback|c-go" >&2; exit 2 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+
+# openmpi NAME: Open MPI's command NAME from PATH, skipping goshmem's
+# wrappers of the same name in ./bin.
+openmpi() {
+	local p
+	for p in $(type -ap "$1" 2>/dev/null); do
+		case "$(cd "$(dirname "$p")" && pwd)" in
+		"$root/bin") ;;
+		*) echo "$p"; return 0 ;;
+		esac
+	done
+	return 1
+}
 rounds=${ROUNDS:-3}
 iters=${ITERS:-100000}
 sizes=${SIZES:-8:4M}
 tests=${TESTS:-all}
 out=${OUT:-$root/bin/compare-$mode}
 default_targets=""
-if [ "$mode" = loopback ]; then
+case "$mode" in
+loopback)
 	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0"
-fi
+	;;
+c-loopback)
+	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
+	;;
+c-go)
+	# C programs get what Go programs get, within 10 %.
+	default_targets="put_lat:8=1.1,put_lat:4M=1.1,put_bw:8=0.9,put_bw:4M=0.9"
+	;;
+esac
 targets=${TARGETS-$default_targets}
-bind=${BIND:-$([ "$mode" = loopback ] && echo 1 || echo 0)}
+bind=${BIND:-$([ "$mode" = loopback ] || [ "$mode" = c-loopback ] && echo 1 || echo 0)}
 peer_bind=(--bind-to none)
 ours_bind=()
 if [ "$bind" = 1 ]; then
@@ -51,8 +87,8 @@ if [ "$bind" = 1 ]; then
 	ours_bind=(-cpubind)
 fi
 
-if ! command -v oshcc >/dev/null || ! command -v oshrun >/dev/null; then
-	echo "compare: oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2
+if [ "$mode" != c-go ] && { ! openmpi oshcc >/dev/null || ! openmpi oshrun >/dev/null; }; then
+	echo "compare: Open MPI's oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
 	$sudo apt-get update -qq
@@ -61,9 +97,18 @@ fi
 
 mkdir -p "$out" bin
 echo "compare: building the peer and goshmem" >&2
-oshcc -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
-[ "$mode" != tcp ] || cc -O2 -o bin/tcpfloor bench/peer/tcpfloor.c
 go build -o bin/ ./cmd/oshrun ./cmd/shmemperf ./cmd/provinfo
+if [ "$mode" = c-loopback ] || [ "$mode" = c-go ]; then
+	go build -o bin/ ./cmd/oshcc
+	mkdir -p lib
+	go build -buildmode=c-shared -o lib/libgoshmem.so ./capi
+	rm -f lib/libgoshmem.h # cgo's export header: the C interface is include/shmem.h
+	./bin/oshcc -O2 -o bin/shmemperf-c bench/peer/shmemperf.c
+fi
+if [ "$mode" != c-go ]; then
+	"$(openmpi oshcc)" -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
+fi
+[ "$mode" != tcp ] || cc -O2 -o bin/tcpfloor bench/peer/tcpfloor.c
 
 have_ours=1
 if ! ./bin/provinfo -p "$ours_provider" >/dev/null 2>&1; then
@@ -77,15 +122,29 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 peer() { # peer NPES ARGS...
 	local n=$1
 	shift
+	if [ "$mode" = c-go ]; then
+		# The Go program, named apart from the C one over the same provider.
+		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@" |
+			sed "s/\"provider\":\"$ours_provider\"/\"provider\":\"go($ours_provider)\"/"
+		return
+	fi
 	# osc/rdma's cleanup crashes in shmem_finalize with Debian's defaults.
-	oshrun --oversubscribe --mca osc ^rdma -x UCX_TLS="$ucx_tls" -np "$n" "${peer_bind[@]}" \
+	"$(openmpi oshrun)" --oversubscribe --mca osc ^rdma -x UCX_TLS="$ucx_tls" -np "$n" "${peer_bind[@]}" \
 		./bin/shmemperf-peer -label "oshmem-ucx($ucx_tls)" -iters "$iters" -json "$@"
 }
 ours() { # ours NPES ARGS...
 	local n=$1
 	shift
 	[ "$have_ours" = 1 ] || return 0
-	GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
+	case "$mode" in
+	c-loopback | c-go)
+		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" \
+			./bin/shmemperf-c -label "c($ours_provider)" -iters "$iters" -json "$@"
+		;;
+	*)
+		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
+		;;
+	esac
 }
 
 : >"$out/peer.jsonl"
@@ -96,7 +155,7 @@ for r in $(seq "$rounds"); do
 	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
 	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
 	[ "$mode" != tcp ] || ./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
-	for n in 4 8; do
+	for n in ${MORE_PES-4 8}; do
 		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
 		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
 	done

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/goshmem/goshmem/core"
 )
 
 // EventKind says what happened to a member of the job.
@@ -60,8 +62,9 @@ type Server struct {
 	// happened, one call at a time, from a goroutine of the server. It
 	// must return promptly and must not call Close.
 	OnEvent func(Event)
-	// Log receives a warning for every rejected connection and an info
-	// line for every lost member; nil means slog.Default().
+	// Log receives warnings for rejected connections (the first few of
+	// each minute, then a count) and an info line for every lost member;
+	// nil means slog.Default().
 	Log *slog.Logger
 	// HandshakeTimeout bounds a connection's set-up; zero means 10s.
 	HandshakeTimeout time.Duration
@@ -69,6 +72,10 @@ type Server struct {
 	ln     net.Listener
 	size   int
 	secret []byte
+
+	// Anyone who reaches the port can make these warnings: a line each
+	// would let them fill the log.
+	busyLog, rejectLog core.LogLimit
 
 	mu         sync.Mutex
 	closed     bool
@@ -193,7 +200,7 @@ func (s *Server) Serve() error {
 			continue
 		case s.handshakes >= maxHandshakes:
 			s.mu.Unlock()
-			s.logger().Warn("bootstrap: too many connections in set-up; dropping one",
+			s.busyLog.Warn(s.logger(), "bootstrap: too many connections in set-up; dropping one",
 				"remote", c.RemoteAddr().String())
 			c.Close()
 			continue
@@ -246,6 +253,8 @@ func (s *Server) Close() error {
 		close(s.evQuit)
 	}
 	s.wg.Wait()
+	s.busyLog.Flush(s.logger())
+	s.rejectLog.Flush(s.logger())
 	return err
 }
 
@@ -272,7 +281,7 @@ func (s *Server) handle(c net.Conn) {
 		s.mu.Unlock()
 		c.Close()
 		if !closed {
-			s.logger().Warn("bootstrap: rejected connection", "remote", remote, "rank", claimed, "err", err)
+			s.rejectLog.Warn(s.logger(), "bootstrap: rejected connection", "remote", remote, "rank", claimed, "err", err)
 		}
 		return
 	}

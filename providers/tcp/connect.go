@@ -148,7 +148,8 @@ func (d *domain) accept(nc net.Conn) {
 		err = d.attach(peer, nc, true)
 	}
 	if err != nil {
-		d.log.Warn("tcp: refused a connection", "pe", d.rank, "from", nc.RemoteAddr().String(), "err", err)
+		// The logger names this PE already (the caller's "pe").
+		d.refused.Warn(d.log, "tcp: refused a connection", "from", nc.RemoteAddr().String(), "err", err)
 		_ = nc.Close()
 	}
 }

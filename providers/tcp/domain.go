@@ -28,6 +28,7 @@ type domain struct {
 	ln         net.Listener
 	acceptDone chan struct{}
 	handshakes sync.WaitGroup // accepted connections in their handshake
+	refused    core.LogLimit  // anyone may connect: refusals must not flood the log
 	dialers    sync.WaitGroup
 
 	// conns[pe] is the connection to pe, nil for this PE. Filled while
@@ -233,6 +234,7 @@ func (d *domain) shutdown(clean bool) {
 	_ = d.ln.Close()
 	<-d.acceptDone
 	d.handshakes.Wait()
+	d.refused.Flush(d.log)
 	d.dialers.Wait()
 	d.connMu.Lock()
 	conns := d.conns
