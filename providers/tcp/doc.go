@@ -12,7 +12,8 @@
 // # Connections
 //
 // Open listens (GOSHMEM_TCP_ADDR, GOSHMEM_TCP_IFACE; by default every
-// interface and a free port) and exchanges, through the job's bootstrap,
+// interface and a free port, or 127.0.0.1 and a free port when every PE
+// of the job runs on this host) and exchanges, through the job's bootstrap,
 // each PE's addresses: its listening address, or when it listens on every
 // interface the addresses of all its up interfaces, loopback last. Each
 // PE then dials every PE of lower rank, trying their addresses in order,

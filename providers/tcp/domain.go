@@ -83,7 +83,11 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		acceptDone: make(chan struct{}), connect: make(chan struct{}, 1),
 		endpoints: map[*endpoint]struct{}{}}
 	d.regions.Store(&[]*region{})
-	set, err := readSettings(cfg)
+	oneHost, err := onOneHost(cfg)
+	if err != nil {
+		return nil, err
+	}
+	set, err := readSettings(cfg, oneHost)
 	if err == nil {
 		d.set = set
 		d.ln, err = net.Listen("tcp", set.listen)

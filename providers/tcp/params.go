@@ -3,6 +3,7 @@ package tcp
 import (
 	"fmt"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -51,10 +52,12 @@ const (
 	maxTimeout = time.Hour
 )
 
-func readSettings(cfg *core.Config) (settings, error) {
+// readSettings reads the parameters; oneHost says every PE of the job
+// runs on this host.
+func readSettings(cfg *core.Config, oneHost bool) (settings, error) {
 	var s settings
 	var err error
-	if s.listen, err = listenAddr(cfg); err != nil {
+	if s.listen, err = listenAddr(cfg, oneHost); err != nil {
 		return s, err
 	}
 	if s.timeout, err = cfg.DurationIn(paramTimeout, minTimeout, maxTimeout); err != nil {
@@ -85,8 +88,40 @@ func readSettings(cfg *core.Config) (settings, error) {
 	return s, nil
 }
 
-// listenAddr combines ADDR and IFACE into an address for net.Listen.
-func listenAddr(cfg *core.Config) (string, error) {
+// onOneHost reports whether every PE of the job runs on this host, in
+// one network namespace: PEs in namespaces of their own (containers) each
+// have a loopback device of their own, which the others cannot reach. It
+// is collective.
+func onOneHost(cfg *core.Config) (bool, error) {
+	host := cfg.HostID
+	if host == "" {
+		host = core.HostID()
+	}
+	// Where namespaces exist, the link names this process's network
+	// namespace; elsewhere there is one and the host id says it all.
+	ns, _ := os.Readlink("/proc/self/ns/net")
+	host += "\x00" + ns
+	all, err := cfg.Bootstrap.Allgather([]byte(host))
+	if err != nil {
+		return false, fmt.Errorf("exchange of host ids: %w", err)
+	}
+	for _, h := range all {
+		if string(h) != host {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// loopbackHost is where the PEs of a job on one host listen and dial
+// when ADDR and IFACE name no host: the loopback device is faster than an
+// external interface, and a port on it is out of other hosts' reach.
+const loopbackHost = "127.0.0.1"
+
+// listenAddr combines ADDR and IFACE into an address for net.Listen; a
+// job on one host (oneHost) listens on the loopback address unless they
+// name a host.
+func listenAddr(cfg *core.Config, oneHost bool) (string, error) {
 	addr := strings.TrimSpace(cfg.Value(paramAddr))
 	host, port := addr, "0"
 	if addr != "" {
@@ -107,6 +142,9 @@ func listenAddr(cfg *core.Config) (string, error) {
 				Allowed: fmt.Sprintf("the name of an up interface with an IP address (%v; this host has %s)", err, ifaceNames())}
 		}
 		host = ip.String()
+	}
+	if host == "" && oneHost {
+		host = loopbackHost
 	}
 	return net.JoinHostPort(host, port), nil
 }
