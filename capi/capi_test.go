@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 
 // programs are testdata's C programs, each of which prints "NAME ok PE"
 // on every PE when all its checks pass.
-var programs = []string{"rma", "amo", "wait", "coll", "teams", "memory"}
+var programs = []string{"rma", "amo", "wait", "coll", "teams", "memory", "threads"}
 
 // setup builds everything once, or skips the test where no C compiler is.
 func setup(t *testing.T) string {
@@ -74,7 +74,7 @@ func build() (string, error) {
 		// against an implicit declaration.
 		if err := run("gcc", "-std=c11", "-Wall", "-Werror=implicit-function-declaration",
 			"-I", "../include", "-I", "testdata", "-o", filepath.Join(dir, p), filepath.Join("testdata", p+".c"),
-			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lm"); err != nil {
+			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lm", "-pthread"); err != nil {
 			return dir, err
 		}
 	}
