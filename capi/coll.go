@@ -178,6 +178,22 @@ func reduceComplex[T shmem.ArithElem](t *shmem.Team, op C.int, d, s []byte, fn *
 
 // The 1.4 active-set collectives, over shmem's ActiveSet forms.
 
+// Programs size pSync and pWrk by shmem.h's constants, and shmem uses as
+// many words as its own say: the header's must be at least as large, or
+// shmem would use memory past the program's arrays. A negative
+// difference fails the build.
+const (
+	_ = uint(C.SHMEM_BARRIER_SYNC_SIZE - shmem.BarrierSyncSize)
+	_ = uint(C.SHMEM_BCAST_SYNC_SIZE - shmem.BcastSyncSize)
+	_ = uint(C.SHMEM_COLLECT_SYNC_SIZE - shmem.CollectSyncSize)
+	_ = uint(C.SHMEM_REDUCE_SYNC_SIZE - shmem.ReduceSyncSize)
+	_ = uint(C.SHMEM_ALLTOALL_SYNC_SIZE - shmem.AlltoallSyncSize)
+	_ = uint(C.SHMEM_ALLTOALLS_SYNC_SIZE - shmem.AlltoallsSyncSize)
+	_ = uint(C.SHMEM_SYNC_SIZE - shmem.SyncSize)
+	_ = uint(C.SHMEM_REDUCE_MIN_WRKDATA_SIZE - shmem.ReduceMinWrkdataSize)
+	_ = uint(C.SHMEM_SYNC_VALUE-shmem.SyncValue) + uint(shmem.SyncValue-C.SHMEM_SYNC_VALUE)
+)
+
 func activeSet(start, logStride, size C.int) shmem.ActiveSet {
 	return shmem.ActiveSet{Start: int(start), LogStride: int(logStride), Size: int(size)}
 }
