@@ -72,10 +72,12 @@ type Case struct {
 	// Needs lists the capabilities the case exercises; it is skipped, by
 	// name, on providers that lack them.
 	Needs core.Caps
-	// MinPEs skips job sizes below it.
-	MinPEs int
-	Shmem  func(t *T, w *shmem.World)
-	Core   func(t *T, j CoreJob)
+	// MinPEs skips job sizes below it; MaxPEs, if not 0, those above it,
+	// for cases whose behaviour does not depend on the job's size and
+	// that are too long to run at every size.
+	MinPEs, MaxPEs int
+	Shmem          func(t *T, w *shmem.World)
+	Core           func(t *T, j CoreJob)
 }
 
 // CoreJob is what a Core case works with.
@@ -100,7 +102,7 @@ func eachCase(t *testing.T, h Harness, info core.Info, run func(t *testing.T, c 
 				t.Skip(skip)
 			}
 			for _, n := range h.npes() {
-				if n >= c.MinPEs {
+				if n >= c.MinPEs && (c.MaxPEs == 0 || n <= c.MaxPEs) {
 					t.Run("np="+strconv.Itoa(n), func(t *testing.T) { run(t, c, n) })
 				}
 			}
