@@ -167,12 +167,25 @@ func (c *asCall) add(r, i int, v int64) error {
 
 // consume waits until this PE's pSync[i] counts v, then takes v off it.
 // The subtraction goes through the provider, so it is atomic with the adds
-// other members' signals make.
+// other members' signals make, and it is complete when consume returns,
+// because the next wait on the word reads it here: a non-fetching atomic
+// is complete only after a quiet, and one a provider still has in flight
+// (a plugin pipelines them) would leave the count just consumed in place
+// for that wait to take as the next signal. A fetching atomic is complete
+// once it returns its value, and waits for nothing else.
 func (c *asCall) consume(i int, v int64) error {
 	if err := c.waitGE(i, v); err != nil {
 		return err
 	}
-	return c.add(c.me, i, -v)
+	ep := c.w.coll.ep
+	if c.w.info.Caps&core.CapFetchAtomic == 0 {
+		if err := ep.Atomic(c.w.me, c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(-v)); err != nil {
+			return err
+		}
+		return ep.Quiet()
+	}
+	_, err := ep.FetchAtomic(c.w.me, c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(-v), 0)
+	return err
 }
 
 // waitGE waits until this PE's pSync[i] reaches v.
