@@ -50,6 +50,7 @@ func Cases() []Case {
 	cases = append(cases, quietMTCases()...)
 	cases = append(cases, flowCases()...)
 	cases = append(cases, registerCases()...)
+	cases = append(cases, orderCases()...)
 	return cases
 }
 
