@@ -214,8 +214,10 @@ func ShmDir(lookup func(string) (string, bool)) string {
 }
 
 // JobDir is the directory holding one job's shared-memory files. Providers
-// create it (0700) with MakeJobDir when they need it; the launcher removes
-// it when the job ends, whatever happened to the PEs.
+// create it (0700) with MakeJobDir when they need it and leave it with
+// LeaveJobDir, the last one removing it; the launcher removes it when the
+// job ends, whatever happened to the PEs, and SweepJobDirs removes it
+// once every process of the job is gone (see jobdir.go).
 func JobDir(lookup func(string) (string, bool), jobID string) string {
 	return filepath.Join(ShmDir(lookup), "goshmem-"+jobID)
 }
@@ -223,8 +225,10 @@ func JobDir(lookup func(string) (string, bool), jobID string) string {
 // JobDir is JobDir for this configuration.
 func (c *Config) JobDir() string { return JobDir(c.Lookup, c.JobID) }
 
-// MakeJobDir creates the job's directory (0700) if it does not exist yet
-// and returns it. Only that last directory is the job's to create: the
+// MakeJobDir creates the job's directory (0700) if it does not exist yet,
+// records this process as one of its owners (LeaveJobDir undoes that) and
+// returns it. The first call of a process sweeps dead jobs' directories
+// (SweepJobDirs). Only that last directory is the job's to create: the
 // directory above it (GOSHMEM_SHM_DIR, or its default) must exist, since
 // a mistyped path would otherwise be created, by whoever runs the job,
 // and never removed. A missing or unfit GOSHMEM_SHM_DIR is an EnvError
@@ -245,19 +249,33 @@ func MakeJobDir(lookup func(string) (string, bool), jobID string) (string, error
 		}
 		return "", fmt.Errorf("directory for shared-memory files %s: %s (set %s): %w", parent, why, EnvShmDir, ErrInvalid)
 	}
-	dir := filepath.Join(parent, "goshmem-"+jobID)
-	err := os.Mkdir(dir, 0o700)
-	if errors.Is(err, fs.ErrExist) {
-		// Another PE of the job made it; anything but a directory there
-		// (a link placed by someone else) is refused.
-		st, serr := os.Lstat(dir)
-		switch {
-		case serr != nil:
-			err = serr
-		case st.IsDir():
-			err = nil
-		default:
-			err = fmt.Errorf("%s exists and is not a directory", dir)
+	sweepOnce(lookup)
+	dir := filepath.Join(parent, jobDirPrefix+jobID)
+	ownedMu.Lock()
+	defer ownedMu.Unlock()
+	var err error
+	// A process of the job that leaves removes the directory if it is the
+	// last owner: one that joins at that moment makes it again.
+	for range 3 {
+		err = os.Mkdir(dir, 0o700)
+		if errors.Is(err, fs.ErrExist) {
+			// Another PE of the job made it; anything but a directory there
+			// (a link placed by someone else) is refused.
+			st, serr := os.Lstat(dir)
+			switch {
+			case serr != nil:
+				err = serr
+			case st.IsDir():
+				err = nil
+			default:
+				err = fmt.Errorf("%s exists and is not a directory", dir)
+			}
+		}
+		if err == nil {
+			err = own(dir)
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			break
 		}
 	}
 	if err != nil {

@@ -36,7 +36,9 @@
 // output-copying goroutines, and the timers. It returns only after every
 // PE has been reaped; it then removes the job's shared-memory directory
 // (core.JobDir, as the PEs' environment defines it), which providers
-// create and may leave behind when a PE crashes. On Linux PEs are started
+// create and may leave behind when a PE crashes. Before it starts a job it
+// removes the directories of dead jobs (core.SweepJobDirs): a launcher
+// killed outright cleans nothing, and its PEs die with it. On Linux PEs are started
 // with Pdeathsig=SIGKILL, so they die with the launcher even if it is killed
 // outright. The kernel ties Pdeathsig to the thread that started the
 // child, so Run keeps its goroutine locked to its thread until the job is

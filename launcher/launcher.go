@@ -147,6 +147,12 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 
 	addr := advertise(ln.Addr())
 	j.env = childEnv(o, jobID, secret, addr)
+	// A job whose launcher was killed outright leaves its directory
+	// behind (its PEs die with the launcher, before anyone cleans up);
+	// the next job on the host removes it once none of its processes runs.
+	for _, dir := range core.SweepJobDirs(envLookup(j.env)) {
+		j.logf(o.Verbose, "removed %s, left by a job whose processes are gone", dir)
+	}
 	j.logf(o.Verbose, "job %s: %d PEs of %s, bootstrap store at %s", jobID, o.NP, path, addr)
 
 	code, err := j.run(ctx)

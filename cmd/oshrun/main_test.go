@@ -31,7 +31,8 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(peEnv); role != "" && os.Getenv(bootstrap.EnvRank) != "" {
+	// Started by srun, a PE has SLURM_PROCID instead of GOSHMEM_RANK.
+	if role := os.Getenv(peEnv); role != "" && (os.Getenv(bootstrap.EnvRank) != "" || os.Getenv("SLURM_PROCID") != "") {
 		os.Exit(pe(role, os.Args[1:]))
 	}
 	if os.Getenv(mainEnv) != "" {
@@ -40,8 +41,14 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// extraRoles are the PE parts other test files add.
+var extraRoles = map[string]func(rank int, args []string) int{}
+
 func pe(role string, args []string) int {
 	rank, _ := strconv.Atoi(os.Getenv(bootstrap.EnvRank))
+	if f, ok := extraRoles[role]; ok {
+		return f(rank, args)
+	}
 	switch role {
 	case "args":
 		fmt.Printf("rank %d args=%q provider=%q\n", rank, args, os.Getenv("GOSHMEM_PROVIDER"))

@@ -39,3 +39,29 @@ func ProcessAlive(pid int) bool {
 	}
 	return true
 }
+
+// ProcessStart is when the process with the given id started, in clock
+// ticks since boot (field 22 of /proc/PID/stat), and whether it could be
+// read. A pid and its start time name one process for good: a pid the
+// kernel handed to a new process comes with a later start.
+func ProcessStart(pid int) (uint64, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, false
+	}
+	// Fields after the name start with the state, field 3; the start time
+	// is field 22.
+	f := bytes.Fields(stat[i+1:])
+	if len(f) < 20 {
+		return 0, false
+	}
+	n, err := strconv.ParseUint(string(f[19]), 10, 64)
+	return n, err == nil
+}

@@ -27,7 +27,9 @@
 // size, job id hash, domain id); every PE unlinks its own file. The
 // mappings outlive the names, so once Open or NewRegion has returned the
 // job directory holds nothing, and a crash later leaves nothing behind on
-// the tmpfs. The directory itself is the launcher's to remove.
+// the tmpfs. The directory itself records the processes that use it
+// (core.MakeJobDir); the last domain to close removes it (core.LeaveJobDir),
+// and after a crash the next job on the host does (core.SweepJobDirs).
 //
 // NewRegion is collective: the PEs exchange their sizes first and all
 // fail, naming the sizes and PEs, if they differ. A region of size 0 has

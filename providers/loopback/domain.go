@@ -621,6 +621,9 @@ func (d *domain) close() error {
 	for i := range d.ctl {
 		errs = append(errs, sys.Unmap(d.ctl[i].mem))
 	}
+	// Open made the job directory; the last PE out removes it, so a job
+	// no launcher cleans up after leaves nothing.
+	errs = append(errs, core.LeaveJobDir(d.dir))
 	if err := errors.Join(errs...); err != nil {
 		return d.opErr("close", err)
 	}

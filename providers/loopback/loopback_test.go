@@ -498,6 +498,9 @@ func TestFilesUnlinked(t *testing.T) {
 	j := newJob(t, n)
 	j.run(func(p *peT) {
 		require.Empty(p, dirEntries(p, p.job.dir()), "after Open")
+		st, err := os.Stat(p.job.dir())
+		require.NoError(p, err)
+		require.Equal(p, os.FileMode(0o700), st.Mode().Perm())
 		for i := range 3 {
 			r, ep := p.region(1<<16+i, core.EndpointOptions{})
 			require.Empty(p, dirEntries(p, p.job.dir()), "after NewRegion %d", i)
@@ -508,9 +511,7 @@ func TestFilesUnlinked(t *testing.T) {
 			require.Equal(p, uint64((p.rank+n-1)%n), v)
 		}
 	})
-	st, err := os.Stat(j.dir())
-	require.NoError(t, err)
-	require.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	require.NoDirExists(t, j.dir(), "the last PE to close removes the job directory")
 }
 
 func TestOpenFailsOnEveryPE(t *testing.T) {

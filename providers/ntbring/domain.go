@@ -366,6 +366,9 @@ func (d *domain) close() error {
 		}
 	}
 	d.mu.Unlock()
+	// Open made the job directory; the last PE out removes it, so a job
+	// no launcher cleans up after leaves nothing.
+	errs = append(errs, core.LeaveJobDir(d.dir))
 	d.wake()
 	if err := errors.Join(errs...); err != nil {
 		return d.opErr("close", err)
