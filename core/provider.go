@@ -15,6 +15,16 @@ type Provider interface {
 	Open(cfg *Config) (Domain, error)
 }
 
+// ByName is implemented by providers that serve a job only when
+// GOSHMEM_PROVIDER names them. Automatic selection (GOSHMEM_PROVIDER unset,
+// or a list of exclusions) neither considers nor asks them: learning what
+// a plugin offers means starting a program, and a broken one on the
+// search path must not cost every job on the host its start.
+type ByName interface {
+	Provider
+	ByNameOnly() bool
+}
+
 // Domain is one PE's membership in a job on one provider.
 type Domain interface {
 	// Rank and Size are this PE's number and the number of PEs in the job.

@@ -80,7 +80,8 @@ func Lookup(name string) (Provider, error) {
 // Select picks the provider for a job from a GOSHMEM_PROVIDER value and the
 // number of distinct hosts the job's PEs run on:
 //
-//	""           the fitting provider with the highest Preference
+//	""           the fitting provider with the highest Preference,
+//	             among those that are not ByName
 //	"tcp"        that provider
 //	"shm,tcp"    the first of the list that fits the job
 //	"^tcp"       automatic selection among all but the listed ones
@@ -114,6 +115,9 @@ func Select(spec string, hosts int) (Provider, error) {
 	var best Provider
 	bestPref := 0
 	for _, p := range Providers() {
+		if bn, ok := p.(ByName); ok && bn.ByNameOnly() {
+			continue // asking would start it (see ByName)
+		}
 		info := p.Info()
 		if info.Preference <= 0 || slices.Contains(names, p.Name()) || fits(p, hosts) != nil {
 			continue

@@ -10,7 +10,9 @@
 //
 // Plugin providers (executables named goshmem-provider-NAME in the
 // directories of GOSHMEM_PROVIDER_PATH) are listed beside the built-in
-// ones; listing starts each plugin once to ask it.
+// ones; listing starts each plugin once to ask it, all of them at once and
+// each bounded by GOSHMEM_PLUGIN_START_TIMEOUT, so a broken one is listed
+// unavailable, saying why, instead of holding the listing up.
 //
 // Exit status: 0 on success; 1 on failure (a named provider is unknown,
 // the self-test failed, output could not be written); 2 on a usage error.
@@ -24,10 +26,12 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/providers/plugin"
 	"github.com/goshmem/goshmem/shmem"
 
 	_ "github.com/goshmem/goshmem/providers/all"
@@ -87,10 +91,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		providers = []core.Provider{p}
 	}
+	// Asking a plugin starts it, which may take up to its start timeout:
+	// ask all at once, so the listing takes the slowest one's time.
 	infos := make([]core.Info, len(providers))
+	var wg sync.WaitGroup
 	for i, p := range providers {
-		infos[i] = p.Info()
+		wg.Go(func() { infos[i] = p.Info() })
 	}
+	wg.Wait()
 	var err error
 	switch {
 	case *env && *asJSON:
@@ -241,6 +249,7 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 		out = append(out,
 			paramView{Env: core.EnvShmDir, Default: "/dev/shm", Help: "directory for the job's shared-memory files (removed when the job ends)"},
 			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
+			paramView{Env: plugin.EnvStartTimeout, Default: plugin.StartTimeoutParam().Default, Help: plugin.StartTimeoutParam().Help},
 			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},
 			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
 			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},

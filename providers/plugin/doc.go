@@ -17,7 +17,15 @@
 // name no built-in provider has (providers/all calls it after the
 // built-ins register). Nothing starts at registration: Info starts the
 // plugin once, asks, remembers the answer and ends it; Open starts one
-// plugin process per domain, which ends when the domain closes. The
+// plugin process per domain, which ends when the domain closes.
+// Automatic selection never starts one (the provider is core.ByName): a
+// plugin serves only a job whose GOSHMEM_PROVIDER names it. A plugin runs
+// in a process group of its own, which is killed when it does not finish
+// its start within GOSHMEM_PLUGIN_START_TIMEOUT, or whenever it is ended;
+// at most 64 KiB of its stdout is read (see groupRunner). Its socket is in
+// a directory go-plugin removes when it ends, made in the job directory
+// for a PE's plugin, so a PE that dies leaves it to the sweep of dead
+// jobs' directories (core.SweepJobDirs). The
 // advertised Info is the wrapped provider's, under the plugin's name,
 // with Origin "plugin PATH, protocol N", without direct access (peers'
 // memory is mapped in the plugin process, not in the PE) and with two

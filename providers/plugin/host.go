@@ -3,7 +3,9 @@ package plugin
 import (
 	"context"
 	"fmt"
+	"os"
 	"sync"
+	"time"
 
 	"github.com/goshmem/goshmem/core"
 	pb "github.com/goshmem/goshmem/providers/plugin/proto"
@@ -29,17 +31,28 @@ func New(name, path string) core.Provider {
 
 func (p *provider) Name() string { return p.name }
 
+// ByNameOnly implements core.ByName: a plugin is started only for a job
+// whose GOSHMEM_PROVIDER names it, never by automatic selection, so a
+// broken executable on the search path costs no other job anything.
+func (p *provider) ByNameOnly() bool { return true }
+
 // Info implements core.Provider. It starts the plugin the first time it is
-// called, asks it, and ends it. A plugin that cannot answer is listed
-// with the error as its description, no capabilities and no preference,
-// so automatic selection never picks it and Open reports the error.
+// called, asks it, and ends it, all within GOSHMEM_PLUGIN_START_TIMEOUT. A
+// plugin that cannot answer is listed with the error as its description,
+// no capabilities and no preference, and Open reports the error.
 func (p *provider) Info() core.Info {
-	p.once.Do(func() { p.info, p.infoErr = p.load() })
+	p.once.Do(func() { p.info, p.infoErr = p.load(os.LookupEnv, "") })
 	return p.info
 }
 
-func (p *provider) load() (core.Info, error) {
-	in, err := p.ask()
+// load asks the plugin for its Info; socketDir is where its socket goes
+// (see start).
+func (p *provider) load(lookup func(string) (string, bool), socketDir string) (core.Info, error) {
+	wait, err := startTimeout(lookup)
+	var in core.Info
+	if err == nil {
+		in, err = p.ask(wait, socketDir)
+	}
 	if err != nil {
 		return core.Info{Name: p.name, Description: "unavailable: " + err.Error(),
 			Origin:   fmt.Sprintf("plugin %s, protocol %d", p.path, ProtocolVersion),
@@ -48,8 +61,10 @@ func (p *provider) load() (core.Info, error) {
 	return hostInfo(in, p.name, p.path), nil
 }
 
-func (p *provider) ask() (core.Info, error) {
-	pr, err := start(p.name, p.path, defaultTimeout)
+// ask starts the plugin and asks its Info, the answer bounded like the
+// start: a sane plugin answers from memory.
+func (p *provider) ask(wait time.Duration, socketDir string) (core.Info, error) {
+	pr, err := start(p.name, p.path, wait, wait, socketDir)
 	if err != nil {
 		return core.Info{}, err
 	}
@@ -70,18 +85,32 @@ func (p *provider) ask() (core.Info, error) {
 }
 
 // Open implements core.Provider: it starts this PE's plugin process and
-// opens the wrapped provider's domain in it (see domain).
+// opens the wrapped provider's domain in it (see domain). The plugin's
+// socket goes in the job directory, which this PE owns until its domain
+// closes, so a PE that dies leaves it where the job's other files are
+// removed.
 func (p *provider) Open(cfg *core.Config) (core.Domain, error) {
-	info := p.Info()
-	if p.infoErr != nil {
-		return nil, p.infoErr
-	}
 	if cfg.Bootstrap == nil {
 		return nil, fmt.Errorf("no bootstrap in the configuration: %w", core.ErrInvalid)
 	}
 	set, err := readSettings(cfg, p.name)
+	dir := ""
+	if err == nil {
+		dir, err = cfg.MakeJobDir()
+	}
+	if err == nil {
+		p.once.Do(func() { p.info, p.infoErr = p.load(cfg.Lookup, dir) })
+		err = p.infoErr
+	}
 	if err := core.Agree(cfg.Bootstrap, err); err != nil {
+		if dir != "" {
+			core.LeaveJobDir(dir)
+		}
 		return nil, err
 	}
-	return openDomain(p, info, cfg, set)
+	d, err := openDomain(p, p.info, cfg, set, dir)
+	if err != nil {
+		core.LeaveJobDir(dir)
+	}
+	return d, err
 }

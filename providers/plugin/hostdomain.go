@@ -64,16 +64,16 @@ var _ core.Domain = (*domain)(nil)
 // openDomain starts the plugin process and opens the wrapped provider in
 // it. Starting is agreed on by every PE before the collective open
 // begins, so a plugin that fails to start on one PE fails the open on all.
-func openDomain(p *provider, info core.Info, cfg *core.Config, set settings) (core.Domain, error) {
+func openDomain(p *provider, info core.Info, cfg *core.Config, set settings, dir string) (core.Domain, error) {
 	b := cfg.Bootstrap
-	pr, err := start(p.name, p.path, set.timeout)
+	pr, err := start(p.name, p.path, set.start, set.timeout, dir)
 	if err := core.Agree(b, err); err != nil {
 		if pr != nil {
 			pr.kill()
 		}
 		return nil, err
 	}
-	d := &domain{p: p, proc: pr, info: info, boot: b, set: set, dir: cfg.JobDir(),
+	d := &domain{p: p, proc: pr, info: info, boot: b, set: set, dir: dir,
 		rank: b.Rank(), npes: b.Size(), sessDone: make(chan struct{}), opened: make(chan error, 1),
 		endpoints: map[*endpoint]struct{}{}}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -511,6 +511,9 @@ func (d *domain) close() error {
 		errs = append(errs, d.proc.fail("close", d.sessErr))
 	}
 	d.proc.kill()
+	// Open made this PE an owner of the job directory, where the
+	// plugin's socket was; the last PE out removes the directory.
+	errs = append(errs, core.LeaveJobDir(d.dir))
 	return errors.Join(errs...)
 }
 

@@ -17,7 +17,7 @@ const (
 
 func paramTimeout(name string) core.Param {
 	return core.NewParam(name, "TIMEOUT", defaultTimeout.String(),
-		"longest wait for the plugin's answer to one operation, and for its start; a plugin that takes longer is reported hung")
+		"longest wait for the plugin's answer to one operation; a plugin that takes longer is reported hung (its start is bounded by "+EnvStartTimeout+")")
 }
 
 func paramStaging(name string) core.Param {
@@ -31,6 +31,7 @@ func pluginParams(name string) []core.Param {
 
 // settings are the host's parameters as a job sets them.
 type settings struct {
+	start   time.Duration // GOSHMEM_PLUGIN_START_TIMEOUT
 	timeout time.Duration
 	staging int
 }
@@ -38,6 +39,9 @@ type settings struct {
 func readSettings(cfg *core.Config, name string) (settings, error) {
 	var s settings
 	var err error
+	if s.start, err = startTimeout(cfg.Lookup); err != nil {
+		return s, err
+	}
 	if s.timeout, err = cfg.Duration(paramTimeout(name)); err != nil {
 		return s, err
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
 	"time"
@@ -29,22 +27,22 @@ type proc struct {
 	stderr     *tail
 }
 
-// start runs the plugin at path and completes go-plugin's handshake
-// (cookie, protocol version, mutual TLS) within timeout.
-func start(name, path string, timeout time.Duration) (*proc, error) {
+// start runs the plugin at path in a process group of its own and
+// completes go-plugin's handshake (cookie, protocol version, mutual TLS)
+// within startTimeout; after that, timeout bounds each answer. go-plugin
+// makes the directory for the plugin's socket in socketDir (the job
+// directory, so that a PE that dies leaves nothing elsewhere; "" means
+// the temporary directory) and removes it when the plugin is killed.
+func start(name, path string, startTimeout, timeout time.Duration, socketDir string) (*proc, error) {
 	p := &proc{name: name, path: path, timeout: timeout, stderr: &tail{}}
-	cmd := exec.Command(path)
-	if _, ok := os.LookupEnv("GORACE"); !ok {
-		// A race-built plugin would otherwise linger a second at exit.
-		cmd.Env = append(os.Environ(), "GORACE=atexit_sleep_ms=0")
-	}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: versionedPlugins(nil),
-		Cmd:              cmd,
+		RunnerFunc:       runnerFunc(path),
+		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: socketDir},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
-		StartTimeout:     timeout,
+		StartTimeout:     startTimeout,
 		Stderr:           p.stderr,
 		Logger:           hclog.NewNullLogger(),
 	})
@@ -64,6 +62,10 @@ func start(name, path string, timeout time.Duration) (*proc, error) {
 		p.exited() // let its stderr drain: a plugin that refuses says why there
 		// go-plugin's own explanation runs over many lines; its first says what.
 		why, _, _ := strings.Cut(err.Error(), "\n")
+		if strings.Contains(why, "timeout while waiting for plugin to start") {
+			return nil, p.fail("start", fmt.Errorf("no handshake within %v (%s); killed it and its children%s: %w",
+				startTimeout, EnvStartTimeout, p.stderr.words(), core.ErrTimeout))
+		}
 		return nil, p.fail("start", fmt.Errorf("handshake failed: %s%s: %w", strings.TrimSpace(why), p.stderr.words(), core.ErrInvalid))
 	}
 	return p, nil

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// TestListingIsBounded puts executables that never answer on the search
+// path: one whose child holds its stdout open, one that execs sleep.
+// provinfo must still list every provider, those two as unavailable
+// saying why, within a bound set by GOSHMEM_PLUGIN_START_TIMEOUT, and
+// leave none of their processes behind; -e names the variable.
+func TestListingIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	for name, script := range map[string]string{
+		"sleepy":    "sleep 1000 &\necho $! >>'" + dir + "/pids'\nwait\n",
+		"execsleep": "echo $$ >>'" + dir + "/pids'\nexec sleep 1000\n",
+	} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "goshmem-provider-"+name), []byte("#!/bin/sh\n"+script), 0o755))
+	}
+	pids := func() []int {
+		b, _ := os.ReadFile(filepath.Join(dir, "pids"))
+		var out []int
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		for _, pid := range pids() {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	cmd.Env = append(os.Environ(), envAsMain+"=1", core.EnvProviderPath+"="+dir, "GOSHMEM_PLUGIN_START_TIMEOUT=1s")
+	cmd.WaitDelay = time.Second
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(start)
+	t.Logf("provinfo took %v:\n%s", took, out)
+	require.NoError(t, ctx.Err(), "provinfo still ran after 20s")
+	require.NoError(t, err)
+	require.Regexp(t, `(?m)^loopback\s`, string(out))
+	for _, name := range []string{"sleepy", "execsleep"} {
+		require.Regexp(t, `(?m)^`+name+`\s.*unavailable: .*no handshake within 1s \(GOSHMEM_PLUGIN_START_TIMEOUT\)`, string(out))
+	}
+	for _, pid := range pids() {
+		deadline := time.Now().Add(5 * time.Second)
+		for syscall.Kill(pid, 0) == nil {
+			require.True(t, time.Now().Before(deadline), "process %d of a plugin outlived provinfo", pid)
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	code, text := provinfo(t, dir, "-e")
+	require.Equal(t, 0, code, text)
+	require.Regexp(t, `(?m)^GOSHMEM_PLUGIN_START_TIMEOUT\s+5s\s`, text)
+}

@@ -1,0 +1,181 @@
+package plugin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// EnvStartTimeout bounds the start of every plugin: from exec to the end
+// of the handshake, and for Info, the answer too.
+const EnvStartTimeout = "GOSHMEM_PLUGIN_START_TIMEOUT"
+
+const (
+	defaultStartTimeout = 5 * time.Second
+	minStartTimeout     = 10 * time.Millisecond
+	maxStartTimeout     = 10 * time.Minute
+)
+
+// StartTimeoutParam describes EnvStartTimeout, for listings of variables.
+func StartTimeoutParam() core.Param {
+	return core.Param{Name: "PLUGIN_START_TIMEOUT", Env: EnvStartTimeout, Default: defaultStartTimeout.String(),
+		Help: "longest wait for a plugin provider to start and say what it offers; one that takes longer is killed with its children and listed unavailable"}
+}
+
+// startTimeout reads EnvStartTimeout from lookup.
+func startTimeout(lookup func(string) (string, bool)) (time.Duration, error) {
+	v, ok := lookup(EnvStartTimeout)
+	if !ok || strings.TrimSpace(v) == "" {
+		return defaultStartTimeout, nil
+	}
+	return core.ParseDurationVar(EnvStartTimeout, v, minStartTimeout, maxStartTimeout)
+}
+
+// maxHandshakeOutput bounds what is read from a plugin's stdout. A Go
+// plugin writes one handshake line there and then moves its stdout
+// elsewhere; a program that floods it is cut off instead of being read
+// for ever.
+const maxHandshakeOutput = 64 << 10
+
+// groupRunner runs a plugin executable in a process group of its own, so
+// that killing it kills whatever it started too: a script that runs
+// sleep as a child would otherwise leave the child holding the stdout
+// pipe, and go-plugin, which reads that pipe to its end before it
+// reaps the plugin, would wait for ever. Kill also closes the pipes, so
+// no reader waits on a child that left the group.
+type groupRunner struct {
+	cmd            *exec.Cmd
+	stdout, stderr io.ReadCloser
+	out            *limitedReader
+	pid            int
+
+	killOnce sync.Once
+}
+
+var _ runner.Runner = (*groupRunner)(nil)
+
+// newRunner makes the runner go-plugin starts for path; spec carries the
+// environment go-plugin prepared (cookie, versions, socket directory).
+func newRunner(path string, spec *exec.Cmd) (*groupRunner, error) {
+	cmd := exec.Command(path)
+	cmd.Env = spec.Env
+	if _, ok := os.LookupEnv("GORACE"); !ok {
+		// A race-built plugin would otherwise linger a second at exit.
+		cmd.Env = append(cmd.Env, "GORACE=atexit_sleep_ms=0")
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	r := &groupRunner{cmd: cmd}
+	var err error
+	if r.stdout, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if r.stderr, err = cmd.StderrPipe(); err != nil {
+		return nil, err
+	}
+	r.out = &limitedReader{r: r.stdout, left: maxHandshakeOutput}
+	return r, nil
+}
+
+func (r *groupRunner) Start(context.Context) error {
+	if err := r.cmd.Start(); err != nil {
+		return err
+	}
+	r.pid = r.cmd.Process.Pid
+	return nil
+}
+
+// Wait reaps the plugin, then kills what is left of its group: children
+// of a plugin that exited must not outlive it.
+func (r *groupRunner) Wait(context.Context) error {
+	err := r.cmd.Wait()
+	r.killGroup()
+	return err
+}
+
+// Kill kills the plugin's whole process group and closes its pipes.
+func (r *groupRunner) Kill(context.Context) error {
+	r.killGroup()
+	r.killOnce.Do(func() {
+		r.stdout.Close()
+		r.stderr.Close()
+	})
+	return nil
+}
+
+func (r *groupRunner) killGroup() {
+	if r.pid > 0 {
+		_ = syscall.Kill(-r.pid, syscall.SIGKILL)
+	}
+}
+
+func (r *groupRunner) Stdout() io.ReadCloser { return r.out }
+func (r *groupRunner) Stderr() io.ReadCloser { return r.stderr }
+func (r *groupRunner) Name() string          { return r.cmd.Path }
+func (r *groupRunner) Diagnose(context.Context) string {
+	return "is it a goshmem plugin, built for this machine?"
+}
+
+func (r *groupRunner) ID() string {
+	if r.pid == 0 {
+		return ""
+	}
+	return strconv.Itoa(r.pid)
+}
+
+func (*groupRunner) PluginToHost(n, a string) (string, string, error) { return n, a, nil }
+func (*groupRunner) HostToPlugin(n, a string) (string, string, error) { return n, a, nil }
+
+// limitedReader reads at most left bytes, then closes the pipe (a plugin
+// still writing gets EPIPE) and reports the end.
+type limitedReader struct {
+	r    io.ReadCloser
+	mu   sync.Mutex
+	left int
+}
+
+func (l *limitedReader) Read(b []byte) (int, error) {
+	l.mu.Lock()
+	left := l.left
+	l.mu.Unlock()
+	if left <= 0 {
+		l.r.Close()
+		return 0, io.EOF
+	}
+	if len(b) > left {
+		b = b[:left]
+	}
+	n, err := l.r.Read(b)
+	l.mu.Lock()
+	l.left -= n
+	l.mu.Unlock()
+	if errors.Is(err, os.ErrClosed) {
+		err = io.EOF // closed by Kill
+	}
+	return n, err
+}
+
+func (l *limitedReader) Close() error { return l.r.Close() }
+
+// runnerFunc is go-plugin's hook for starting path with a groupRunner.
+func runnerFunc(path string) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
+	return func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+		r, err := newRunner(path, spec)
+		if err != nil {
+			return nil, fmt.Errorf("preparing %s: %w", path, err)
+		}
+		return r, nil
+	}
+}
