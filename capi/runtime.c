@@ -757,7 +757,12 @@ void shmem_udcflush_line(void *dest) { (void)dest; }
 
 /* ---- RMA ---- */
 
-void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
+/*
+ * Blocking and non-blocking transfers share one body: on the fast path
+ * both are complete when the copy returns; through Go, nbi says which.
+ */
+static inline void gsh_put_any(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe,
+	int nbi, const char *fn)
 {
 	void *t;
 	if (nbytes == 0)
@@ -767,44 +772,40 @@ void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe
 		gsh_fast_written(ctx, t, nbytes, pe);
 		return;
 	}
-	gshgo_put(ctx, dest, (void *)src, nbytes, pe, 0, GSH_FN(fn));
+	gshgo_put(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+}
+
+static inline void gsh_get_any(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe,
+	int nbi, const char *fn)
+{
+	void *t;
+	if (nbytes == 0)
+		return;
+	if (ctx && (t = gsh_fast_target(ctx, src, nbytes, pe))) {
+		memcpy(dest, t, nbytes);
+		return;
+	}
+	gshgo_get(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+}
+
+void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
+{
+	gsh_put_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_put_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
-	void *t;
-	if (nbytes == 0)
-		return;
-	if (ctx && (t = gsh_fast_target(ctx, dest, nbytes, pe))) {
-		memcpy(t, src, nbytes);
-		gsh_fast_written(ctx, t, nbytes, pe);
-		return;
-	}
-	gshgo_put(ctx, dest, (void *)src, nbytes, pe, 1, GSH_FN(fn));
+	gsh_put_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
 void gsh_get(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
-	void *t;
-	if (nbytes == 0)
-		return;
-	if (ctx && (t = gsh_fast_target(ctx, src, nbytes, pe))) {
-		memcpy(dest, t, nbytes);
-		return;
-	}
-	gshgo_get(ctx, dest, (void *)src, nbytes, pe, 0, GSH_FN(fn));
+	gsh_get_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_get_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
-	void *t;
-	if (nbytes == 0)
-		return;
-	if (ctx && (t = gsh_fast_target(ctx, src, nbytes, pe))) {
-		memcpy(dest, t, nbytes);
-		return;
-	}
-	gshgo_get(ctx, dest, (void *)src, nbytes, pe, 1, GSH_FN(fn));
+	gsh_get_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
 /* Bytes a strided access of nelems elements of esize spans, or 0. */
