@@ -34,7 +34,7 @@ func EnvVars() []core.Param {
 			Help: "size of each PE's symmetric heap: bytes, or a number with K, M, G or T (512M, 2G)"},
 		{Name: "INFO", Env: EnvInfo, Default: "0", Help: "if true, PE 0 prints version, provider, parameters and heap size at init"},
 		{Name: "DEBUG", Env: EnvDebug, Default: "0", Help: "if true, debug messages go to standard error"},
-		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version at init"},
+		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version and build (module version, commit, Go version) at init"},
 		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
 			Help: "provider name, preference list (loopback,tcp) or exclusions (^tcp, ^loopback,^tcp); unset picks by locality"},
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/version"
 )
 
 // Version is the OpenSHMEM specification version this package implements.
@@ -289,7 +290,9 @@ func InfoGetVersion() (major, minor int) { return MajorVersion, MinorVersion }
 func InfoGetName() string { return VendorString }
 
 func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string, bool)) {
-	fmt.Fprintf(out, "goshmem: OpenSHMEM %d.%d (%s)\n", MajorVersion, MinorVersion, VendorString)
+	// The build names the commit a report came from; the spec version
+	// alone is the same for every build.
+	fmt.Fprintf(out, "goshmem: OpenSHMEM %d.%d (%s), build %s\n", MajorVersion, MinorVersion, VendorString, version.Read())
 	if !full {
 		return
 	}
