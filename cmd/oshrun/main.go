@@ -8,8 +8,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
+	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/launcher"
 )
 
@@ -19,7 +21,9 @@ Runs N copies of PROGRAM as the PEs of one goshmem job on this host, with
 a bootstrap store they connect to, and exits with the job's status: 0 if
 every PE exited 0, else the status of the first PE that failed (128+signal
 if a signal killed it). Flags must come before PROGRAM; everything after it
-is passed to PROGRAM unchanged.
+is passed to PROGRAM unchanged. Every flag may be given with one dash or
+two (-np, --np); -x, --oversubscribe, --bind-to and --tag-output are taken
+as Open MPI's mpirun takes them.
 
 flags:
 `
@@ -72,32 +76,55 @@ func signalContext() (context.Context, func() syscall.Signal, func()) {
 // returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("oshrun", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	// The flag package's own errors are read before they are shown, to
+	// turn an unknown flag into a suggestion.
+	var parseOut strings.Builder
+	fs.SetOutput(&parseOut)
 	var (
 		np       int
+		cpubind  bool
+		env      envFlag
 		provider = fs.String("provider", "", "transport to use: sets GOSHMEM_PROVIDER in every PE (a name, a list, or ^name)")
 		tag      = fs.Bool("tag", false, "prefix every line of PE output with \"[pe N] \"")
 		bind     = fs.String("bind", launcher.DefaultBind, "`address` the bootstrap store listens on; make it reachable when PEs run on other hosts")
 		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
-		cpubind  = fs.Bool("cpubind", false, "bind PE r to the r-th CPU; PEs beyond the CPUs are dealt round them again (PE r to CPU r mod CPUs)")
+		showVer  = fs.Bool("version", false, "print goshmem's version and exit")
 	)
 	fs.IntVar(&np, "np", 0, "number of PEs to start (required, at least 1)")
 	fs.IntVar(&np, "n", 0, "same as -np")
+	fs.BoolVar(tag, "tag-output", false, "same as -tag")
+	fs.BoolVar(&cpubind, "cpubind", false, "bind PE r to the r-th CPU; PEs beyond the CPUs are dealt round them again (PE r to CPU r mod CPUs)")
+	fs.Var(bindToFlag{&cpubind}, "bind-to", "`core` is -cpubind, none leaves PEs unbound (the default); the last of -cpubind and --bind-to wins")
+	fs.Var(&env, "x", "`VAR=value` sets VAR in every PE (repeatable); -x VAR is accepted and changes nothing, since every PE gets oshrun's environment")
+	fs.Bool("oversubscribe", false, "accepted and changes nothing: oshrun always starts more PEs than CPUs when asked to")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return launcher.ExitUsage // flag has printed the error and the usage
-	}
 	usageError := func(format string, a ...any) int {
+		fs.SetOutput(stderr)
 		fmt.Fprintf(stderr, "oshrun: "+format+"\n", a...)
 		fs.Usage()
 		return launcher.ExitUsage
+	}
+	if err := fs.Parse(args); err != nil {
+		if name, ok := unknownFlag(err); ok {
+			if s := suggest(fs, name); s != "" {
+				return usageError("unknown flag -%s; did you mean -%s?", name, s)
+			}
+			return usageError("unknown flag -%s", name)
+		}
+		io.WriteString(stderr, parseOut.String()) // the error and the usage, or the usage asked for
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return launcher.ExitUsage
+	}
+	fs.SetOutput(stderr)
+	if *showVer {
+		fmt.Fprintln(stdout, version.Line("oshrun"))
+		return 0
 	}
 	if np < 1 {
 		return usageError("-np N is required, with N at least 1 (got %d)", np)
@@ -120,7 +147,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Grace:    g,
 		Bind:     *bind,
 		Verbose:  *verbose,
-		CPUBind:  *cpubind,
+		CPUBind:  cpubind,
+		Env:      env,
 	})
 	if err != nil && ctx.Err() == nil {
 		// An interruption has already been reported by the launcher.

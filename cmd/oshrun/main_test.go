@@ -131,7 +131,7 @@ func TestUsageErrors(t *testing.T) {
 		{"np zero", []string{"-np", "0", os.Args[0]}, "at least 1 (got 0)"},
 		{"np not a number", []string{"-np", "four", os.Args[0]}, "invalid value"},
 		{"no program", []string{"-np", "2"}, "no PROGRAM given"},
-		{"unknown flag", []string{"-np", "2", "-frobnicate", os.Args[0]}, "flag provided but not defined"},
+		{"unknown flag", []string{"-np", "2", "-frobnicate", os.Args[0]}, "unknown flag -frobnicate"},
 		{"bad grace", []string{"-np", "2", "-grace", "soon", os.Args[0]}, "invalid value"},
 		{"program not found", []string{"-np", "2", "goshmem-no-such-program"}, "not found"},
 	} {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// envFlag collects -x arguments, as Open MPI's mpirun takes them:
+// -x VAR=value sets VAR for the PEs; -x VAR exports VAR, which oshrun does
+// for every variable anyway, so it is accepted and changes nothing.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(s string) error {
+	name, _, hasValue := strings.Cut(s, "=")
+	if name == "" || strings.ContainsAny(name, " \t") {
+		return fmt.Errorf("want VAR or VAR=value, got %q", s)
+	}
+	if hasValue {
+		*e = append(*e, s)
+	}
+	return nil
+}
+
+// bindToValues are what --bind-to accepts; Open MPI's other levels (socket,
+// numa, hwthread) have no counterpart in -cpubind and are refused rather
+// than read as something they do not mean.
+var bindToValues = []string{"core", "none"}
+
+// bindToFlag is --bind-to, Open MPI's spelling of -cpubind: core binds
+// each PE to a CPU, none leaves the PEs unbound. It sets the same variable
+// as -cpubind, so the last of the two on the command line wins.
+type bindToFlag struct{ cpubind *bool }
+
+func (b bindToFlag) String() string {
+	if b.cpubind != nil && *b.cpubind {
+		return "core"
+	}
+	return "none"
+}
+
+func (b bindToFlag) Set(s string) error {
+	switch s {
+	case "core":
+		*b.cpubind = true
+	case "none":
+		*b.cpubind = false
+	default:
+		return fmt.Errorf("%q is not one of %s", s, strings.Join(bindToValues, ", "))
+	}
+	return nil
+}
+
+// unknownFlag returns the flag name in a flag package error about an
+// undefined flag.
+func unknownFlag(err error) (string, bool) {
+	return strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+}
+
+// suggest returns the defined flag of fs that name most likely misspells,
+// or "" when none is close: within two edits (a swap of neighbours is
+// one), and no more edits than half the name's length, so a short
+// unrelated name is not "corrected" to another short one.
+func suggest(fs *flag.FlagSet, name string) string {
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	sort.Strings(names) // ties go to the first in order, the same every run
+	best, bestDist, bestSkew := "", 3, 0
+	for _, n := range names {
+		d := editDistance(strings.ToLower(name), n)
+		if 2*d >= len(name)+1 {
+			continue
+		}
+		// Between flags as close, the one of the typed name's length: a
+		// swap ("pn") is likelier than a letter too many.
+		skew := max(len(n)-len(name), len(name)-len(n))
+		if d < bestDist || d == bestDist && skew < bestSkew {
+			best, bestDist, bestSkew = n, d, skew
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal string alignment distance between a and b:
+// insertions, deletions, substitutions and swaps of adjacent characters.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}
