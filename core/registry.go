@@ -92,8 +92,14 @@ func Lookup(name string) (Provider, error) {
 // is refused, as is a "^" without a name: neither says what to pick.
 // A name that is not registered is an error listing the known ones; a
 // named provider that cannot serve the job is an error saying why. There is
-// no silent fallback.
+// no silent fallback. A program that links no provider at all gets
+// ErrNoProviderLinked, saying how to link one.
 func Select(spec string, hosts int) (Provider, error) {
+	// Before the spec: with nothing linked, every name is "unknown" and
+	// no setting of GOSHMEM_PROVIDER can help.
+	if err := noProviderLinked(); err != nil {
+		return nil, err
+	}
 	names, exclude, err := parseSpec(spec)
 	if err != nil {
 		return nil, err
