@@ -27,6 +27,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/goshmem/goshmem/internal/version"
 )
 
 func main() {
@@ -36,6 +38,7 @@ func main() {
 const usage = `usage:
   ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
   ntbtool perf [-model gen3x8|off] [-sizes LIST] [-time D] [-n N] [-procs] [-json]
+  ntbtool --version
 run "ntbtool info -h" or "ntbtool perf -h" for the flags`
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -53,6 +56,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = runPerfPeer
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, usage)
+		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, version.Line("ntbtool"))
 		return 0
 	default:
 		fmt.Fprintf(stderr, "ntbtool: unknown command %q\n%s\n", args[0], usage)

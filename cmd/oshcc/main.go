@@ -8,6 +8,7 @@
 //	oshcc --showme            # print the command instead of running it
 //	oshcc --showme:compile    # only the flags for compiling
 //	oshcc --showme:link       # only the flags for linking
+//	oshcc --version           # goshmem's version and the compiler it runs
 //
 // The include and lib directories are found beside the directory that
 // holds oshcc (bin/../include, bin/../lib), in the build tree and after
@@ -24,6 +25,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/goshmem/goshmem/internal/version"
 )
 
 func main() {
@@ -94,6 +97,12 @@ func run(argv []string, getenv func(string) string, stdout, stderr io.Writer) in
 		switch a {
 		case "--showme", "-showme", "--showme:command", "--showme:compile", "--showme:link", "--showme:libdirs", "--showme:incdirs":
 			show = a
+		case "--version", "-version":
+			// goshmem's version, not the compiler's: --showme names the
+			// compiler, which answers for itself.
+			fmt.Fprintln(stdout, version.Line(name))
+			fmt.Fprintf(stdout, "compiler: %s\n", compiler)
+			return 0
 		case "--help", "-help":
 			fmt.Fprintf(stdout, "usage: %s [--showme[:compile|:link|:incdirs|:libdirs]] [compiler arguments...]\n"+
 				"Runs %s (%s) with goshmem's include directory, library and rpath added.\n", name, compiler, envName)

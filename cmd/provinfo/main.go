@@ -31,6 +31,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/providers/plugin"
 	"github.com/goshmem/goshmem/shmem"
 
@@ -48,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "show every attribute")
 	env := fs.Bool("e", false, "list every environment variable with its default and help")
 	asJSON := fs.Bool("json", false, "print JSON")
+	showVer := fs.Bool("version", false, "print goshmem's version and exit")
 	check := fs.String("check", "", "run a quick self-test of the named provider (two PEs: open, put, get, fetch-add) and print pass or fail with timings")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e] [-json] | provinfo -check NAME")
@@ -60,6 +62,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 		return 2
+	}
+	if *showVer {
+		fmt.Fprintln(stdout, version.Line("provinfo"))
+		return 0
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "provinfo: unexpected argument %q\n", fs.Arg(0))

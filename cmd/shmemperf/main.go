@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/shmem"
 
 	_ "github.com/goshmem/goshmem/providers/all"
@@ -61,6 +62,7 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	plotFile := fs.String("plot", "", "also draw latency and bandwidth against size into this .svg or .png file")
 	from := fs.String("from", "", "with -plot: draw these JSON lines files (comma separated) instead of running tests")
 	compare := fs.String("compare", "", "PEER.jsonl,OURS.jsonl: print both medians per test, size and PEs, and their ratio, instead of running tests")
+	showVer := fs.Bool("version", false, "print goshmem's version and exit")
 	targets := fs.String("targets", "", "with -compare: ratio targets, TEST[:SIZE][@NPES]=RATIO separated by commas (latency at most, bandwidth and rate at least)")
 	fs.Usage = func() {
 		fmt.Fprint(out, "usage: oshrun -np N shmemperf [flags]\n       shmemperf -plot FILE -from A.jsonl,B.jsonl\n       shmemperf -compare PEER.jsonl,OURS.jsonl [-targets T]\n\nflags:\n")
@@ -68,6 +70,10 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *showVer {
+		fmt.Fprintln(out, version.Line("shmemperf"))
+		return nil, flag.ErrHelp // done, as after -h
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q; every setting is a flag", fs.Arg(0))
