@@ -12,7 +12,10 @@
 // SIGKILL after -grace. A PE that calls shmem_global_exit(status) ends
 // the job the same way, and oshrun exits with that status, even 0.
 // Flag parsing stops at PROGRAM, so the program's
-// own flags pass through. Usage errors exit 2.
+// own flags pass through. Usage errors exit 2; an unknown flag names the
+// known one it resembles. Open MPI's -x, --oversubscribe, --bind-to and
+// --tag-output are accepted (see -h), so command lines written for mpirun
+// or another oshrun need no rewriting.
 //
 // Lifetimes: main owns the signal handler, which turns the first SIGINT,
 // SIGTERM or SIGHUP into the cancellation of the job's context (later ones
