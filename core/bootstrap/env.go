@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap/pmi"
 )
 
 // The environment contract between a launcher and its PEs. oshrun sets the
@@ -26,6 +28,10 @@ const (
 	EnvBootstrap  = "GOSHMEM_BOOTSTRAP"   // host:port of the store
 	EnvSecret     = "GOSHMEM_SECRET"      // the job secret, hex
 	EnvSecretFile = "GOSHMEM_SECRET_FILE" // a file (mode 0600) holding the secret in hex
+	// EnvJoinTimeout bounds how long a PE waits for the job to assemble:
+	// for the launcher's PMI fence, for the store to answer, and (PE 0)
+	// for every PE to join it.
+	EnvJoinTimeout = "GOSHMEM_JOIN_TIMEOUT"
 
 	EnvSlurmRank   = "SLURM_PROCID"
 	EnvSlurmSize   = "SLURM_NTASKS"
@@ -49,6 +55,35 @@ const (
 	LauncherOpenMPI = "openmpi" // Open MPI's mpirun; PE 0 runs the store
 	LauncherHydra   = "hydra"   // MPICH's mpiexec (Hydra); PE 0 runs the store
 )
+
+// DefaultJoinTimeout is GOSHMEM_JOIN_TIMEOUT's default; MinJoinTimeout and
+// MaxJoinTimeout bound it: below a second a loaded node misses it, above an
+// hour a dead job looks alive.
+const (
+	DefaultJoinTimeout = 60 * time.Second
+	MinJoinTimeout     = time.Second
+	MaxJoinTimeout     = time.Hour
+)
+
+// The keys PE 0 puts in the launcher's PMI key-value space.
+const (
+	pmiKeyStore  = "goshmem-store"
+	pmiKeySecret = "goshmem-secret"
+	pmiKeyJobID  = "goshmem-jobid"
+)
+
+// EnvVars lists the variables of the bootstrap a user may set, for
+// provinfo -e and the README.
+func EnvVars() []core.Param {
+	return []core.Param{
+		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun or PMI)",
+			Help: "host:port of the bootstrap store; under a launcher without PMI, a free port on PE 0's host"},
+		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store"},
+		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
+		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
+			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
+	}
+}
 
 // ContractEnv lists the variables oshrun sets for its PEs. A launcher
 // removes inherited copies before setting its own.
@@ -76,6 +111,16 @@ type Job struct {
 	Addr string
 	// Launcher is one of the Launcher constants.
 	Launcher string
+	// JoinTimeout bounds the wait for the job to assemble
+	// (GOSHMEM_JOIN_TIMEOUT).
+	JoinTimeout time.Duration
+	// PMI is the PMI version (1 or 2) through which the job learned Addr
+	// and Secret, 0 if it did not use PMI.
+	PMI int
+
+	// ln is the store's listener PE 0 opened before publishing its
+	// address through PMI; Connect serves on it.
+	ln net.Listener
 }
 
 // JobFromEnv reads the job from the environment; lookup nil means the
@@ -96,19 +141,31 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
+	launched = true
 	switch {
 	case has(get, EnvRank):
 		job, err = oshrunJob(get)
-		return job, true, err
 	case has(get, EnvOMPIRank):
 		job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
-		return job, true, err
-	case has(get, EnvPMIRank):
+	case has(get, EnvPMIRank) && !(has(get, EnvSlurmRank) && has(get, pmi.EnvJobID)):
 		job, err = foreignJob(get, LauncherHydra, EnvPMIRank, EnvPMISize, nil)
-		return job, true, err
 	case has(get, EnvSlurmRank):
+		// Slurm's pmi2 plugin sets PMI_RANK too, with PMI_JOBID.
 		job, err = foreignJob(get, LauncherSlurm, EnvSlurmRank, EnvSlurmSize, slurmJobID)
-		return job, true, err
+	default:
+		launched = false
+	}
+	if launched {
+		if err == nil {
+			job.JoinTimeout, err = joinTimeout(get)
+		}
+		if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
+			job, err = pmiJob(get, lookup, job)
+		}
+		if err != nil {
+			return Job{}, true, err
+		}
+		return job, true, nil
 	}
 	if v, ok := get(EnvSize); ok {
 		return Job{}, false, &core.EnvError{Var: EnvSize, Value: v,
@@ -159,7 +216,10 @@ func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar stri
 	if job.Rank, job.Size, err = rankSize(get, rankVar, sizeVar); err != nil {
 		return Job{}, err
 	}
-	if job.Addr, err = bootstrapAddr(get, job.Size > 1); err != nil {
+	// Without GOSHMEM_BOOTSTRAP, a launcher that offers PMI tells the PEs
+	// where the store is; JobFromEnv asks it after this.
+	needAddr := job.Size > 1 && (launcher == LauncherOpenMPI || !pmi.Present(get))
+	if job.Addr, err = bootstrapAddr(get, needAddr); err != nil {
 		return Job{}, err
 	}
 	if job.Secret, err = secretFromEnv(get); err != nil {
@@ -226,6 +286,98 @@ func rankSize(get func(string) (string, bool), rankVar, sizeVar string) (int, in
 	return rank, size, nil
 }
 
+func joinTimeout(get func(string) (string, bool)) (time.Duration, error) {
+	v, ok := get(EnvJoinTimeout)
+	if !ok {
+		return DefaultJoinTimeout, nil
+	}
+	return core.ParseDurationVar(EnvJoinTimeout, v, MinJoinTimeout, MaxJoinTimeout)
+}
+
+// pmiJob learns the store's address, the secret and the job id through the
+// launcher's PMI: PE 0 opens the store's listener on a free port and puts
+// its address there, with a fresh secret (or the one the environment
+// gives) and job id; after the fence every PE reads them. Only the job's
+// processes see the key-value space, so the secret may cross it.
+func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
+	c, err := pmi.Open(lookup, job.JoinTimeout)
+	if err != nil {
+		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI: %w", err)
+	}
+	logJoin("PMI opened", "pe", job.Rank, "version", c.Version(), "npes", c.Size())
+	ok := false
+	defer func() {
+		if !ok {
+			c.Close()
+			if job.ln != nil {
+				job.ln.Close()
+			}
+		}
+	}()
+	if c.Rank() != job.Rank || c.Size() != job.Size {
+		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI says rank %d of %d, its environment rank %d of %d: %w",
+			c.Rank(), c.Size(), job.Rank, job.Size, core.ErrInvalid)
+	}
+	job.PMI = c.Version()
+	if job.Rank == 0 {
+		if job.Secret == nil {
+			if job.Secret, err = NewSecret(); err != nil {
+				return Job{}, err
+			}
+		}
+		if _, set := get(EnvJobID); !set {
+			id, err := NewJobID()
+			if err != nil {
+				return Job{}, err
+			}
+			job.JobID = job.Launcher + "-" + id
+		}
+		host, err := os.Hostname()
+		if err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot name its host for the store's address: %w", err)
+		}
+		if job.ln, err = net.Listen("tcp", ":0"); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store: %w", err)
+		}
+		_, port, _ := net.SplitHostPort(job.ln.Addr().String())
+		job.Addr = net.JoinHostPort(host, port)
+		for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
+			if err := c.Put(kv[0], kv[1]); err != nil {
+				return Job{}, fmt.Errorf("bootstrap: PE 0 publishing %s through PMI: %w", kv[0], err)
+			}
+		}
+		logJoin("store published through PMI", "pe", 0, "addr", job.Addr)
+	}
+	logJoin("waiting at the PMI fence", "pe", job.Rank)
+	if err := c.Fence(); err != nil {
+		return Job{}, fmt.Errorf("bootstrap: PE %d waiting for every PE at the launcher's PMI fence: %w", job.Rank, err)
+	}
+	if job.Rank != 0 {
+		vals := map[string]string{}
+		for _, k := range []string{pmiKeyStore, pmiKeySecret, pmiKeyJobID} {
+			if vals[k], err = c.Get(k); err != nil {
+				return Job{}, fmt.Errorf("bootstrap: PE %d reading %s through PMI (is PE 0 a goshmem program of this version?): %w", job.Rank, k, err)
+			}
+		}
+		if job.Addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyStore, err)
+		}
+		if job.Secret, err = parseSecret("PMI key "+pmiKeySecret, "(not shown)", vals[pmiKeySecret]); err != nil {
+			return Job{}, err
+		}
+		if job.JobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyJobID, err)
+		}
+	}
+	// PMI has done its part; finalizing now leaves the launcher nothing
+	// to wait for from this process but its exit.
+	if err := c.Finalize(); err != nil {
+		return Job{}, fmt.Errorf("bootstrap: PE %d finalizing PMI: %w", job.Rank, err)
+	}
+	ok = true
+	return job, nil
+}
+
 const addrForms = `host:port of the bootstrap store, such as "node01:29500" or "10.0.0.1:29500"`
 
 func bootstrapAddr(get func(string) (string, bool), required bool) (string, error) {
@@ -233,7 +385,7 @@ func bootstrapAddr(get func(string) (string, bool), required bool) (string, erro
 	if !ok {
 		if required {
 			return "", &core.EnvError{Var: EnvBootstrap,
-				Allowed: addrForms + "; it is required for a job of more than one PE (under srun or mpirun, set it to a free port on the node of PE 0)"}
+				Allowed: addrForms + "; it is required for a job of more than one PE whose launcher offers no PMI (PMI_FD or PMI_PORT, as srun --mpi=pmi2 and MPICH's mpiexec do): set it to a free port on the node of PE 0"}
 		}
 		return "", nil
 	}
@@ -404,31 +556,94 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 	default:
 		return nil, fmt.Errorf("bootstrap: connect: unknown launcher %q: %w", job.Launcher, core.ErrInvalid)
 	}
+	if job.JoinTimeout > 0 {
+		timeout = job.JoinTimeout
+	}
+	told := EnvBootstrap
+	if job.PMI != 0 {
+		told = fmt.Sprintf("PMI-%d", job.PMI)
+	}
 	if job.Rank != 0 {
+		logJoin("dialling the store", "pe", job.Rank, "addr", job.Addr, "from", told)
 		c, err := dial(job.Addr, job.Rank, job.Size, job.Secret, timeout, 0)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("bootstrap: PE %d gives up joining the store PE 0 serves at %s (told by %s): %w",
+				job.Rank, job.Addr, told, err)
 		}
+		logJoin("joined the store", "pe", job.Rank, "addr", job.Addr)
 		return c, nil
 	}
-	_, port, err := net.SplitHostPort(job.Addr)
-	if err != nil {
-		return nil, &core.EnvError{Var: EnvBootstrap, Value: job.Addr, Allowed: addrForms}
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort("", port))
-	if err != nil {
-		return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s): %w",
-			port, EnvBootstrap, job.Addr, err)
+	ln := job.ln
+	if ln == nil {
+		_, port, err := net.SplitHostPort(job.Addr)
+		if err != nil {
+			return nil, &core.EnvError{Var: EnvBootstrap, Value: job.Addr, Allowed: addrForms}
+		}
+		if ln, err = net.Listen("tcp", net.JoinHostPort("", port)); err != nil {
+			return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s): %w",
+				port, EnvBootstrap, job.Addr, err)
+		}
 	}
 	srv := NewServer(ln, job.Size, job.Secret)
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve() }()
+	logJoin("serving the store", "pe", 0, "addr", job.Addr, "listen", ln.Addr().String(), "npes", job.Size)
 	c, err := dial(ln.Addr().String(), 0, job.Size, job.Secret, timeout, 0)
 	if err != nil {
 		srv.Close()
 		<-serveDone
 		return nil, err
 	}
+	// Every PE's first collective waits for all: PE 0 waits here, bounded,
+	// so that a PE that never comes is named instead of waited for.
+	reason := fmt.Sprintf("never joined the store at %s (told by %s) within %v", job.Addr, told, timeout)
+	if missing := srv.awaitJoined(timeout, reason); len(missing) > 0 {
+		c.Close()
+		srv.Close()
+		<-serveDone
+		return nil, fmt.Errorf("bootstrap: PE 0 gives up: %s %s: %w", pesList(missing), reason, core.ErrTimeout)
+	}
+	logJoin("every PE joined the store", "pe", 0, "addr", job.Addr, "npes", job.Size)
 	c.server, c.serveDone, c.linger = srv, serveDone, timeout
 	return c, nil
+}
+
+// pesList names ranks for a message: "PE 3", "PEs 1, 2, 5", the first
+// sixteen of a long list and how many more.
+func pesList(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("PE %d", ranks[0])
+	}
+	var b strings.Builder
+	b.WriteString("PEs ")
+	for i, r := range ranks {
+		if i == 16 {
+			fmt.Fprintf(&b, " and %d more", len(ranks)-16)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Itoa(r))
+	}
+	return b.String()
+}
+
+// logJoin reports the bootstrap's progress at debug level; with
+// SHMEM_DEBUG set it goes to standard error, so a job that hangs while
+// assembling shows how far each PE got.
+func logJoin(msg string, args ...any) {
+	if debugJoin() {
+		slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("bootstrap: "+msg, args...)
+	}
+}
+
+// debugJoin reads SHMEM_DEBUG as shmem does; the bootstrap runs before
+// shmem has a logger.
+func debugJoin() bool {
+	switch strings.ToLower(strings.TrimSpace(os.Getenv("SHMEM_DEBUG"))) {
+	case "", "0", "false", "no", "off", "n":
+		return false
+	}
+	return true
 }

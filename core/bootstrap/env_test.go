@@ -62,6 +62,7 @@ func TestJobFromEnvLaunchers(t *testing.T) {
 			job, launched, err := JobFromEnv(envMap(tc.env...))
 			require.NoError(t, err)
 			require.True(t, launched)
+			tc.want.JoinTimeout = DefaultJoinTimeout
 			require.Equal(t, tc.want, job)
 		})
 	}

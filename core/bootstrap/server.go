@@ -688,3 +688,40 @@ func (s *Server) waitDrained(linger time.Duration) {
 }
 
 var errClosed = errors.New("bootstrap: store closed")
+
+// awaitJoined waits until every rank has joined, or until d has passed;
+// then every rank still missing is lost (so the members that did join
+// hear who never came and why) and returned. reason says where they were
+// told to come.
+func (s *Server) awaitJoined(d time.Duration, reason string) []int {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	expired := false
+	for {
+		s.mu.Lock()
+		var missing []int
+		for r, st := range s.state {
+			if st == statePending {
+				missing = append(missing, r)
+			}
+		}
+		changed := s.changed
+		if len(missing) == 0 || s.closed {
+			s.mu.Unlock()
+			return nil
+		}
+		if expired {
+			for _, r := range missing {
+				s.lose(&member{rank: r}, reason)
+			}
+			s.mu.Unlock()
+			return missing
+		}
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-timer.C:
+			expired = true // look once more under the lock
+		}
+	}
+}
