@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/core/bootstrap"
 )
 
 // The spec's environment variables.
@@ -29,7 +30,7 @@ const (
 // EnvVars lists the variables shmem itself reads, for provinfo -e and the
 // README.
 func EnvVars() []core.Param {
-	return []core.Param{
+	return append([]core.Param{
 		{Name: "SYMMETRIC_SIZE", Env: EnvSymmetricSize, Default: core.FormatSize(DefaultHeapSize),
 			Help: "size of each PE's symmetric heap: bytes, or a number with K, M, G or T (512M, 2G)"},
 		{Name: "INFO", Env: EnvInfo, Default: "0", Help: "if true, PE 0 prints version, provider, parameters and heap size at init"},
@@ -37,7 +38,7 @@ func EnvVars() []core.Param {
 		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version and build (module version, commit, Go version) at init"},
 		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
 			Help: "provider name, preference list (loopback,tcp) or exclusions (^tcp, ^loopback,^tcp); unset picks by locality"},
-	}
+	}, bootstrap.EnvVars()...)
 }
 
 // envBool reads a boolean variable the way the spec's implementations do:
