@@ -11,15 +11,32 @@
 //
 //   - oshrun runs the store itself and sets GOSHMEM_RANK, GOSHMEM_SIZE,
 //     GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP and GOSHMEM_SECRET; every PE dials.
-//   - Under srun (SLURM_PROCID, SLURM_NTASKS), Open MPI's mpirun
-//     (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE) or MPICH's Hydra
-//     (PMI_RANK, PMI_SIZE), the user sets GOSHMEM_BOOTSTRAP=host:port, a
-//     free port on PE 0's host; PE 0 serves the store on that port on
-//     every interface and every PE, PE 0 included, dials it. A secret is
-//     optional there (GOSHMEM_SECRET or GOSHMEM_SECRET_FILE); without one
-//     the store is unauthenticated: anyone who can reach the port while
-//     the job starts can take a rank that has not joined yet.
+//   - Under MPICH's Hydra (mpiexec) or srun --mpi=pmi2, which hand each
+//     process a PMI socket (PMI_FD or PMI_PORT), nothing need be set:
+//     JobFromEnv asks the launcher (package pmi; PMI-1 for Hydra, PMI-2
+//     for Slurm). PE 0 opens the store's listener on a free port of every
+//     interface, makes a secret and a job id, and puts them with its
+//     host's name in the launcher's key-value space, which only the
+//     job's processes see; after the fence the others read them.
+//   - Under srun without PMI (SLURM_PROCID, SLURM_NTASKS) or Open MPI's
+//     mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), which speaks
+//     PMIx only, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
+//     on PE 0's host; PE 0 serves the store on that port on every
+//     interface and every PE, PE 0 included, dials it. GOSHMEM_BOOTSTRAP
+//     also wins over PMI wherever it is set. A secret is optional there
+//     (GOSHMEM_SECRET or GOSHMEM_SECRET_FILE); without one the store is
+//     unauthenticated: anyone who can reach the port while the job
+//     starts can take a rank that has not joined yet.
 //   - Without a launcher the process is the only PE and needs no store.
+//
+// # Joining, bounded
+//
+// GOSHMEM_JOIN_TIMEOUT (Job.JoinTimeout, 60s by default) bounds every wait
+// while the job assembles: the PMI fence, a PE's dialling of the store,
+// and PE 0's wait in Connect until every rank has joined. PE 0 then loses
+// the ranks that never came, so the members that did join hear which and
+// why, and fails naming them and the address they were told. SHMEM_DEBUG
+// prints each step to standard error.
 //
 // # The store
 //

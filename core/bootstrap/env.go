@@ -132,6 +132,11 @@ type Job struct {
 // an enclosing allocation do not win over the launcher that started the
 // process: oshrun (GOSHMEM_RANK), Open MPI (OMPI_COMM_WORLD_RANK),
 // MPICH/Hydra (PMI_RANK), Slurm (SLURM_PROCID).
+//
+// When a job of more than one PE under Hydra or Slurm has no
+// GOSHMEM_BOOTSTRAP but a PMI socket, JobFromEnv talks to the launcher
+// (see pmiJob): it is then to be called once per process, and PE
+// 0's Job holds the store's open listener, which Connect serves on.
 func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -542,7 +547,9 @@ func NewSecret() ([]byte, error) {
 // bootstrap: nothing to connect for a single PE; a Client of oshrun's store;
 // or, under srun and mpirun, a store served by PE 0 on the port of
 // job.Addr (on every interface) that the others dial. timeout bounds the
-// wait for the store to answer.
+// wait for the store to answer, and PE 0's wait for every PE to join;
+// job.JoinTimeout, when set (JobFromEnv always sets it), takes its place
+// for a store PE 0 serves.
 func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 	if job.Size == 1 && (job.Launcher == LauncherNone || job.Addr == "") {
 		return NewLocal(1)[0], nil
