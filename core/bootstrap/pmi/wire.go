@@ -64,11 +64,11 @@ func parse1(line string) (map[string]string, error) {
 }
 
 // encode2 frames a PMI-2 command: a six-character decimal length, then
-// "key=value;" pairs, a ';' inside a value doubled.
+// "key=value;" pairs, a ';' inside a key or value doubled.
 func encode2(kv ...string) []byte {
 	var b strings.Builder
 	for i := 0; i+1 < len(kv); i += 2 {
-		b.WriteString(kv[i])
+		b.WriteString(strings.ReplaceAll(kv[i], ";", ";;"))
 		b.WriteByte('=')
 		b.WriteString(strings.ReplaceAll(kv[i+1], ";", ";;"))
 		b.WriteByte(';')
