@@ -151,7 +151,7 @@ func (c *Client) init(get func(string) (string, bool)) error {
 		return c.fail(fmt.Errorf("asked for PMI-%d, the server answered version %q: %w", c.version, v, core.ErrNotSupported))
 	}
 	if c.version == 2 {
-		return c.fullinit()
+		return c.fullinit(get)
 	}
 	m, err = c.call1("cmd=get_my_kvsname", "my_kvsname")
 	if err != nil {
@@ -198,8 +198,13 @@ func (c *Client) initack(get func(string) (string, bool)) error {
 	return nil
 }
 
-func (c *Client) fullinit() error {
+func (c *Client) fullinit(get func(string) (string, bool)) error {
 	kv := []string{"cmd", "fullinit"}
+	// Slurm refuses a fullinit that does not name the job it set in
+	// PMI_JOBID.
+	if id, ok := get(EnvJobID); ok {
+		kv = append(kv, "pmijobid", id)
+	}
 	if c.rank >= 0 {
 		kv = append(kv, "pmirank", strconv.Itoa(c.rank))
 	}
@@ -360,7 +365,10 @@ func (c *Client) check(name, want string, m map[string]string) error {
 		if msg == "" {
 			msg = m["errmsg"]
 		}
-		return c.fail(fmt.Errorf("%s: rc=%s %s: %w", name, clip(rc), clip(msg), errRC))
+		if msg != "" {
+			msg = " (" + clip(msg) + ")"
+		}
+		return c.fail(fmt.Errorf("%s: rc=%s%s: %w", name, clip(rc), msg, errRC))
 	}
 	return nil
 }

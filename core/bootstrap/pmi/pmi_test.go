@@ -119,6 +119,11 @@ func (s *fakeServer) serve2(t *testing.T, r *bufio.Reader, write func(string), r
 		}
 		switch m["cmd"] {
 		case "fullinit":
+			// As Slurm does: the job must be named.
+			if m["pmijobid"] != "77.0" {
+				reply("cmd", "fullinit-response", "rc", "3")
+				continue
+			}
 			reply("cmd", "fullinit-response", "rc", "0", "pmi-version", "2", "pmi-subversion", "0",
 				"rank", strconv.Itoa(rank), "size", strconv.Itoa(s.n), "appnum", "0", "debugged", "FALSE", "pmiverbose", "FALSE")
 		case "job-getid":
