@@ -10,7 +10,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/proc"
 )
 
 // A job directory records the processes that use it, one file each,
@@ -53,7 +53,7 @@ func own(dir string) error {
 		return nil
 	}
 	pid := os.Getpid()
-	start, _ := sys.ProcessStart(pid)
+	start, _ := proc.Start(pid)
 	if err := os.WriteFile(ownerFile(dir, pid), fmt.Appendf(nil, "%d %d\n", pid, start), 0o600); err != nil {
 		return err
 	}
@@ -186,9 +186,9 @@ func deadJob(dir string) bool {
 // ownerAlive reports whether the recorded process still runs: a process
 // of that pid lives, and it is the one that was recorded.
 func ownerAlive(pid int, start uint64) bool {
-	if !sys.ProcessAlive(pid) {
+	if !proc.Alive(pid) {
 		return false
 	}
-	now, ok := sys.ProcessStart(pid)
+	now, ok := proc.Start(pid)
 	return !ok || start == 0 || now == start
 }

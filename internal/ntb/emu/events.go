@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/internal/ntb"
-	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/internal/proc"
 )
 
 // eventLoop is the port's interrupt controller. It waits on the irq word
@@ -77,7 +77,7 @@ func (p *Port) watchPeer(stalled time.Duration) {
 	case pid == 0:
 		return // not attached yet, or closed: the link is down, nobody died
 	case pid == attachedKilled,
-		pid != p.pid && !sys.ProcessAlive(int(pid)),
+		pid != p.pid && !proc.Alive(int(pid)),
 		stalled > p.opts.DeadAfter:
 		if !p.peerDead.Swap(true) {
 			p.kickOwn()

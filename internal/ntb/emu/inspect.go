@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/proc"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -113,7 +114,7 @@ func sideState(r regs, windows int) SideState {
 	if s.Killed {
 		s.PID = 0
 	}
-	s.Alive = s.PID != 0 && sys.ProcessAlive(int(s.PID))
+	s.Alive = s.PID != 0 && proc.Alive(int(s.PID))
 	for i := range s.Spads {
 		s.Spads[i] = atomic.LoadUint32(r.spad(i))
 	}

@@ -1,26 +1,25 @@
 //go:build linux
 
-package sys
+package proc
 
 import (
 	"bytes"
 	"errors"
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
-// ProcessAlive reports whether a process with the given id exists and has
+// Alive reports whether a process with the given id exists and has
 // not exited. It sends signal 0, which checks existence without delivering
 // anything (a process owned by another user exists too), and then reads
 // the process's state, because a process that died stays a zombie until
 // its parent reaps it, and a zombie is dead to its peers.
-func ProcessAlive(pid int) bool {
+func Alive(pid int) bool {
 	if pid <= 0 {
 		return false
 	}
-	if err := unix.Kill(pid, 0); err != nil && !errors.Is(err, unix.EPERM) {
+	if err := syscall.Kill(pid, 0); err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
 	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -40,11 +39,11 @@ func ProcessAlive(pid int) bool {
 	return true
 }
 
-// ProcessStart is when the process with the given id started, in clock
+// Start is when the process with the given id started, in clock
 // ticks since boot (field 22 of /proc/PID/stat), and whether it could be
 // read. A pid and its start time name one process for good: a pid the
 // kernel handed to a new process comes with a later start.
-func ProcessStart(pid int) (uint64, bool) {
+func Start(pid int) (uint64, bool) {
 	if pid <= 0 {
 		return 0, false
 	}
