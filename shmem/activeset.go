@@ -48,9 +48,11 @@ const (
 	// BcastSyncSize: the counter that says the data has arrived.
 	BcastSyncSize = 1
 	// CollectSyncSize (collect and fcollect): the barrier's counters, then
-	// one word per round of the scan that computes where each member's
-	// part goes.
-	CollectSyncSize = BarrierSyncSize + maxRounds
+	// one word per member for sets of up to maxDirect members, where each
+	// member signals the others directly (see activeset_coll.go); larger
+	// sets use the barrier and one word per round of a scan. It is
+	// SHMEM_COLLECT_SYNC_SIZE, which C programs allocate anyway.
+	CollectSyncSize = 64
 	// ReduceSyncSize: the arrival and release counters of the tree.
 	ReduceSyncSize = 2
 	// AlltoallSyncSize and AlltoallsSyncSize: the barrier's counters.
@@ -71,6 +73,7 @@ const (
 	psRelease = 1 // tree: releases from the parent
 	psBcast   = 0 // broadcast: data arrived
 	psScan    = BarrierSyncSize
+	psFrom    = BarrierSyncSize // collect, fcollect: word psFrom+s counts rank s's signals
 )
 
 // ActiveSet names the PEs of an active-set collective: Size PEs, from
@@ -177,6 +180,12 @@ func (c *asCall) consume(i int, v int64) error {
 	if err := c.waitGE(i, v); err != nil {
 		return err
 	}
+	return c.take(i, v)
+}
+
+// take takes v off this PE's pSync[i], complete on return, as consume
+// does once its wait is over.
+func (c *asCall) take(i int, v int64) error {
 	ep := c.w.coll.ep
 	if c.w.info.Caps&core.CapFetchAtomic == 0 {
 		if err := ep.Atomic(c.w.me, c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(-v)); err != nil {

@@ -85,8 +85,9 @@ func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveS
 // dest on every member (shmem_fcollect32 and shmem_fcollect64). Every
 // member passes the same length; dest is symmetric and holds as.Size
 // times as many elements; pSync holds at least CollectSyncSize words.
-// Every member puts its part straight into every member's dest, then a
-// barrier says all have landed.
+// Every member puts its part straight into every member's dest; in a set
+// of up to maxDirect members it then signals each member directly (see
+// direct), in a larger one a barrier says all parts have landed.
 func FCollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
 	const op = "fcollect"
 	c, err := w.begin(op, as, pSync, CollectSyncSize)
@@ -99,16 +100,23 @@ func FCollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync [
 		return err
 	}
 	at := off + c.me*m*mem.SizeOf[T]()
-	return wrap(op, c.spread(func(r int) error {
+	put := func(r int) error {
 		return w.coll.ep.Put(as.PE(r), dr, at, mem.Bytes(source))
-	}))
+	}
+	if c.n <= maxDirect {
+		var held [maxDirect]int64
+		return wrap(op, c.direct(put, &held))
+	}
+	return wrap(op, c.spread(put))
 }
 
 // CollectActiveSet concatenates the members' source, in rank order, into
 // dest on every member (shmem_collect32 and shmem_collect64); unlike
 // FCollectActiveSet, each member may contribute a different number of
 // elements. dest is symmetric and holds their sum; pSync holds at least
-// CollectSyncSize words. Each member learns where its part goes from a
+// CollectSyncSize words. In a set of up to maxDirect members each member
+// tells the members above it its count and learns where its part goes
+// from the counts of those below (see direct); in a larger one, from a
 // parallel prefix sum over the set.
 func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
 	const op = "collect"
@@ -120,7 +128,14 @@ func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []
 	if err != nil {
 		return err
 	}
-	at, err := c.prefixSum(int64(len(source)))
+	var at int64
+	var held [maxDirect]int64 // see direct
+	direct := c.n <= maxDirect
+	if direct {
+		at, err = c.countsBelow(int64(len(source)), &held)
+	} else {
+		at, err = c.prefixSum(int64(len(source)))
+	}
 	if err != nil {
 		return wrap(op, err)
 	}
@@ -132,16 +147,125 @@ func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []
 		source = nil
 	}
 	to := off + int(at)*mem.SizeOf[T]()
-	err = c.spread(func(r int) error {
+	put := func(r int) error {
 		if len(source) == 0 {
 			return nil
 		}
 		return w.coll.ep.Put(as.PE(r), dr, to, mem.Bytes(source))
-	})
+	}
+	if direct {
+		err = c.direct(put, &held)
+	} else {
+		err = c.spread(put)
+	}
 	if bad != nil {
 		return bad
 	}
 	return wrap(op, err)
+}
+
+// maxDirect is the largest set whose collect and fcollect signal every
+// member directly: one pSync word per member after the barrier's.
+const maxDirect = CollectSyncSize - psFrom
+
+// The direct collect and fcollect. Word psFrom+s of a member's pSync
+// counts what rank s told it in this call: in a collect, first its count
+// of elements plus one (so that zero says "not yet"), sent only to the
+// ranks above it, which need it to place their own parts; then, in both,
+// dataLanded once its part has been put and fenced. Each word has one
+// sender, whose signals a fence keeps in order, so a member waits for no
+// one but the senders themselves: one wait for the counts below it and
+// one for the parts, where a barrier after quieted puts took a round trip
+// and two waits more, each a wake-up of a sleeping PE, which over a
+// network is what a collective costs.
+//
+// The waiting member takes off exactly what this call added. A faster
+// member may already be in the next collective on the same pSync, but
+// only one call ahead, having received this member's part; its next
+// signals to this member come after its current ones and stay in the
+// word for that call: a count is below dataLanded, so it never passes for
+// one, and a part is never announced before the same sender's part of
+// this call. The barrier's words are not used, so a barrier, reduction or
+// alltoall on the same pSync right after does not mix with these either.
+const dataLanded = 1 << 48
+
+// countsBelow tells the ranks above this PE its count v and returns the
+// sum of the counts of the ranks below it; held[s] is what rank s's word
+// holds of its count.
+func (c *asCall) countsBelow(v int64, held *[maxDirect]int64) (int64, error) {
+	for r := c.me + 1; r < c.n; r++ {
+		if err := c.add(r, psFrom+c.me, v+1); err != nil {
+			return 0, err
+		}
+	}
+	if err := c.waitFrom(0, c.me, func(int) int64 { return 1 }); err != nil {
+		return 0, err
+	}
+	var at int64
+	for s := 0; s < c.me; s++ {
+		// The sender's part may have landed too: its count is what lies
+		// below dataLanded. Nothing of its next call can be here before
+		// this PE's part is announced, so it is read now.
+		held[s] = atomic.LoadInt64(&c.words[psFrom+s]) % dataLanded
+		at += held[s] - 1
+	}
+	return at, nil
+}
+
+// direct runs put towards every other member, starting after this PE so
+// that not everyone writes to the same member at once, and into this PE's
+// own dest; fences; tells every other member its part has landed; then
+// waits until every other member's has landed here and takes this call's
+// signals off its words: dataLanded, plus held[s], what the word of rank s
+// held before (its count, in a collect).
+func (c *asCall) direct(put func(r int) error, held *[maxDirect]int64) error {
+	ep := c.w.coll.ep
+	var first error
+	for i := 0; i < c.n; i++ {
+		if err := put((c.me + 1 + i) % c.n); err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := ep.Fence(); err != nil {
+		return err
+	}
+	for i := 1; i < c.n; i++ {
+		if err := c.add((c.me+i)%c.n, psFrom+c.me, dataLanded); err != nil {
+			return err
+		}
+	}
+	for s := 0; s < c.n; s++ {
+		held[s] += dataLanded
+	}
+	if err := c.waitFrom(0, c.n, func(s int) int64 { return held[s] }); err != nil {
+		return err
+	}
+	for s := 0; s < c.n; s++ {
+		if s != c.me {
+			if err := c.take(psFrom+s, held[s]); err != nil {
+				return err
+			}
+		}
+	}
+	return first
+}
+
+// waitFrom waits until word psFrom+s holds at least need(s) for every rank
+// s in [lo, hi) but this PE's: one wait over the words, which checks each
+// sender once it is no longer waiting for the one before.
+func (c *asCall) waitFrom(lo, hi int, need func(s int) int64) error {
+	if lo >= hi || (hi-lo == 1 && lo == c.me) {
+		return nil
+	}
+	s := lo
+	return c.w.waitIn(c.syncR, c.word(psFrom+lo), 8*(hi-lo), func() bool {
+		for ; s < hi; s++ {
+			if s != c.me && atomic.LoadInt64(&c.words[psFrom+s]) < need(s) {
+				return false
+			}
+		}
+		return true
+	})
 }
 
 // prefixSum returns the sum of v over the ranks below this PE's, by the

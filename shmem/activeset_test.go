@@ -339,3 +339,64 @@ func TestActiveSetRank(t *testing.T) {
 	require.Equal(t, shmem.ReduceMinWrkdataSize, shmem.ReduceWorkSize(0))
 	require.Equal(t, 501, shmem.ReduceWorkSize(1000))
 }
+
+// Collects and fcollects back to back on one pSync, with no barrier: a
+// member that finishes first signals the next call's counts and parts
+// while the others still wait for this one's, which must neither pass for
+// this call's nor be lost. Each call has its own dest, checked at the end.
+func TestActiveSetCollectBackToBack(t *testing.T) {
+	const n, calls = 4, 40
+	world(t, n, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		ps, err := shmem.Malloc[int64](w, shmem.CollectSyncSize)
+		require.NoError(t, err)
+		// Call k takes at most n*3 elements at k*n*3.
+		dest, err := shmem.Malloc[int64](w, calls*n*3)
+		require.NoError(t, err)
+		count := func(r, k int) int { return (r + k) % 4 } // 0 to 3
+		val := func(r, k, i int) int64 { return int64(r<<20 | k<<8 | i) }
+		for _, as := range []shmem.ActiveSet{{Start: 0, LogStride: 0, Size: n}, {Start: 1, LogStride: 0, Size: n - 1}} {
+			me := as.Rank(pe)
+			if me < 0 {
+				require.NoError(t, w.BarrierAll())
+				require.NoError(t, w.BarrierAll())
+				continue
+			}
+			for i := range dest {
+				dest[i] = -1
+			}
+			require.NoError(t, w.BarrierAll())
+			for k := range calls {
+				d := dest[k*n*3 : (k+1)*n*3]
+				if k%3 == 2 {
+					src := []int64{val(me, k, 0), val(me, k, 1)}
+					require.NoError(t, shmem.FCollectActiveSet(w, d, src, as, ps))
+					continue
+				}
+				src := make([]int64, count(me, k))
+				for i := range src {
+					src[i] = val(me, k, i)
+				}
+				require.NoError(t, shmem.CollectActiveSet(w, d, src, as, ps))
+			}
+			for k := range calls {
+				d := dest[k*n*3 : (k+1)*n*3]
+				at := 0
+				for r := range as.Size {
+					c := count(r, k)
+					if k%3 == 2 {
+						c = 2
+					}
+					for i := range c {
+						require.Equal(t, val(r, k, i), d[at], "set %+v call %d: rank %d element %d", as, k, r, i)
+						at++
+					}
+				}
+			}
+			require.NoError(t, w.BarrierAll())
+			for i, v := range ps {
+				require.Equal(t, shmem.SyncValue, v, "set %+v: pSync word %d", as, i)
+			}
+		}
+	})
+}
