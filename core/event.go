@@ -55,6 +55,17 @@ func (e *Event) Wait(cond func() bool, timeout time.Duration, abort func() error
 			return nil
 		}
 	}
+	return e.Block(cond, timeout, abort)
+}
+
+// Block is Wait without its spinning and yielding: it blocks until Notify
+// as soon as cond is false. It is for callers that have spun already, and
+// for goroutines that may be locked to their thread (a C program's caller),
+// where each yield hands the runtime processor to another thread and back.
+func (e *Event) Block(cond func() bool, timeout time.Duration, abort func() error) error {
+	if cond() {
+		return nil
+	}
 	var deadline <-chan time.Time
 	if timeout > 0 {
 		t := time.NewTimer(timeout)

@@ -3,6 +3,7 @@ package shmem
 import (
 	"fmt"
 	"math/bits"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -88,7 +89,13 @@ func (c *collectives) init(w *World, hostID string, cpus int) error {
 		return err
 	}
 	w.spins = waitSpins
-	if c.shared.NPEs() <= cpus {
+	// Spinning longer pays only if the store can land meanwhile: a peer
+	// that maps this PE's memory stores itself, but where this process's
+	// progress goroutines apply peers' writes (tcp), one runtime
+	// processor (what oshrun gives each PE of a full host) is the one the
+	// spinner holds.
+	_, mapped := w.dom.(core.DirectAccess)
+	if c.shared.NPEs() <= cpus && (mapped || runtime.GOMAXPROCS(0) > 1) {
 		w.spins = soloSpins
 	}
 	return nil

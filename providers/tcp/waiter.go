@@ -107,13 +107,18 @@ func (d *domain) WaitDisarm(slot int) {
 }
 
 // WaitChange implements core.LocalWaiter: it returns once seq has moved
-// on, or after about max. It spins and yields briefly, then blocks until a
-// progress goroutine notifies.
+// on, or after about max. It blocks at once until a progress goroutine
+// notifies: what it waits for is applied by this process's progress
+// goroutines, which a waiter that spins or yields keeps from running where
+// there is one runtime processor per PE, and a yield from a goroutine
+// locked to its thread, as a C program's calls are, hands the processor to
+// another thread and back, two wake-ups each, which on a loaded host made
+// every collective take milliseconds. The caller has spun already.
 func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	w := &d.waiters
 	if max <= 0 || d.closed.Load() {
 		return w.seq.Load()
 	}
-	_ = w.ev.Wait(func() bool { return w.seq.Load() != seq }, max, nil) // timed out or changed: the caller re-checks alike
+	_ = w.ev.Block(func() bool { return w.seq.Load() != seq }, max, nil) // timed out or changed: the caller re-checks alike
 	return w.seq.Load()
 }
