@@ -28,6 +28,33 @@ type Bootstrap interface {
 	Close() error
 }
 
+// LossReporter is implemented by bootstraps that can be told of a lost
+// member by the layer that noticed it. A transport can know what the
+// store cannot: a stopped process, or a host that still answers on the
+// store's network but no longer on the job's links, keeps its store
+// connection, so until told, every collective waits for that member for
+// ever, the barrier a closing domain runs included.
+type LossReporter interface {
+	// ReportLost records the loss of e.PE, unless a loss is already
+	// recorded: Err returns it and every running and later collective
+	// ends with it at once. It also tells the other members, and whoever
+	// watches the job, so that they stop waiting too. It never blocks.
+	ReportLost(e *PeerLostError)
+}
+
+// ReportLost tells b that the PE err names is lost, if err wraps a
+// *PeerLostError naming a member and b can be told (see LossReporter).
+// Providers call it when they fail on a peer they found lost themselves.
+func ReportLost(b Bootstrap, err error) {
+	var pl *PeerLostError
+	if b == nil || !errors.As(err, &pl) || pl.PE < 0 || pl.PE >= b.Size() {
+		return
+	}
+	if r, ok := b.(LossReporter); ok {
+		r.ReportLost(pl)
+	}
+}
+
 // Agree makes a local error collective: every member contributes its error
 // (or none) and every member gets the same result, nil only if all
 // succeeded. Providers call it after each fallible step of Open, so a

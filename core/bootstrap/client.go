@@ -39,6 +39,10 @@ type Client struct {
 	closeOnce  sync.Once
 	readerDone chan struct{}
 
+	reportMu sync.Mutex // guards reported and the Add of reports
+	reported bool       // a loss was reported to the store, or Close began
+	reports  sync.WaitGroup
+
 	// When this member hosts the store (rank 0 under srun or mpirun).
 	server    *Server
 	serveDone chan error
@@ -286,6 +290,41 @@ func (c *Client) Allgather(data []byte) ([][]byte, error) {
 	return r.parts, nil
 }
 
+// ReportLost implements core.LossReporter: the loss is this member's at
+// once (Err, and every running and later collective, end with it), and
+// the store, told in the background, fails the lost member for everyone,
+// the launcher included. Only the first report goes to the store: the
+// job is over after it.
+func (c *Client) ReportLost(e *core.PeerLostError) {
+	if e == nil || e.PE < 0 || e.PE >= c.size {
+		return
+	}
+	c.setLost(&core.PeerLostError{PE: e.PE, Reason: e.Reason})
+	c.reportMu.Lock()
+	defer c.reportMu.Unlock()
+	if c.reported {
+		return
+	}
+	c.reported = true
+	c.reports.Add(1)
+	// Never on the caller's goroutine: a provider reports from its
+	// failure path, which must not wait on a store that stopped reading.
+	go func() {
+		defer c.reports.Done()
+		f := encodeLost(lost{pe: uint32(e.PE), reason: e.Reason})
+		c.wmu.Lock()
+		defer c.wmu.Unlock()
+		select {
+		case <-c.closing:
+			// Close is sending BYE or has; the store takes this member
+			// as finalized and the others' collectives fail anyway.
+		default:
+			// A write that blocks is ended by Close's write deadline.
+			_, _ = c.conn.Write(f)
+		}
+	}()
+}
+
 // readLoop is the client's one goroutine: it reads every frame the store
 // sends until the connection ends.
 func (c *Client) readLoop() {
@@ -387,6 +426,9 @@ func (c *Client) Close() error {
 	var err error
 	c.closeOnce.Do(func() {
 		close(c.closing)
+		c.reportMu.Lock()
+		c.reported = true // no report starts from now on
+		c.reportMu.Unlock()
 		// Bounds the BYE and unblocks a collective stuck writing to a
 		// store that stopped reading.
 		c.conn.SetWriteDeadline(time.Now().Add(closeWait))
@@ -409,6 +451,7 @@ func (c *Client) Close() error {
 		}
 		c.conn.Close()
 		<-c.readerDone
+		c.reports.Wait()
 		if c.server != nil {
 			c.server.waitDrained(c.linger)
 			err = errors.Join(err, c.server.Close(), <-c.serveDone)
@@ -417,4 +460,7 @@ func (c *Client) Close() error {
 	return err
 }
 
-var _ core.Bootstrap = (*Client)(nil)
+var (
+	_ core.Bootstrap    = (*Client)(nil)
+	_ core.LossReporter = (*Client)(nil)
+)

@@ -52,6 +52,13 @@
 // collective fails with it. A member that closed cleanly is finalized:
 // collectives it already entered still complete, later ones fail.
 //
+// A member may also be lost by report (Client.ReportLost, through
+// core.ReportLost): a provider whose links saw a peer go tells the store,
+// which cannot see a stopped process (its connection stays open). The
+// reporter's collectives end at once; the store then loses the reported
+// member as above, naming the reporter in the reason, and closes its
+// connection.
+//
 // Connections are authenticated by a challenge/response on the job secret
 // (see auth.go); the wire format is in wire.go.
 //
@@ -67,7 +74,8 @@
 // must not call Close.
 //
 // Client: Dial starts one reader goroutine, which alone reads the
-// connection and records losses. Collectives run on the caller's goroutine
+// connection and records losses; ReportLost starts one more, once, to
+// send the report, which Close waits for. Collectives run on the caller's goroutine
 // and are serialized. Close sends the clean close, waits (boundedly) for
 // the server to acknowledge by closing its end, closes the connection and
 // returns after the reader has ended. A Client made by Connect for PE 0

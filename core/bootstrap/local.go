@@ -23,6 +23,7 @@ type localJob struct {
 	rounds map[int]*localRound
 	left   []bool // member closed or was killed
 	lost   atomic.Pointer[core.PeerLostError]
+	broken bool // a loss was reported: every collective fails
 }
 
 type localRound struct {
@@ -70,6 +71,10 @@ func (b *Local) Allgather(data []byte) ([][]byte, error) {
 				close(r.done)
 			}
 		}
+	}
+	if j.broken && r.err == nil && r.arrived < j.size {
+		r.err = j.lost.Load()
+		close(r.done)
 	}
 	r.data[b.rank] = append([]byte(nil), data...)
 	r.arrived++
@@ -119,6 +124,26 @@ func (b *Local) Kill() {
 	b.leave(&core.PeerLostError{PE: b.rank, Reason: "killed"})
 }
 
+// ReportLost implements core.LossReporter, as the store does for
+// Client: the loss is the job's, and every collective not yet complete,
+// and every later one, fails with it.
+func (b *Local) ReportLost(e *core.PeerLostError) {
+	if e == nil || e.PE < 0 || e.PE >= b.job.size {
+		return
+	}
+	j := b.job
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.lost.CompareAndSwap(nil, &core.PeerLostError{PE: e.PE, Reason: e.Reason})
+	j.broken = true
+	for _, r := range j.rounds {
+		if r.err == nil && r.arrived < j.size {
+			r.err = j.lost.Load()
+			close(r.done)
+		}
+	}
+}
+
 func (b *Local) leave(lost *core.PeerLostError) {
 	j := b.job
 	j.mu.Lock()
@@ -146,4 +171,7 @@ func (j *localJob) goneErr(pe int) error {
 	return &core.PeerLostError{PE: pe, Reason: "left the job before this collective"}
 }
 
-var _ core.Bootstrap = (*Local)(nil)
+var (
+	_ core.Bootstrap    = (*Local)(nil)
+	_ core.LossReporter = (*Local)(nil)
+)

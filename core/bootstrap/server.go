@@ -290,18 +290,19 @@ func (s *Server) handle(c net.Conn) {
 
 	s.mu.Lock()
 	delete(s.conns, c)
-	if !s.closed {
+	// A member another reported lost has been counted out already.
+	counted := !s.closed && s.state[m.rank] == stateActive
+	if counted {
 		if reason == "" {
 			s.finalize(m)
 		} else {
-			s.lose(m, reason)
+			s.lose(m.rank, reason)
 		}
 	}
-	closed := s.closed
 	s.mu.Unlock()
 	close(m.quit)
 	c.Close()
-	if reason != "" && !closed {
+	if reason != "" && counted {
 		// Info, not Warn: OnEvent's owner reports losses to the user.
 		s.logger().Info("bootstrap: member lost", "rank", m.rank, "remote", remote, "reason", reason)
 	}
@@ -438,6 +439,12 @@ func (s *Server) serveMember(m *member) string {
 				return "protocol error: " + err.Error()
 			}
 			return ""
+		case frameLost:
+			l, err := decodeLost(p, s.size)
+			if err != nil {
+				return "protocol error: " + err.Error()
+			}
+			s.reported(m, l)
 		default:
 			return fmt.Sprintf("protocol error: unexpected %s frame from a member", frameName(typ))
 		}
@@ -526,23 +533,48 @@ func (s *Server) finalize(m *member) {
 	s.end(Event{Kind: EventFinalized, Rank: m.rank, Remote: m.remote})
 }
 
-// lose records that m vanished: everyone else is told, and every running
-// and later collective fails. Called with s.mu held.
-func (s *Server) lose(m *member, reason string) {
-	s.state[m.rank] = stateLost
-	if s.broken == nil {
-		s.broken = &fail{pe: int32(m.rank), kind: failLost, reason: reason}
+// reported acts on m's report that PE l.pe is lost. Its transport saw
+// what the store cannot (a stopped process keeps its connection open), so
+// the PE is lost as if its connection had ended: everyone is told, every
+// collective fails, and its connection is closed, so that it too learns,
+// should it run again. A PE that has already left is not lost.
+func (s *Server) reported(m *member, l lost) {
+	pe := int(l.pe)
+	reason := fmt.Sprintf("PE %d reports it lost: %s", m.rank, l.reason)
+	s.mu.Lock()
+	if s.closed || (s.state[pe] != stateActive && s.state[pe] != statePending) {
+		s.mu.Unlock()
+		return
 	}
-	l := encodeLost(lost{pe: uint32(m.rank), reason: reason})
+	s.lose(pe, reason)
+	if mm := s.members[pe]; mm != nil && pe != m.rank {
+		mm.conn.Close()
+	}
+	s.mu.Unlock()
+	s.logger().Info("bootstrap: member lost", "rank", pe, "reason", reason)
+}
+
+// lose records that rank vanished: everyone else is told, and every
+// running and later collective fails. Called with s.mu held.
+func (s *Server) lose(rank int, reason string) {
+	s.state[rank] = stateLost
+	if s.broken == nil {
+		s.broken = &fail{pe: int32(rank), kind: failLost, reason: reason}
+	}
+	l := encodeLost(lost{pe: uint32(rank), reason: reason})
 	for pe, mm := range s.members {
-		if mm != nil && pe != m.rank && s.state[pe] == stateActive {
+		if mm != nil && pe != rank && s.state[pe] == stateActive {
 			mm.send(l)
 		}
 	}
 	for seq := range s.rounds {
 		s.failRound(seq, encodeFail(fail{seq: seq, pe: s.broken.pe, kind: failLost, reason: s.broken.reason}))
 	}
-	s.end(Event{Kind: EventLost, Rank: m.rank, Remote: m.remote, Reason: reason})
+	var remote string
+	if m := s.members[rank]; m != nil {
+		remote = m.remote
+	}
+	s.end(Event{Kind: EventLost, Rank: rank, Remote: remote, Reason: reason})
 }
 
 // failRound tells every member waiting in round seq that it failed.
@@ -712,7 +744,7 @@ func (s *Server) awaitJoined(d time.Duration, reason string) []int {
 		}
 		if expired {
 			for _, r := range missing {
-				s.lose(&member{rank: r}, reason)
+				s.lose(r, reason)
 			}
 			s.mu.Unlock()
 			return missing

@@ -50,7 +50,7 @@ const (
 	frameGather                    // C->S: seq, flags, contribution
 	frameResult                    // S->C: seq, every contribution in rank order
 	frameFail                      // S->C: seq, culprit PE, kind, reason
-	frameLost                      // S->C (async): PE, reason
+	frameLost                      // S->C (async): PE, reason; C->S: the member's transport lost PE
 	frameBye                       // C->S: clean close; the server then disconnects
 	frameTypeEnd
 )
