@@ -110,7 +110,11 @@
 // bootstrap reports lost fail the domain: every operation in flight and
 // every later one ends with an error wrapping core.ErrPeerLost. A host
 // whose domain fails rings the broken-ring alarm on both ports, and every
-// host that hears it fails and passes it on, so the whole ring learns. A
+// host that hears it fails and passes it on, so the whole ring learns.
+// It also reports the lost host to the bootstrap (core.ReportLost), which
+// the store may not know lost (a stopped process keeps its connection):
+// every bootstrap collective then fails at once, Close's barrier
+// included, and the launcher learns which PE to blame. A
 // transfer whose metadata or header is malformed is dropped and logged;
 // its sender's operation then times out.
 package ntbring

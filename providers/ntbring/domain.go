@@ -108,12 +108,19 @@ func (d *domain) fail(err error) {
 		return
 	}
 	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
+	lost := d.rank // the host that noticed, when the cause names none
+	var pl *core.PeerLostError
+	if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
+		lost = pl.PE
+	} else {
+		pl = &core.PeerLostError{PE: lost, Reason: err.Error()}
+	}
+	// The store may not know: a stopped host keeps its connection to it.
+	// Told, it ends every collective on every host, the barrier of Close
+	// included, which would otherwise wait for the lost host for ever,
+	// and the launcher learns whom to blame.
+	core.ReportLost(d.boot, pl)
 	if d.proto != nil {
-		lost := d.rank // the host that noticed, when the cause names none
-		var pl *core.PeerLostError
-		if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
-			lost = pl.PE
-		}
 		d.proto.broken(lost)
 	}
 	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
@@ -322,7 +329,8 @@ func (d *domain) BarrierCheck(check func() error) error {
 // Close implements core.Domain: it completes every endpoint's operations,
 // waits at a barrier until every host has done the same (so nothing is in
 // flight to or through this host), stops the protocol and unmaps the
-// regions.
+// regions. On a failed ring the barrier ends at once, with the loss fail
+// reported to the bootstrap: the lost host may never come.
 func (d *domain) Close() error {
 	first := false
 	d.closeMu.Do(func() {
