@@ -22,6 +22,15 @@
 // means SIGTERM to every remaining PE's process group, then SIGKILL after
 // Options.Grace. Cancelling the context ends the job the same way.
 //
+// The PE named, whose status the job takes, is the one that failed first,
+// not one that failed because it did: PEs that see a peer die exit too,
+// often before the dead one's status reaches the launcher. So a PE killed
+// by a signal is the cause; else the PE the store reported lost first
+// (its connection ended, or another PE reported it, as one does for a
+// stopped process), once its exit status is in or it has run on for
+// lostWait after the report; else the first PE that exited non-zero,
+// once settleWait has brought no earlier failure to light.
+//
 // A PE ends the job on purpose with shmem_global_exit: before it tells
 // any other PE, it records its rank and status with WriteGlobalExit in the
 // job's directory (core.JobDir), and Run, seeing any PE exit while that

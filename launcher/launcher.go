@@ -82,6 +82,12 @@ const (
 // signal rather than just the broken connection.
 const lostWait = 2 * time.Second
 
+// settleWait is how long the launcher waits, once a PE has failed without
+// a signal, for news of an earlier failure before blaming it: the others
+// see a PE die, through the store or their own links, and may exit before
+// the dead one's status or the store's report reaches the launcher.
+const settleWait = time.Second
+
 // waitDelay bounds how long a PE's output may stay open after it exited
 // (a child it left behind holding its stdout).
 const waitDelay = 2 * time.Second
@@ -286,6 +292,12 @@ type job struct {
 	expired chan int // ranks whose lostWait ran out
 	timers  []*time.Timer
 
+	// What is known of failures, while the cause is being decided.
+	failed    []*proc          // PEs that failed, in the order the launcher learned it
+	firstLost int              // the first PE the store reported lost, or -1
+	blamed    *proc            // the cause, whose exit status is awaited
+	settle    <-chan time.Time // when to stop waiting for an earlier failure
+
 	cause       string // why the job is being ended; "" while it runs
 	code        int
 	interrupted bool
@@ -293,12 +305,16 @@ type job struct {
 }
 
 type proc struct {
-	rank    int
-	cmd     *exec.Cmd
-	pid     int
-	exited  bool
-	lost    string // the store's reason, while waiting for the exit
-	flushes []func()
+	rank     int
+	cmd      *exec.Cmd
+	pid      int
+	exited   bool
+	what     string // how it exited, for the message
+	code     int    // the job's status if it is the cause
+	signaled bool   // killed by a signal (the launcher had sent none)
+	failed   bool   // in job.failed
+	lost     string // the store's reason, if it reported the PE lost
+	flushes  []func()
 }
 
 type exitReport struct {
@@ -311,6 +327,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 	n := j.o.NP
 	j.exits = make(chan exitReport, n)
 	j.expired = make(chan int, n)
+	j.firstLost = -1
 	defer func() {
 		for _, t := range j.timers {
 			t.Stop()
@@ -348,11 +365,16 @@ func (j *job) run(ctx context.Context) (int, error) {
 		case e := <-j.events:
 			j.event(e)
 		case r := <-j.expired:
-			p := j.pes[r]
-			if !p.exited && p.lost != "" {
-				j.end(fmt.Sprintf("PE %d (pid %d) was lost by the bootstrap store (%s) but is still running",
-					r, p.pid, p.lost), ExitLost)
+			switch p := j.pes[r]; {
+			case p.exited || p.lost == "" || j.cause != "":
+			case p == j.blamed:
+				j.blame(p)
+			default:
+				j.fail(p)
 			}
+		case <-j.settle:
+			j.settle = nil
+			j.decide(true)
 		case <-done:
 			done = nil
 			if j.cause == "" {
@@ -368,6 +390,12 @@ func (j *job) run(ctx context.Context) (int, error) {
 			}
 			j.signal(syscall.SIGKILL)
 		}
+	}
+	if j.cause == "" {
+		// Every PE has exited: what the store reported before the last
+		// exit still counts.
+		j.drainEvents()
+		j.decide(true)
 	}
 	// Whatever the store still reports changes nothing now.
 	switch {
@@ -425,14 +453,17 @@ func (j *job) start(r int) (*proc, error) {
 }
 
 func (j *job) exited(x exitReport) {
+	// The store may have reported a failure before this exit: it is taken
+	// into account first.
+	j.drainEvents()
 	p := j.pes[x.rank]
 	p.exited = true
 	j.running--
 	for _, f := range p.flushes {
 		f()
 	}
-	what, code := describe(x)
-	j.logf(j.o.Verbose, "PE %d (pid %d) %s", p.rank, p.pid, what)
+	p.what, p.code, p.signaled = describe(x)
+	j.logf(j.o.Verbose, "PE %d (pid %d) %s", p.rank, p.pid, p.what)
 	if j.cause == "" {
 		if pe, status, ok := ReadGlobalExit(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
@@ -443,10 +474,11 @@ func (j *job) exited(x exitReport) {
 	switch {
 	case j.cause != "":
 		// Ending already; its status is a consequence, not a cause.
-	case code != 0:
-		j.end(fmt.Sprintf("PE %d (pid %d) %s", p.rank, p.pid, what), code)
-	case p.lost != "" && j.running > 0:
-		j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, p.lost), ExitLost)
+	case p == j.blamed:
+		j.blame(p)
+	case p.code != 0, p.lost != "" && j.running > 0:
+		// Non-zero, or 0 but without finalizing while others still run.
+		j.fail(p)
 	}
 }
 
@@ -464,21 +496,114 @@ func (j *job) event(e bootstrap.Event) {
 		return
 	}
 	j.logf(j.o.Verbose, "PE %d lost by the store: %s", e.Rank, e.Reason)
+	p.lost = e.Reason
+	if j.firstLost < 0 {
+		j.firstLost = p.rank
+	}
 	if j.cause != "" {
 		return
 	}
 	if p.exited {
-		// Its exit was seen first, with status 0 (else the job would be
-		// ending): it left without finalizing.
+		// Its exit was seen first, with status 0 (else it has failed
+		// already): it left without finalizing.
 		if j.running > 0 {
-			j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, e.Reason), ExitLost)
+			j.fail(p)
 		}
 		return
 	}
 	// Give its exit a moment to arrive, to name its status or signal.
-	p.lost = e.Reason
 	r := p.rank
 	j.timers = append(j.timers, time.AfterFunc(lostWait, func() { j.expired <- r }))
+	if len(j.failed) > 0 {
+		j.decide(false)
+	}
+}
+
+// drainEvents handles the store's events that have already arrived.
+func (j *job) drainEvents() {
+	for {
+		select {
+		case e := <-j.events:
+			j.event(e)
+		default:
+			return
+		}
+	}
+}
+
+// fail records that p failed: it exited non-zero or by a signal, exited 0
+// without finalizing, or was lost by the store and still runs. Whether it
+// is the cause is decided with what else is known.
+func (j *job) fail(p *proc) {
+	if j.cause != "" {
+		return
+	}
+	if !p.failed {
+		p.failed = true
+		j.failed = append(j.failed, p)
+	}
+	j.decide(false)
+}
+
+// decide chooses the cause of the job's failure, or waits for what would
+// change the choice; force takes the best choice known. Each PE that
+// fails may be a consequence of another's failure: PEs that see a peer
+// die report the loss and exit, often before the dead one's status
+// reaches the launcher. So a PE killed by a signal is the cause (the
+// launcher has sent none yet), then the PE the store reported lost first,
+// whose exit status is awaited, then the first PE that failed otherwise,
+// once nothing earlier has come to light for settleWait.
+func (j *job) decide(force bool) {
+	if j.cause != "" || j.blamed != nil || (len(j.failed) == 0 && j.firstLost < 0) {
+		return
+	}
+	var sig *proc
+	for _, p := range j.failed {
+		if p.signaled && (sig == nil || p.rank == j.firstLost) {
+			sig = p
+		}
+	}
+	if sig != nil {
+		j.blame(sig)
+		return
+	}
+	if len(j.failed) == 0 {
+		return // the store's report alone is not a failure yet: see lostWait
+	}
+	first := j.failed[0]
+	if j.firstLost >= 0 {
+		first = j.pes[j.firstLost]
+		if !first.exited {
+			// Its exit names its status; lostWait bounds the wait.
+			j.blamed = first
+			if first.failed {
+				j.blame(first) // lostWait has run out already
+			}
+			return
+		}
+	}
+	if !force && j.running > 0 {
+		if j.settle == nil {
+			t := time.NewTimer(settleWait)
+			j.timers = append(j.timers, t)
+			j.settle = t.C
+		}
+		return
+	}
+	j.blame(first)
+}
+
+// blame ends the job naming p as its cause, with p's status.
+func (j *job) blame(p *proc) {
+	switch {
+	case !p.exited:
+		j.end(fmt.Sprintf("PE %d (pid %d) was lost by the bootstrap store (%s) but is still running",
+			p.rank, p.pid, p.lost), ExitLost)
+	case p.code != 0:
+		j.end(fmt.Sprintf("PE %d (pid %d) %s", p.rank, p.pid, p.what), p.code)
+	default:
+		j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, p.lost), ExitLost)
+	}
 }
 
 // end starts ending the job because of cause, whose exit code the job
@@ -524,17 +649,18 @@ func (j *job) signal(sig syscall.Signal) {
 	}
 }
 
-// describe says how a PE ended and gives the matching exit code.
-func describe(x exitReport) (string, int) {
+// describe says how a PE ended and gives the matching exit code, and
+// whether a signal killed it.
+func describe(x exitReport) (string, int, bool) {
 	if x.state == nil {
-		return fmt.Sprintf("could not be waited for: %v", x.err), 1
+		return fmt.Sprintf("could not be waited for: %v", x.err), 1, false
 	}
 	if ws, ok := x.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		sig := ws.Signal()
-		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig), 128 + int(sig)
+		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig), 128 + int(sig), true
 	}
 	code := x.state.ExitCode()
-	return fmt.Sprintf("exited with status %d", code), code
+	return fmt.Sprintf("exited with status %d", code), code, false
 }
 
 // logf writes one launcher line to Stderr when show is true.
