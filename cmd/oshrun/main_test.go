@@ -81,6 +81,10 @@ func pe(role string, args []string) int {
 		return globalExitRacePE(rank, args)
 	case "globalexit-barrier":
 		return globalExitBarrierPE(rank, args)
+	case "stopped":
+		return stoppedPE(rank, args)
+	case "killed":
+		return killedPE(rank, args)
 	case "hang":
 		fmt.Println("ready")
 		time.Sleep(time.Hour)
