@@ -79,8 +79,8 @@ func TestAnswered(t *testing.T) {
 	d, _ := serveHost(t)
 	ctr := &core.Counter{}
 	o := &op{pe: 1, ctr: ctr, dst: make([]byte, 3)}
+	o.seq = ctr.Issue(1)
 	d.pending.add(o)
-	ctr.Issue(1)
 	// From the wrong host, or of the wrong length: dropped, op still waits.
 	d.answered(meta{kind: kindGetResp, src: 0, tag: o.tag}, []byte{1, 2, 3})
 	d.answered(meta{kind: kindGetResp, src: 1, tag: o.tag}, []byte{1, 2})
@@ -94,8 +94,8 @@ func TestAnswered(t *testing.T) {
 	require.Equal(t, []byte{1, 2, 3}, o.dst)
 
 	o = &op{pe: 1, ctr: ctr}
+	o.seq = ctr.Issue(1)
 	d.pending.add(o)
-	ctr.Issue(1)
 	d.answered(meta{kind: kindNack, src: 1, tag: o.tag}, []byte{byte(nackRegion)})
 	require.ErrorIs(t, ctr.Quiet(0, nil), core.ErrOutOfBounds)
 }
