@@ -33,7 +33,25 @@ type proc struct {
 // makes the directory for the plugin's socket in socketDir (the job
 // directory, so that a PE that dies leaves nothing elsewhere; "" means
 // the temporary directory) and removes it when the plugin is killed.
+// maxSocketDir is the longest directory the plugin's socket may go under.
+// A unix socket's path holds at most 107 bytes, and go-plugin adds about
+// 40 below the directory it is given ("/plugin-dir" and "/plugin", each
+// with a random number); a plugin whose socket path is longer cannot
+// listen, and says nothing on its stdout but an empty handshake.
+const maxSocketDir = 64
+
+// socketBase is dir if a socket fits under it, else "" (the temporary
+// directory, where go-plugin removes the socket when the plugin ends;
+// only a PE that dies then leaves it there).
+func socketBase(dir string) string {
+	if len(dir) > maxSocketDir {
+		return ""
+	}
+	return dir
+}
+
 func start(name, path string, startTimeout, timeout time.Duration, socketDir string) (*proc, error) {
+	socketDir = socketBase(socketDir)
 	p := &proc{name: name, path: path, timeout: timeout, stderr: &tail{}}
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
