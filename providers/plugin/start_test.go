@@ -137,7 +137,12 @@ func TestAutomaticSelectionStartsNoPlugin(t *testing.T) {
 // the plugin's socket must not be left in the temporary directory, and
 // what the job left in its directory goes with the next sweep.
 func TestKilledPluginJobLeavesNoSocket(t *testing.T) {
-	tmp, shm := t.TempDir(), t.TempDir()
+	// The job directory must be short enough for a socket path (see
+	// socketBase); t.TempDir's names, made of the test's, are not.
+	tmp := t.TempDir()
+	shm, err := os.MkdirTemp("", "gs")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(shm) })
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), envOrphan+"=1", core.EnvShmDir+"="+shm, "TMPDIR="+tmp)
 	out, err := cmd.StdoutPipe()
