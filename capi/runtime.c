@@ -284,33 +284,21 @@ void shmem_global_exit(int status)
 	_exit(status);
 }
 
-int shmem_my_pe(void)
+/*
+ * The job's shape stays known after shmem_finalize (programs print it on
+ * the way out); only a call before shmem_init is an error.
+ */
+static inline int gsh_known(int v, const char *fn)
 {
 	if (gsh_state == GSH_UNINIT)
-		gsh_fatal("shmem_my_pe", "called before shmem_init");
-	return gsh_my_pe_cached;
+		gsh_fatal(fn, "called before shmem_init");
+	return v;
 }
 
-int shmem_n_pes(void)
-{
-	if (gsh_state == GSH_UNINIT)
-		gsh_fatal("shmem_n_pes", "called before shmem_init");
-	return gsh_n_pes_cached;
-}
-
-int _my_pe(void)
-{
-	if (gsh_state == GSH_UNINIT)
-		gsh_fatal("_my_pe", "called before shmem_init");
-	return gsh_my_pe_cached;
-}
-
-int _num_pes(void)
-{
-	if (gsh_state == GSH_UNINIT)
-		gsh_fatal("_num_pes", "called before shmem_init");
-	return gsh_n_pes_cached;
-}
+int shmem_my_pe(void) { return gsh_known(gsh_my_pe_cached, "shmem_my_pe"); }
+int shmem_n_pes(void) { return gsh_known(gsh_n_pes_cached, "shmem_n_pes"); }
+int _my_pe(void) { return gsh_known(gsh_my_pe_cached, "_my_pe"); }
+int _num_pes(void) { return gsh_known(gsh_n_pes_cached, "_num_pes"); }
 
 int shmem_pe_accessible(int pe)
 {
