@@ -9,7 +9,7 @@ import (
 
 // Bootstrap is the job's out-of-band channel, used while providers open and
 // close and by shmem before a domain exists. Collectives are called by every
-// member in the same order. Implementations live in core/bootstrap: in one
+// member in the same order. Implementations live in bootstrap: in one
 // process for tests, over a TCP store for launched jobs.
 type Bootstrap interface {
 	Rank() int

@@ -6,7 +6,7 @@
 //   - Provider: a registered transport (Register, Providers, Lookup). Its
 //     Info describes capabilities and parameters without opening anything.
 //   - Bootstrap: the job's out-of-band channel (rank, size, allgather,
-//     barrier, liveness); see core/bootstrap for implementations.
+//     barrier, liveness); see bootstrap for implementations.
 //   - Open / Select: pick a provider from GOSHMEM_PROVIDER and the job's
 //     host count, identically on every PE, and open a Domain.
 //   - Domain: this PE's membership in the job. It creates symmetric

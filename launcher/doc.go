@@ -6,7 +6,7 @@
 //
 // Each PE runs Options.Program with Options.Args, in its own process
 // group, with stdin from /dev/null, and the environment of the caller plus
-// Options.Env plus the contract of core/bootstrap: GOSHMEM_RANK,
+// Options.Env plus the contract of bootstrap: GOSHMEM_RANK,
 // GOSHMEM_SIZE, GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP (the store's host:port)
 // and GOSHMEM_SECRET (a fresh random 128-bit secret, hex), and
 // GOSHMEM_PROVIDER when Options.Provider is set. Contract variables

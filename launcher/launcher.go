@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 

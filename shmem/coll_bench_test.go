@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/shmem"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 )
 
 // The spec's environment variables.

@@ -10,7 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/shmem"
 
 	_ "github.com/goshmem/goshmem/providers/loopback"

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
 )

@@ -5,7 +5,7 @@
 //
 // It starts a bootstrap store and four processes of ./app, each told its
 // rank, the job's size, id, secret and the store's address through the
-// environment (see core/bootstrap), forwards their output, and exits with
+// environment (see bootstrap), forwards their output, and exits with
 // the job's status: 0 if every PE exited 0, else the first failing PE's
 // status (128+signal when a signal killed it), or 128+signal when oshrun
 // itself was interrupted. When one PE fails, the others get SIGTERM, then

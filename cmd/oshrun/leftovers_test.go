@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	_ "github.com/goshmem/goshmem/providers/ntbring"
 	"github.com/goshmem/goshmem/shmem"
 )

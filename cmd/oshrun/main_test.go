@@ -17,7 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	_ "github.com/goshmem/goshmem/providers/loopback"
 	"github.com/goshmem/goshmem/shmem"
 )

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 )
 
 // checkRounds is how many times the self-test repeats each timed operation.

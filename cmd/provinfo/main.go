@@ -30,7 +30,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/providers/plugin"
 	"github.com/goshmem/goshmem/shmem"

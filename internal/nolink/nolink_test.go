@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/shmem"
 )
 

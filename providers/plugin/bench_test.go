@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/providers/loopback"
 )
 

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 )
 
 // testSecret is the job secret of the tests' jobs.

@@ -21,7 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap"
 )
 
 // Child scenarios: this test binary started as one PE of a job.

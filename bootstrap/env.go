@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/core/bootstrap/pmi"
+	"github.com/goshmem/goshmem/bootstrap/pmi"
 )
 
 // The environment contract between a launcher and its PEs. oshrun sets the
