@@ -265,8 +265,12 @@ func prepare(o Options) (Options, string, error) {
 			o.Bind = "0.0.0.0:0"
 		}
 	}
-	if _, _, err := net.SplitHostPort(o.Bind); err != nil {
+	host, _, err := net.SplitHostPort(o.Bind)
+	if err != nil {
 		return o, "", fmt.Errorf("launcher: store address %q: %w: %w", o.Bind, err, core.ErrInvalid)
+	}
+	if ip := net.ParseIP(host); o.remote() && (host == "localhost" || ip != nil && ip.IsLoopback()) {
+		return o, "", fmt.Errorf("launcher: the store would listen on %s, which PEs on other hosts cannot reach; bind it to an address of this host they can reach, or leave it unset: %w", o.Bind, core.ErrInvalid)
 	}
 	return o, path, nil
 }

@@ -150,3 +150,13 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 	require.Equal(t, ExitUsage, code)
 	require.Contains(t, errw.String(), "input ended")
 }
+
+func TestRemoteJobRefusesALoopbackStore(t *testing.T) {
+	fakeRsh(t)
+	r := launch(t, context.Background(), 0, "bootstrap", nil, onHosts("localhost:1,nodea:1"), func(o *Options) {
+		o.Bind = "127.0.0.1:0"
+	})
+	require.Equal(t, ExitUsage, r.code)
+	require.ErrorContains(t, r.err, "which PEs on other hosts cannot reach")
+	require.Empty(t, r.pids)
+}

@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		agent    = fs.String("launch-agent", "", "`command` that starts oshrun on other hosts (default: this oshrun's path)")
 		provider = fs.String("provider", "", "transport to use: sets GOSHMEM_PROVIDER in every PE (a name, a list, or ^name)")
 		tag      = fs.Bool("tag", false, "prefix every line of PE output with \"[pe N] \"")
-		bind     = fs.String("bind", launcher.DefaultBind, "`address` the bootstrap store listens on; make it reachable when PEs run on other hosts")
+		bind     = fs.String("bind", "", "`address` the bootstrap store listens on (default "+launcher.DefaultBind+", or every interface when PEs run on other hosts)")
 		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
 		showVer  = fs.Bool("version", false, "print goshmem's version and exit")
