@@ -3,6 +3,7 @@ package launcher
 import (
 	"bufio"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -143,15 +144,16 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer) 
 	core.SweepJobDirs(lookup)
 
 	a := &agent{
-		spec:  spec,
-		env:   env,
+		spec:   spec,
+		env:    env,
+		jobDir: core.JobDir(lookup, spec.JobID),
 		fw:    &frameWriter{w: out},
 		exits: make(chan int, len(spec.Ranks)),
 		cmds:  make(chan string, 4),
 	}
 	go a.readCommands(br)
 	code := a.run(ctx)
-	_ = os.RemoveAll(core.JobDir(lookup, spec.JobID))
+	_ = os.RemoveAll(a.jobDir)
 	_ = a.fw.write(frameDone, 0, nil)
 	return code
 }
@@ -184,8 +186,9 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 }
 
 type agent struct {
-	spec  agentSpec
-	env   []string
+	spec   agentSpec
+	env    []string
+	jobDir string
 	fw    *frameWriter
 	pes   []*exec.Cmd
 	exits chan int    // index into pes of a PE that has been waited for
@@ -270,11 +273,21 @@ func (a *agent) run(ctx context.Context) int {
 	}
 	cmds := a.cmds
 	done := ctx.Done()
+	globalSent := false
 	for running > 0 {
 		select {
 		case i := <-a.exits:
 			exited[i] = true
 			running--
+			if !globalSent {
+				// A PE that called global_exit recorded it in the host's
+				// job directory before telling anyone: the launcher ends
+				// the job with its status, as for its own PEs.
+				if pe, status, ok := ReadGlobalExit(a.jobDir); ok {
+					globalSent = true
+					_ = a.fw.write(frameGlobalExit, pe, binary.BigEndian.AppendUint32(nil, uint32(int32(status))))
+				}
+			}
 			what, code, signaled := describe(a.pes[i].ProcessState, nil)
 			_ = a.fw.write(frameExit, a.spec.Ranks[i], exitPayload(code, signaled, what))
 		case c := <-cmds:

@@ -21,6 +21,8 @@ import (
 //	         signal killed it, then how it ended, as text
 //	done     rank 0, no payload: every PE of the host has exited and the
 //	         host's job files are gone
+//	global   the PE that called global_exit, before its exit frame;
+//	         payload: the status it gave (4 bytes, signed)
 type frameKind uint8
 
 const (
@@ -29,6 +31,7 @@ const (
 	frameStderr
 	frameExit
 	frameDone
+	frameGlobalExit
 )
 
 const (
@@ -57,11 +60,14 @@ func readFrame(r *bufio.Reader, buf []byte) (frame, []byte, error) {
 	}
 	f := frame{kind: frameKind(h[0]), rank: int(binary.BigEndian.Uint32(h[1:5]))}
 	n := binary.BigEndian.Uint32(h[5:9])
-	if f.kind < frameStarted || f.kind > frameDone {
+	if f.kind < frameStarted || f.kind > frameGlobalExit {
 		return frame{}, buf, fmt.Errorf("agent sent a frame of unknown kind %d: %w", h[0], core.ErrInvalid)
 	}
 	if n > maxFrame {
 		return frame{}, buf, fmt.Errorf("agent sent a %d-byte frame; at most %d are allowed: %w", n, maxFrame, core.ErrInvalid)
+	}
+	if lo, hi := frameBounds(f.kind); n < lo || n > hi {
+		return frame{}, buf, fmt.Errorf("agent sent a %d-byte frame of kind %d, which holds %d to %d: %w", n, f.kind, lo, hi, core.ErrInvalid)
 	}
 	if cap(buf) < int(n) {
 		buf = make([]byte, n)
@@ -71,6 +77,21 @@ func readFrame(r *bufio.Reader, buf []byte) (frame, []byte, error) {
 		return frame{}, buf, fmt.Errorf("agent stream ends inside a %d-byte frame: %w", n, core.ErrInvalid)
 	}
 	return f, buf, nil
+}
+
+// frameBounds is the payload length a kind allows.
+func frameBounds(k frameKind) (lo, hi uint32) {
+	switch k {
+	case frameStarted:
+		return 1, 20 // a decimal pid
+	case frameExit:
+		return 5, maxFrame
+	case frameDone:
+		return 0, 0
+	case frameGlobalExit:
+		return 4, 4
+	}
+	return 0, maxFrame
 }
 
 // exitPayload and parseExit are the exit frame's payload.

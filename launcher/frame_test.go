@@ -52,11 +52,12 @@ func TestFramesRoundTrip(t *testing.T) {
 
 func TestBadFramesAreRefused(t *testing.T) {
 	for name, in := range map[string][]byte{
-		"kind 0":      {0, 0, 0, 0, 0, 0, 0, 0, 0},
-		"kind 9":      {9, 0, 0, 0, 0, 0, 0, 0, 0},
-		"too long":    {2, 0, 0, 0, 0, 0, 1, 0, 1},
-		"cut header":  {2, 0, 0},
-		"cut payload": {2, 0, 0, 0, 0, 0, 0, 0, 5, 'a'},
+		"kind 0":       {0, 0, 0, 0, 0, 0, 0, 0, 0},
+		"kind 9":       {9, 0, 0, 0, 0, 0, 0, 0, 0},
+		"global short": {6, 0, 0, 0, 0, 0, 0, 0, 1, 0},
+		"too long":     {2, 0, 0, 0, 0, 0, 1, 0, 1},
+		"cut header":   {2, 0, 0},
+		"cut payload":  {2, 0, 0, 0, 0, 0, 0, 0, 5, 'a'},
 	} {
 		_, _, err := readFrame(bufio.NewReader(bytes.NewReader(in)), nil)
 		require.ErrorIs(t, err, core.ErrInvalid, name)
@@ -84,7 +85,7 @@ func FuzzReadFrame(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if len(fr.payload) > maxFrame || fr.kind < frameStarted || fr.kind > frameDone {
+			if len(fr.payload) > maxFrame || fr.kind < frameStarted || fr.kind > frameGlobalExit {
 				t.Fatalf("frame out of bounds: kind %d, %d bytes", fr.kind, len(fr.payload))
 			}
 			if fr.kind == frameExit {

@@ -618,7 +618,8 @@ func (j *job) startRemote() error {
 		}
 		ranks[h] = append(ranks[h], r)
 	}
-	j.remote = make(chan remoteMsg, 2*j.o.NP+len(hosts))
+	// Per PE a start and an exit, per host an end and a global exit.
+	j.remote = make(chan remoteMsg, 2*j.o.NP+2*len(hosts))
 	for _, h := range hosts {
 		a, err := j.startAgent(h, ranks[h], j.agentSpecFor(h, j.storePort))
 		if err != nil {
@@ -645,6 +646,10 @@ func (j *job) fromAgent(m remoteMsg) {
 		j.logf(j.o.Verbose, "PE %d: pid %d on %s", m.rank, m.pid, m.agent.host)
 		if j.o.Started != nil {
 			j.o.Started(m.rank, m.pid)
+		}
+	case m.globalExit != nil:
+		if j.cause == "" {
+			j.end(fmt.Sprintf("PE %d called global_exit(%d)", m.rank, *m.globalExit), *m.globalExit&0xff)
 		}
 	case m.exit != nil:
 		if !j.pes[m.rank].exited {

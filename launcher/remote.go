@@ -3,6 +3,7 @@ package launcher
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -102,6 +103,8 @@ type remoteMsg struct {
 	pid   int         // > 0: the PE started with this pid
 	exit  *exitReport // the PE exited
 	done  bool        // the agent ended; err says how, if it ended badly
+	// globalExit is the status rank gave global_exit.
+	globalExit *int
 	err   error
 }
 
@@ -208,6 +211,13 @@ func (j *job) readAgent(a *agentConn, r io.Reader) {
 			j.remote <- remoteMsg{agent: a, rank: f.rank, exit: &exitReport{rank: f.rank, what: what, code: code, signaled: signaled}}
 		case frameDone:
 			sawDone = true
+		case frameGlobalExit:
+			if len(f.payload) != 4 {
+				ferr = fmt.Errorf("agent sent a %d-byte global exit frame; it holds 4: %w", len(f.payload), core.ErrInvalid)
+				break
+			}
+			status := int(int32(binary.BigEndian.Uint32(f.payload)))
+			j.remote <- remoteMsg{agent: a, rank: f.rank, globalExit: &status}
 		}
 		if ferr != nil {
 			break

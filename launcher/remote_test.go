@@ -160,3 +160,20 @@ func TestRemoteJobRefusesALoopbackStore(t *testing.T) {
 	require.ErrorContains(t, r.err, "which PEs on other hosts cannot reach")
 	require.Empty(t, r.pids)
 }
+
+// A PE on another host that calls global_exit ends the job with its
+// status, even 0, and is named as the cause; the others are ended.
+func TestRemoteGlobalExit(t *testing.T) {
+	fakeRsh(t)
+	for _, status := range []string{"0", "3"} {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		r := launch(t, ctx, 0, "globalexit", []string{"2", status}, onHosts("localhost:1,nodea:2"))
+		cancel()
+		want := 3
+		if status == "0" {
+			want = 0
+		}
+		require.Equal(t, want, r.code, r.stderr)
+		require.Contains(t, r.stderr, "PE 2 called global_exit("+status+")")
+	}
+}
