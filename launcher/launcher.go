@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -62,6 +63,25 @@ type Options struct {
 	// Started, if set, is called with each PE's rank and pid as it starts,
 	// on the goroutine that called Run.
 	Started func(pe, pid int)
+
+	// Hosts, if set, are where the PEs run, dealt by slot (see Place):
+	// this host's PEs are started directly, other hosts' through the rsh
+	// command (GOSHMEM_RSH, default ssh), which runs LaunchAgent there
+	// as an agent (RunAgent) that starts and supervises them. NP 0 means
+	// every slot. Nil runs every PE here.
+	Hosts []Host
+	// PerHost, when positive, gives every host that many slots (-N).
+	PerHost int
+	// LaunchAgent is the command that starts oshrun on other hosts (its
+	// words; AgentFlag is added); empty means this program's own path,
+	// which must then be the same on every host.
+	LaunchAgent []string
+	// Export names variables of the launcher's environment that PEs on
+	// other hosts get as well (-x VAR). GOSHMEM_* and SHMEM_* always go.
+	Export []string
+
+	// place is the host of each rank, "" for this one (set by prepare).
+	place []string
 }
 
 const (
@@ -128,8 +148,22 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 		o:      o,
 		path:   path,
 		jobID:  jobID,
+		secret: secret,
 		stdout: &output{w: o.Stdout},
 		stderr: &output{w: o.Stderr},
+	}
+	if o.remote() {
+		if j.rsh, err = rshCommand(os.LookupEnv); err != nil {
+			return ExitUsage, fmt.Errorf("launcher: %w", err)
+		}
+		j.launchAgent = o.LaunchAgent
+		if len(j.launchAgent) == 0 {
+			self, err := os.Executable()
+			if err != nil {
+				return ExitUsage, fmt.Errorf("launcher: cannot tell this program's path to run it on other hosts (%v); give the launch agent: %w", err, core.ErrInvalid)
+			}
+			j.launchAgent = []string{self}
+		}
 	}
 
 	ln, err := net.Listen("tcp", o.Bind)
@@ -152,6 +186,12 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 	go func() { serveDone <- srv.Serve() }()
 
 	addr := advertise(ln.Addr())
+	if ta, ok := ln.Addr().(*net.TCPAddr); ok {
+		j.storePort = ta.Port
+		if !ta.IP.IsUnspecified() {
+			j.bindHost = ta.IP.String()
+		}
+	}
 	j.env = childEnv(o, jobID, secret, addr)
 	// A job whose launcher was killed outright leaves its directory
 	// behind (its PEs die with the launcher, before anyone cleans up);
@@ -174,6 +214,19 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 
 // prepare validates opts and fills in defaults; it starts nothing.
 func prepare(o Options) (Options, string, error) {
+	if o.Hosts != nil {
+		place, err := Place(o.Hosts, o.NP, o.PerHost)
+		if err != nil {
+			return o, "", fmt.Errorf("launcher: %w", err)
+		}
+		o.NP = len(place)
+		o.place = place
+		for r, h := range place {
+			if isLocal(h) {
+				o.place[r] = ""
+			}
+		}
+	}
 	if o.NP < 1 {
 		return o, "", fmt.Errorf("launcher: %d PEs: a job needs at least 1: %w", o.NP, core.ErrInvalid)
 	}
@@ -183,6 +236,12 @@ func prepare(o Options) (Options, string, error) {
 	path, err := exec.LookPath(o.Program)
 	if err != nil {
 		return o, "", fmt.Errorf("launcher: %w: %w", err, core.ErrInvalid)
+	}
+	if o.remote() {
+		// Other hosts run it by the same path.
+		if path, err = filepath.Abs(path); err != nil {
+			return o, "", fmt.Errorf("launcher: %w", err)
+		}
 	}
 	for _, kv := range o.Env {
 		if k, _, ok := strings.Cut(kv, "="); !ok || k == "" {
@@ -200,11 +259,44 @@ func prepare(o Options) (Options, string, error) {
 	}
 	if o.Bind == "" {
 		o.Bind = DefaultBind
+		if o.remote() {
+			// Other hosts must reach the store; it admits only PEs
+			// that prove they hold the job's secret.
+			o.Bind = "0.0.0.0:0"
+		}
 	}
-	if _, _, err := net.SplitHostPort(o.Bind); err != nil {
+	host, _, err := net.SplitHostPort(o.Bind)
+	if err != nil {
 		return o, "", fmt.Errorf("launcher: store address %q: %w: %w", o.Bind, err, core.ErrInvalid)
 	}
+	if ip := net.ParseIP(host); o.remote() && (host == "localhost" || ip != nil && ip.IsLoopback()) {
+		return o, "", fmt.Errorf("launcher: the store would listen on %s, which PEs on other hosts cannot reach; bind it to an address of this host they can reach, or leave it unset: %w", o.Bind, core.ErrInvalid)
+	}
 	return o, path, nil
+}
+
+// remote says whether some PEs run on other hosts.
+func (o Options) remote() bool {
+	for _, h := range o.place {
+		if h != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// localPEs is how many PEs this host runs itself.
+func (o Options) localPEs() int {
+	if o.place == nil {
+		return o.NP
+	}
+	n := 0
+	for _, h := range o.place {
+		if h == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // advertise is the store address PEs on this host are given.
@@ -223,30 +315,44 @@ func advertise(a net.Addr) string {
 // numCPU is how many CPUs the PEs share; tests replace it.
 var numCPU = runtime.NumCPU
 
-// childEnv is every PE's environment but GOSHMEM_RANK: the launcher's own,
-// then opts.Env, then the provider and the job's contract, later entries
-// winning. Inherited contract variables (from an enclosing job) are
-// dropped so they cannot contradict this job's. Unless the user has
-// chosen, each PE runs Go code on its share of the CPUs at a time
-// (GOMAXPROCS = CPUs / PEs, at least 1), as mpirun gives each rank its
-// cores, and is told how many CPUs the job shares (core.EnvCPUs).
+// childEnv is the environment of every PE this launcher starts itself
+// but GOSHMEM_RANK (see peEnv): its own environment plus opts.Env and the
+// provider, for a job whose local PEs number local.
 func childEnv(o Options, jobID string, secret []byte, addr string) []string {
+	return peEnv(os.Environ(), o.extraEnv(), o.localPEs(), o.NP, jobID, hex.EncodeToString(secret), addr)
+}
+
+// extraEnv is what the launcher adds to its PEs' environments beyond the
+// job's contract: opts.Env, then the provider.
+func (o Options) extraEnv() []string {
+	env := slices.Clone(o.Env)
+	if o.Provider != "" {
+		env = append(env, core.EnvProvider+"="+o.Provider)
+	}
+	return env
+}
+
+// peEnv is a PE's environment but GOSHMEM_RANK: base, then extra, then
+// the job's contract, later entries winning. Contract variables in base
+// or extra (from an enclosing job) are dropped so they cannot contradict
+// this job's. Unless the user has chosen, each PE runs Go code on its
+// share of its host's CPUs at a time (GOMAXPROCS = CPUs / PEs on the
+// host, at least 1), as mpirun gives each rank its cores, and is told how
+// many CPUs the host's PEs share (core.EnvCPUs).
+func peEnv(base, extra []string, local, size int, jobID, secretHex, addr string) []string {
 	contract := func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		return slices.Contains(bootstrap.ContractEnv, k)
 	}
-	env := slices.DeleteFunc(os.Environ(), contract)
-	env = append(env, slices.DeleteFunc(slices.Clone(o.Env), contract)...)
-	if o.Provider != "" {
-		env = append(env, core.EnvProvider+"="+o.Provider)
-	}
-	if _, set := envLookup(env)("GOMAXPROCS"); !set && o.NP > 0 {
+	env := slices.DeleteFunc(slices.Clone(base), contract)
+	env = append(env, slices.DeleteFunc(slices.Clone(extra), contract)...)
+	if _, set := envLookup(env)("GOMAXPROCS"); !set && local > 0 {
 		// A PE's Go threads beyond its share (idle Ps spinning for work,
 		// a woken goroutine started on a second thread) take CPU time
 		// from the PE another one waits for: with 4 PEs on 2 CPUs that
 		// more than doubled barrier latency, and with 2 PEs on 2 CPUs it
 		// doubled tcp's round trips, whose readers poll their sockets.
-		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, numCPU()/o.NP)))
+		env = append(env, "GOMAXPROCS="+strconv.Itoa(max(1, numCPU()/local)))
 	}
 	if _, set := envLookup(env)(core.EnvCPUs); !set {
 		// A PE bound to one CPU sees one; its providers must still
@@ -254,10 +360,10 @@ func childEnv(o Options, jobID string, secret []byte, addr string) []string {
 		env = append(env, core.EnvCPUs+"="+strconv.Itoa(numCPU()))
 	}
 	return append(env,
-		bootstrap.EnvSize+"="+strconv.Itoa(o.NP),
+		bootstrap.EnvSize+"="+strconv.Itoa(size),
 		bootstrap.EnvJobID+"="+jobID,
 		bootstrap.EnvBootstrap+"="+addr,
-		bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
+		bootstrap.EnvSecret+"="+secretHex,
 	)
 }
 
@@ -281,10 +387,19 @@ type job struct {
 	o      Options
 	path   string
 	jobID  string
+	secret []byte
 	env    []string
 	stdout *output
 	stderr *output
 	events <-chan bootstrap.Event
+
+	// PEs on other hosts: how to reach them, and their agents' reports.
+	rsh         []string
+	launchAgent []string
+	bindHost    string // the store's address when bound to one, else ""
+	storePort   int
+	agents      []*agentConn
+	remote      chan remoteMsg
 
 	pes     []*proc
 	running int
@@ -306,8 +421,11 @@ type job struct {
 
 type proc struct {
 	rank     int
-	cmd      *exec.Cmd
-	pid      int
+	cmd      *exec.Cmd  // nil on another host
+	agent    *agentConn // the agent running it on another host, or nil
+	pid      int        // 0 until an agent reports it
+	stdout   io.Writer
+	stderr   io.Writer
 	exited   bool
 	what     string // how it exited, for the message
 	code     int    // the job's status if it is the cause
@@ -318,9 +436,21 @@ type proc struct {
 }
 
 type exitReport struct {
-	rank  int
-	state *os.ProcessState
-	err   error
+	rank     int
+	what     string // how it ended, for the message
+	code     int    // the status it implies
+	signaled bool   // a signal killed it
+}
+
+// who names a PE in messages: its rank, pid and, if not this one, host.
+func (p *proc) who() string {
+	if p.agent != nil {
+		if p.pid == 0 {
+			return fmt.Sprintf("PE %d (on %s)", p.rank, p.agent.host)
+		}
+		return fmt.Sprintf("PE %d (pid %d on %s)", p.rank, p.pid, p.agent.host)
+	}
+	return fmt.Sprintf("PE %d (pid %d)", p.rank, p.pid)
 }
 
 func (j *job) run(ctx context.Context) (int, error) {
@@ -334,27 +464,28 @@ func (j *job) run(ctx context.Context) (int, error) {
 		}
 	}()
 
-	cpus := j.bindings()
-	var startErr error
+	// Every PE has its record from the start; one not (yet) started
+	// counts as exited, so nothing waits for or signals it.
+	j.pes = make([]*proc, n)
 	for r := range n {
-		var p *proc
-		var err error
-		if cpus != nil {
-			err = sys.OnCPU(cpus[r], func() (err error) { p, err = j.start(r); return err })
-		} else {
-			p, err = j.start(r)
+		p := &proc{rank: r, exited: true}
+		for _, s := range []struct {
+			dst *io.Writer
+			out *output
+		}{{&p.stdout, j.stdout}, {&p.stderr, j.stderr}} {
+			w := s.out.forPE(j.o.Tag, r)
+			if lw, ok := w.(*lineWriter); ok {
+				p.flushes = append(p.flushes, lw.flush)
+			}
+			*s.dst = w
 		}
-		if err != nil {
-			startErr = fmt.Errorf("launcher: starting PE %d: %w", r, err)
-			j.end(fmt.Sprintf("could not start PE %d: %v", r, err), 1)
-			break
-		}
-		j.pes = append(j.pes, p)
-		j.running++
-		j.logf(j.o.Verbose, "PE %d: pid %d", r, p.pid)
-		if j.o.Started != nil {
-			j.o.Started(r, p.pid)
-		}
+		j.pes[r] = p
+	}
+
+	cpus := j.bindings()
+	startErr := j.startLocal(cpus)
+	if startErr == nil {
+		startErr = j.startRemote()
 	}
 
 	done := ctx.Done()
@@ -362,6 +493,8 @@ func (j *job) run(ctx context.Context) (int, error) {
 		select {
 		case x := <-j.exits:
 			j.exited(x)
+		case m := <-j.remote:
+			j.fromAgent(m)
 		case e := <-j.events:
 			j.event(e)
 		case r := <-j.expired:
@@ -385,7 +518,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 			j.killAt = nil
 			for _, p := range j.pes {
 				if !p.exited {
-					j.logf(j.o.Verbose, "PE %d (pid %d) still running %v after SIGTERM: sending SIGKILL", p.rank, p.pid, j.o.Grace)
+					j.logf(j.o.Verbose, "%s still running %v after SIGTERM: sending SIGKILL", p.who(), j.o.Grace)
 				}
 			}
 			j.signal(syscall.SIGKILL)
@@ -397,6 +530,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 		j.drainEvents()
 		j.decide(true)
 	}
+	j.reapAgents()
 	// Whatever the store still reports changes nothing now.
 	switch {
 	case startErr != nil:
@@ -424,32 +558,133 @@ func (j *job) bindings() []int {
 	return bind
 }
 
-func (j *job) start(r int) (*proc, error) {
+// startLocal starts the PEs of this host, each on its CPU if bound. On
+// an error the job is being ended and the error says which PE.
+func (j *job) startLocal(cpus []int) error {
+	for r, p := range j.pes {
+		if j.o.place != nil && j.o.place[r] != "" {
+			continue
+		}
+		var err error
+		if cpus != nil {
+			err = sys.OnCPU(cpus[r], func() error { return j.start(p) })
+		} else {
+			err = j.start(p)
+		}
+		if err != nil {
+			j.end(fmt.Sprintf("could not start PE %d: %v", r, err), 1)
+			return fmt.Errorf("launcher: starting PE %d: %w", r, err)
+		}
+		j.logf(j.o.Verbose, "PE %d: pid %d", r, p.pid)
+		if j.o.Started != nil {
+			j.o.Started(r, p.pid)
+		}
+	}
+	return nil
+}
+
+func (j *job) start(p *proc) error {
 	cmd := exec.Command(j.path, j.o.Args...)
 	cmd.Args[0] = j.o.Program
-	cmd.Env = append(slices.Clip(j.env), bootstrap.EnvRank+"="+strconv.Itoa(r))
-	p := &proc{rank: r, cmd: cmd}
-	for _, s := range []struct {
-		dst *io.Writer
-		out *output
-	}{{&cmd.Stdout, j.stdout}, {&cmd.Stderr, j.stderr}} {
-		w := s.out.forPE(j.o.Tag, r)
-		if lw, ok := w.(*lineWriter); ok {
-			p.flushes = append(p.flushes, lw.flush)
-		}
-		*s.dst = w
-	}
+	cmd.Env = append(slices.Clip(j.env), bootstrap.EnvRank+"="+strconv.Itoa(p.rank))
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
 	cmd.SysProcAttr = procAttr()
 	cmd.WaitDelay = waitDelay
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		return err
 	}
-	p.pid = cmd.Process.Pid
+	p.cmd, p.pid, p.exited = cmd, cmd.Process.Pid, false
+	j.running++
+	r := p.rank
 	go func() {
 		err := cmd.Wait()
-		j.exits <- exitReport{rank: r, state: cmd.ProcessState, err: err}
+		what, code, signaled := describe(cmd.ProcessState, err)
+		j.exits <- exitReport{rank: r, what: what, code: code, signaled: signaled}
 	}()
-	return p, nil
+	return nil
+}
+
+// startRemote starts one agent per other host, which starts that host's
+// PEs (see RunAgent).
+func (j *job) startRemote() error {
+	var hosts []string
+	ranks := map[string][]int{}
+	for r, h := range j.o.place {
+		if h == "" {
+			continue
+		}
+		if ranks[h] == nil {
+			hosts = append(hosts, h)
+		}
+		ranks[h] = append(ranks[h], r)
+	}
+	// Per PE a start and an exit, per host an end and a global exit.
+	j.remote = make(chan remoteMsg, 2*j.o.NP+2*len(hosts))
+	for _, h := range hosts {
+		a, err := j.startAgent(h, ranks[h], j.agentSpecFor(h, j.storePort))
+		if err != nil {
+			j.end(fmt.Sprintf("could not start PEs %v on %s: %v", ranks[h], h, err), 1)
+			return fmt.Errorf("launcher: starting PEs on %s: %w", h, err)
+		}
+		j.agents = append(j.agents, a)
+		for _, r := range ranks[h] {
+			p := j.pes[r]
+			p.agent, p.exited = a, false
+			j.running++
+		}
+		j.logf(j.o.Verbose, "PEs %v on %s: started through %s", ranks[h], h, strings.Join(a.cmd.Args, " "))
+	}
+	return nil
+}
+
+// fromAgent takes in what an agent reported.
+func (j *job) fromAgent(m remoteMsg) {
+	switch {
+	case m.pid > 0:
+		p := j.pes[m.rank]
+		p.pid = m.pid
+		j.logf(j.o.Verbose, "PE %d: pid %d on %s", m.rank, m.pid, m.agent.host)
+		if j.o.Started != nil {
+			j.o.Started(m.rank, m.pid)
+		}
+	case m.globalExit != nil:
+		if j.cause == "" {
+			j.end(fmt.Sprintf("PE %d called global_exit(%d)", m.rank, *m.globalExit), *m.globalExit&0xff)
+		}
+	case m.exit != nil:
+		if !j.pes[m.rank].exited {
+			j.exited(*m.exit)
+		}
+	case m.done:
+		if m.err != nil {
+			j.logf(j.cause == "" || j.o.Verbose, "host %s: %v", m.agent.host, m.err)
+		}
+		// PEs it did not report on are gone with it (they die with
+		// their agent).
+		for _, r := range m.agent.ranks {
+			if !j.pes[r].exited {
+				what := "was lost with its host's agent"
+				if m.err != nil {
+					what += " (" + m.err.Error() + ")"
+				}
+				j.exited(exitReport{rank: r, what: what, code: ExitLost})
+			}
+		}
+	}
+}
+
+// reapAgents ends every agent's input and waits for their readers, which
+// reap them; every PE has exited by now, so each exits at once.
+func (j *job) reapAgents() {
+	for _, a := range j.agents {
+		a.close()
+	}
+	for _, a := range j.agents {
+		<-a.gone
+	}
+	for len(j.remote) > 0 {
+		<-j.remote
+	}
 }
 
 func (j *job) exited(x exitReport) {
@@ -462,8 +697,8 @@ func (j *job) exited(x exitReport) {
 	for _, f := range p.flushes {
 		f()
 	}
-	p.what, p.code, p.signaled = describe(x)
-	j.logf(j.o.Verbose, "PE %d (pid %d) %s", p.rank, p.pid, p.what)
+	p.what, p.code, p.signaled = x.what, x.code, x.signaled
+	j.logf(j.o.Verbose, "%s %s", p.who(), p.what)
 	if j.cause == "" {
 		if pe, status, ok := ReadGlobalExit(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
@@ -597,12 +832,11 @@ func (j *job) decide(force bool) {
 func (j *job) blame(p *proc) {
 	switch {
 	case !p.exited:
-		j.end(fmt.Sprintf("PE %d (pid %d) was lost by the bootstrap store (%s) but is still running",
-			p.rank, p.pid, p.lost), ExitLost)
+		j.end(fmt.Sprintf("%s was lost by the bootstrap store (%s) but is still running", p.who(), p.lost), ExitLost)
 	case p.code != 0:
-		j.end(fmt.Sprintf("PE %d (pid %d) %s", p.rank, p.pid, p.what), p.code)
+		j.end(fmt.Sprintf("%s %s", p.who(), p.what), p.code)
 	default:
-		j.end(fmt.Sprintf("PE %d (pid %d) exited with status 0 without finalizing (%s)", p.rank, p.pid, p.lost), ExitLost)
+		j.end(fmt.Sprintf("%s exited with status 0 without finalizing (%s)", p.who(), p.lost), ExitLost)
 	}
 }
 
@@ -639,7 +873,7 @@ func (j *job) end(cause string, code int) {
 // reaped (a reaped PE's pid may be reused).
 func (j *job) signal(sig syscall.Signal) {
 	for _, p := range j.pes {
-		if p.exited {
+		if p.exited || p.cmd == nil {
 			continue
 		}
 		if err := syscall.Kill(-p.pid, sig); err != nil {
@@ -647,19 +881,28 @@ func (j *job) signal(sig syscall.Signal) {
 			p.cmd.Process.Signal(sig)
 		}
 	}
+	name := map[syscall.Signal]string{syscall.SIGTERM: "TERM", syscall.SIGKILL: "KILL"}[sig]
+	for _, a := range j.agents {
+		for _, r := range a.ranks {
+			if !j.pes[r].exited {
+				a.send(name) // its agent signals all of them
+				break
+			}
+		}
+	}
 }
 
 // describe says how a PE ended and gives the matching exit code, and
 // whether a signal killed it.
-func describe(x exitReport) (string, int, bool) {
-	if x.state == nil {
-		return fmt.Sprintf("could not be waited for: %v", x.err), 1, false
+func describe(state *os.ProcessState, err error) (string, int, bool) {
+	if state == nil {
+		return fmt.Sprintf("could not be waited for: %v", err), 1, false
 	}
-	if ws, ok := x.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		sig := ws.Signal()
 		return fmt.Sprintf("was killed by signal %d (%v)", int(sig), sig), 128 + int(sig), true
 	}
-	code := x.state.ExitCode()
+	code := state.ExitCode()
 	return fmt.Sprintf("exited with status %d", code), code, false
 }
 

@@ -168,6 +168,8 @@ func child(role string, args []string) int {
 		}
 		fmt.Println("ready")
 		return hang()
+	case "agent": // oshrun's agent on a "remote" host reached by fakeRsh
+		return RunAgent(context.Background(), os.Stdin, os.Stdout, os.Stderr)
 	case "launcher": // a launcher of hanging PEs, for the test that kills it
 		np, _ := strconv.Atoi(args[0])
 		code, _ := Run(context.Background(), Options{

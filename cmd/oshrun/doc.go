@@ -1,7 +1,8 @@
-// Command oshrun runs a goshmem job on this host, the way every OpenSHMEM
+// Command oshrun runs a goshmem job, the way every OpenSHMEM
 // implementation's oshrun does:
 //
 //	oshrun -np 4 [-provider NAME] [-tag] [-bind ADDR] [-grace 3s] [-v] ./app [app args...]
+//	oshrun --host a:2,b:2 | --hostfile FILE [-N K] [-np N] ./app [app args...]
 //
 // It starts a bootstrap store and four processes of ./app, each told its
 // rank, the job's size, id, secret and the store's address through the
@@ -16,6 +17,13 @@
 // known one it resembles. Open MPI's -x, --oversubscribe, --bind-to and
 // --tag-output are accepted (see -h), so command lines written for mpirun
 // or another oshrun need no rewriting.
+//
+// Across hosts: PEs fill the hosts' slots in order; on each other host
+// the rsh command (GOSHMEM_RSH, default ssh) runs "oshrun --agent" (or
+// --launch-agent), which reads the job, secret included, on its standard
+// input, starts that host's PEs, and reports their output, pids and exit
+// statuses back as frames (see package launcher). It ends them when told,
+// or when its input ends because oshrun or the connection died.
 //
 // Lifetimes: main owns the signal handler, which turns the first SIGINT,
 // SIGTERM or SIGHUP into the cancellation of the job's context (later ones

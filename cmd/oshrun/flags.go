@@ -5,14 +5,24 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/goshmem/goshmem/launcher"
 )
 
 // envFlag collects -x arguments, as Open MPI's mpirun takes them:
-// -x VAR=value sets VAR for the PEs; -x VAR exports VAR, which oshrun does
-// for every variable anyway, so it is accepted and changes nothing.
-type envFlag []string
+// -x VAR=value sets VAR for the PEs; -x VAR exports VAR, which PEs on this
+// host get anyway and PEs on other hosts get because it is named.
+type envFlag struct {
+	set    []string // VAR=value
+	export []string // VAR
+}
 
-func (e *envFlag) String() string { return strings.Join(*e, " ") }
+func (e *envFlag) String() string {
+	if e == nil {
+		return ""
+	}
+	return strings.Join(append(append([]string(nil), e.set...), e.export...), " ")
+}
 
 func (e *envFlag) Set(s string) error {
 	name, _, hasValue := strings.Cut(s, "=")
@@ -20,7 +30,43 @@ func (e *envFlag) Set(s string) error {
 		return fmt.Errorf("want VAR or VAR=value, got %q", s)
 	}
 	if hasValue {
-		*e = append(*e, s)
+		e.set = append(e.set, s)
+	} else {
+		e.export = append(e.export, name)
+	}
+	return nil
+}
+
+// hostsFlag collects -H/--host lists; repeated flags add up.
+type hostsFlag struct{ hosts []launcher.Host }
+
+func (h *hostsFlag) String() string {
+	if h == nil {
+		return ""
+	}
+	parts := make([]string, len(h.hosts))
+	for i, x := range h.hosts {
+		parts[i] = fmt.Sprintf("%s:%d", x.Name, x.Slots)
+	}
+	return strings.Join(parts, ",")
+}
+
+func (h *hostsFlag) Set(s string) error {
+	hosts, err := launcher.ParseHosts(s)
+	if err != nil {
+		return err
+	}
+	for _, x := range hosts {
+		merged := false
+		for i := range h.hosts {
+			if h.hosts[i].Name == x.Name {
+				h.hosts[i].Slots += x.Slots
+				merged = true
+			}
+		}
+		if !merged {
+			h.hosts = append(h.hosts, x)
+		}
 	}
 	return nil
 }

@@ -146,7 +146,9 @@ func TestKilledPEIsBlamedNotTheSurvivors(t *testing.T) {
 			"-grace", "1s", os.Args[0], strconv.Itoa(victim))
 		cancel()
 		require.Equal(t, 128+int(syscall.SIGKILL), code, "job %d (%s, PE %d killed):\n%s%s", i, provider, victim, stdout, stderr)
-		require.Regexp(t, fmt.Sprintf(`oshrun: PE %d \(pid \d+\) was killed by signal 9 \(killed\); terminating the job`, victim),
+		// The survivors may all have left before the launcher learns of
+		// the kill; then there is no one left to terminate.
+		require.Regexp(t, fmt.Sprintf(`oshrun: PE %d \(pid \d+\) was killed by signal 9 \(killed\)(; terminating the job|\n)`, victim),
 			stderr, "job %d (%s)", i, provider)
 	}
 }

@@ -16,14 +16,21 @@ import (
 )
 
 const usageText = `usage: oshrun -np N [flags] PROGRAM [ARGS...]
+       oshrun [-np N] --host a:2,b:2 | --hostfile FILE [-N K] [flags] PROGRAM [ARGS...]
 
-Runs N copies of PROGRAM as the PEs of one goshmem job on this host, with
-a bootstrap store they connect to, and exits with the job's status: 0 if
-every PE exited 0, else the status of the first PE that failed (128+signal
-if a signal killed it). Flags must come before PROGRAM; everything after it
-is passed to PROGRAM unchanged. Every flag may be given with one dash or
-two (-np, --np); -x, --oversubscribe, --bind-to and --tag-output are taken
-as Open MPI's mpirun takes them.
+Runs N copies of PROGRAM as the PEs of one goshmem job, with a bootstrap
+store they connect to, and exits with the job's status: 0 if every PE
+exited 0, else the status of the first PE that failed (128+signal if a
+signal killed it). Without --host or --hostfile every PE runs on this host.
+With them, PEs are dealt to the hosts' slots in order; PEs on other hosts
+are started through ssh (GOSHMEM_RSH sets the command, e.g. "ssh -p 2222"),
+which runs this oshrun, at the same path, with the same PROGRAM path, on
+each host; there they get their login's environment plus GOSHMEM_*,
+SHMEM_* and the -x variables. Flags must come before PROGRAM; everything
+after it is passed to PROGRAM unchanged. Every flag may be given with one
+dash or two (-np, --np); -x, -H, --host, --hostfile, -N, --launch-agent,
+--oversubscribe, --bind-to and --tag-output are taken as Open MPI's mpirun
+takes them.
 
 flags:
 `
@@ -75,6 +82,10 @@ func signalContext() (context.Context, func() syscall.Signal, func()) {
 // run is oshrun without the process: it parses args, runs the job and
 // returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == launcher.AgentFlag {
+		// Started on another host by a launcher: the job comes on stdin.
+		return launcher.RunAgent(ctx, os.Stdin, stdout, stderr)
+	}
 	fs := flag.NewFlagSet("oshrun", flag.ContinueOnError)
 	// The flag package's own errors are read before they are shown, to
 	// turn an unknown flag into a suggestion.
@@ -82,11 +93,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(&parseOut)
 	var (
 		np       int
+		perHost  int
 		cpubind  bool
 		env      envFlag
+		hosts    hostsFlag
+		hostfile = fs.String("hostfile", "", "`FILE` listing the hosts, Open MPI's syntax: one per line, NAME [slots=N], # comments")
+		agent    = fs.String("launch-agent", "", "`command` that starts oshrun on other hosts (default: this oshrun's path)")
 		provider = fs.String("provider", "", "transport to use: sets GOSHMEM_PROVIDER in every PE (a name, a list, or ^name)")
 		tag      = fs.Bool("tag", false, "prefix every line of PE output with \"[pe N] \"")
-		bind     = fs.String("bind", launcher.DefaultBind, "`address` the bootstrap store listens on; make it reachable when PEs run on other hosts")
+		bind     = fs.String("bind", "", "`address` the bootstrap store listens on (default "+launcher.DefaultBind+", or every interface when PEs run on other hosts)")
 		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
 		showVer  = fs.Bool("version", false, "print goshmem's version and exit")
@@ -96,7 +111,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(tag, "tag-output", false, "same as -tag")
 	fs.BoolVar(&cpubind, "cpubind", false, "bind PE r to the r-th CPU; PEs beyond the CPUs are dealt round them again (PE r to CPU r mod CPUs)")
 	fs.Var(bindToFlag{&cpubind}, "bind-to", "`core` is -cpubind, none leaves PEs unbound (the default); the last of -cpubind and --bind-to wins")
-	fs.Var(&env, "x", "`VAR=value` sets VAR in every PE (repeatable); -x VAR is accepted and changes nothing, since every PE gets oshrun's environment")
+	fs.Var(&env, "x", "`VAR=value` sets VAR in every PE (repeatable); -x VAR passes oshrun's VAR to PEs on other hosts (those on this host get oshrun's whole environment)")
+	fs.Var(&hosts, "host", "`hosts` to run on: NAME[:SLOTS],... (slots 1 when absent); PEs fill the first host's slots, then the next's")
+	fs.Var(&hosts, "H", "same as -host")
+	fs.StringVar(hostfile, "machinefile", "", "same as -hostfile")
+	fs.IntVar(&perHost, "N", 0, "PEs per host: every host gets this many slots (with -host or -hostfile)")
+	fs.IntVar(&perHost, "npernode", 0, "same as -N")
 	fs.Bool("oversubscribe", false, "accepted and changes nothing: oshrun always starts more PEs than CPUs when asked to")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageText)
@@ -126,8 +146,35 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, version.Line("oshrun"))
 		return 0
 	}
-	if np < 1 {
+	hostList := hosts.hosts
+	if *hostfile != "" {
+		f, err := os.Open(*hostfile)
+		if err != nil {
+			return usageError("-hostfile: %v", err)
+		}
+		fromFile, err := launcher.ReadHostfile(f, *hostfile)
+		f.Close()
+		if err != nil {
+			return usageError("-hostfile: %v", err)
+		}
+		if hostList != nil {
+			return usageError("give -host or -hostfile, not both")
+		}
+		hostList = fromFile
+	}
+	switch {
+	case perHost < 0:
+		return usageError("-N %d: want a positive number of PEs per host", perHost)
+	case perHost > 0 && hostList == nil:
+		return usageError("-N needs -host or -hostfile: it says how many PEs each host runs")
+	case hostList == nil && np < 1:
 		return usageError("-np N is required, with N at least 1 (got %d)", np)
+	case np < 0:
+		return usageError("-np %d: want at least 1 PE, or none with -host to fill every slot", np)
+	}
+	var agentCmd []string
+	if *agent != "" {
+		agentCmd = strings.Fields(*agent)
 	}
 	if fs.NArg() == 0 {
 		return usageError("no PROGRAM given")
@@ -148,7 +195,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		Bind:     *bind,
 		Verbose:  *verbose,
 		CPUBind:  cpubind,
-		Env:      env,
+		Env:      env.set,
+		Export:   env.export,
+		Hosts:    hostList,
+		PerHost:  perHost,
+
+		LaunchAgent: agentCmd,
 	})
 	if err != nil && ctx.Err() == nil {
 		// An interruption has already been reported by the launcher.
