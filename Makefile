@@ -54,9 +54,16 @@ test: build vet
 vet:
 	$(GO) vet ./...
 
+# staticcheck: from PATH, else where `go install` puts it (GOBIN, or bin
+# under the first GOPATH entry). .ci/run installs the version it pins.
+GOINSTALLDIR = $(or $(shell $(GO) env GOBIN),$(firstword $(subst :, ,$(shell $(GO) env GOPATH)))/bin)
+STATICCHECK ?= $(or $(shell command -v staticcheck 2>/dev/null),$(GOINSTALLDIR)/staticcheck)
+
+# gofmt, go vet and staticcheck over the whole tree, tests included.
 lint: vet
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
-	@if command -v staticcheck >/dev/null; then staticcheck ./...; else echo "staticcheck not installed; skipped"; fi
+	@if [ -x "$(STATICCHECK)" ]; then "$(STATICCHECK)" ./...; \
+	else echo "staticcheck not found, skipped: go install the version .ci/run pins"; fi
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -15,11 +15,6 @@ const (
 	rate                    // 10^6 operations per second
 )
 
-// key is the metric's JSON key.
-func (m metric) key() string {
-	return [...]string{"latency_us", "bandwidth_MBps", "rate_Mops"}[m]
-}
-
 func (m metric) unit() string { return [...]string{"us", "MB/s", "M/s"}[m] }
 
 // test is one benchmark.
