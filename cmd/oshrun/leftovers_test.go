@@ -10,14 +10,14 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/proc"
 	_ "github.com/goshmem/goshmem/providers/ntbring"
 	"github.com/goshmem/goshmem/shmem"
 )
@@ -75,18 +75,12 @@ func jobDirs(t *testing.T, shm string) []string {
 	return dirs
 }
 
-// waitGone waits until pid has exited.
+// waitGone waits until pid has exited (a zombie waiting for its parent
+// has).
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for syscall.Kill(pid, 0) == nil {
-		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-		if i := strings.LastIndexByte(string(b), ')'); i > 0 && len(b) > i+2 && b[i+2] == 'Z' {
-			return // dead, waiting for its parent
-		}
-		require.True(t, time.Now().Before(deadline), "PE %d outlived oshrun's death by 10s", pid)
-		time.Sleep(10 * time.Millisecond)
-	}
+	require.Eventually(t, func() bool { return !proc.Alive(pid) }, 10*time.Second, 10*time.Millisecond,
+		"PE %d outlived oshrun's death by 10s", pid)
 }
 
 // TestKilledLauncherLeavesNothingToTheNextJob kills oshrun with SIGKILL

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/proc"
 )
 
 // TestListingIsBounded puts executables that never answer on the search
@@ -60,11 +61,8 @@ func TestListingIsBounded(t *testing.T) {
 		require.Regexp(t, `(?m)^`+name+`\s.*unavailable: .*no handshake within 1s \(GOSHMEM_PLUGIN_START_TIMEOUT\)`, string(out))
 	}
 	for _, pid := range pids() {
-		deadline := time.Now().Add(5 * time.Second)
-		for syscall.Kill(pid, 0) == nil {
-			require.True(t, time.Now().Before(deadline), "process %d of a plugin outlived provinfo", pid)
-			time.Sleep(10 * time.Millisecond)
-		}
+		require.Eventually(t, func() bool { return !proc.Alive(pid) }, 5*time.Second, 10*time.Millisecond,
+			"process %d of a plugin outlived provinfo", pid)
 	}
 
 	code, text := provinfo(t, dir, "-e")
