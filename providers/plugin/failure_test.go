@@ -14,8 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+	"github.com/stretchr/testify/assert"
+
+	"github.com/goshmem/goshmem/internal/proc"
 	"github.com/goshmem/goshmem/providers/plugin"
 )
 
@@ -223,14 +226,7 @@ func TestPluginDiesWithItsPE(t *testing.T) {
 		t.Fatalf("the PE has %d child processes, want its plugin", len(kids))
 	}
 	cmd.Process.Kill()
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(kids[0]) {
-		if time.Now().After(deadline) {
-			syscall.Kill(kids[0], syscall.SIGKILL)
-			t.Fatalf("plugin process %d still runs 10s after its PE died", kids[0])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitExit(t, kids[0], 10*time.Second, "plugin process %d still runs 10s after its PE died", kids[0])
 }
 
 // children lists the processes whose parent is pid.
@@ -270,10 +266,14 @@ func stat(pid int) (procStat, bool) {
 	return procStat{state: f[0][0], ppid: ppid}, true
 }
 
-// alive reports whether pid runs (a zombie has exited).
-func alive(pid int) bool {
-	st, ok := stat(pid)
-	return ok && st.state != 'Z' && st.state != 'X'
+// waitExit waits up to d for pid to exit (a zombie has); a process still
+// running then is killed and fails the test with msg.
+func waitExit(t *testing.T, pid int, d time.Duration, msg string, args ...any) {
+	t.Helper()
+	if !assert.Eventually(t, func() bool { return !proc.Alive(pid) }, d, 10*time.Millisecond, append([]any{msg}, args...)...) {
+		syscall.Kill(pid, syscall.SIGKILL)
+		t.FailNow()
+	}
 }
 
 // TestPlacedRegion serves a provider that places its regions in memory it

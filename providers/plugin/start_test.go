@@ -85,11 +85,7 @@ func TestStartIsBounded(t *testing.T) {
 			require.Zero(t, in.Preference)
 			child := readPid(pidFile)
 			require.Positive(t, child, "the script did not start")
-			deadline := time.Now().Add(5 * time.Second)
-			for alive(child) {
-				require.True(t, time.Now().Before(deadline), "process %d of the plugin outlived its failed start", child)
-				time.Sleep(10 * time.Millisecond)
-			}
+			waitExit(t, child, 5*time.Second, "process %d of the plugin outlived its failed start", child)
 		})
 	}
 }
@@ -155,14 +151,7 @@ func TestKilledPluginJobLeavesNoSocket(t *testing.T) {
 	kids := children(cmd.Process.Pid)
 	require.Len(t, kids, 1, "the PE's plugin")
 	require.NoError(t, cmd.Process.Kill())
-	deadline := time.Now().Add(10 * time.Second)
-	for alive(kids[0]) {
-		if time.Now().After(deadline) {
-			syscall.Kill(kids[0], syscall.SIGKILL)
-			t.Fatalf("plugin process %d still runs 10s after its PE died", kids[0])
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitExit(t, kids[0], 10*time.Second, "plugin process %d still runs 10s after its PE died", kids[0])
 	left, err := filepath.Glob(filepath.Join(tmp, "plugin*"))
 	require.NoError(t, err)
 	require.Empty(t, left, "the plugin's socket was left in the temporary directory")
