@@ -50,8 +50,10 @@ func TestPeerLost(t *testing.T) {
 	stalled.bmu.Lock()
 	got := make(chan error, 1)
 	go func() { got <- ep.Get(2, regs[0], 0, make([]byte, 8)) }()
-	for outstanding(doms[0].conns[2]) == 0 {
-		time.Sleep(time.Millisecond)
+	if !assert.Eventually(t, func() bool { return outstanding(doms[0].conns[2]) != 0 }, 10*time.Second, time.Millisecond,
+		"the get to PE 2 is in flight") {
+		stalled.bmu.Unlock()
+		t.FailNow()
 	}
 	die(doms[2])
 	stalled.bmu.Unlock()
