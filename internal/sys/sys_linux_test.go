@@ -12,6 +12,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -164,6 +165,7 @@ func TestRevoke(t *testing.T) {
 
 	stop := make(chan struct{})
 	done := make(chan struct{})
+	var writes atomic.Int64
 	go func() {
 		defer close(done)
 		for i := 0; ; i++ {
@@ -173,13 +175,20 @@ func TestRevoke(t *testing.T) {
 			default:
 			}
 			atomic.AddUint32(word(b, 4096+4*(i%1024)), 1) // the second page
+			writes.Add(1)
 		}
 	}()
-	time.Sleep(time.Millisecond)
-	require.NoError(t, Revoke(b))
-	time.Sleep(time.Millisecond)
+	// The writer is busy before, across and after the revocation (assert:
+	// a failure still stops it).
+	writing := func(n int64) func() bool { return func() bool { return writes.Load() >= n } }
+	assert.Eventually(t, writing(1000), 10*time.Second, 100*time.Microsecond, "writes before Revoke")
+	assert.NoError(t, Revoke(b))
+	assert.Eventually(t, writing(writes.Load()+1000), 10*time.Second, 100*time.Microsecond, "writes after Revoke")
 	close(stop)
 	<-done
+	if t.Failed() {
+		t.FailNow()
+	}
 
 	copy(b, "other")
 	require.Equal(t, "hello", string(a[:5]), "the file no longer sees writes through b")
