@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/mem"
@@ -100,8 +101,11 @@ func TestStalledHeartbeat(t *testing.T) {
 	require.False(t, a.PeerDead(), "a peer not holding its port has no heartbeat to miss")
 
 	// It attaches, late: its heartbeat counts from now, not from before.
+	// a beats on each look at its peer: two beats on, it has looked since.
+	beats := func() uint64 { return atomic.LoadUint64(a.own.heartbeat()) }
 	atomic.StoreUint32(b.own.attached(), pid)
-	time.Sleep(4 * o.Poll)
+	since := beats()
+	require.Eventually(t, func() bool { return beats() >= since+2 }, 10*time.Second, time.Millisecond)
 	require.False(t, a.PeerDead(), "a peer that just attached is not dead")
 	// It never beats: dead after DeadAfter.
 	require.Eventually(t, a.PeerDead, 10*time.Second, time.Millisecond)
@@ -131,6 +135,7 @@ func TestKilledHostFaultsNothing(t *testing.T) {
 	regs := a.own.b
 
 	stop, done := make(chan struct{}), make(chan struct{})
+	var rounds atomic.Int64
 	go func() {
 		defer close(done)
 		for i := 0; ; i++ {
@@ -143,12 +148,16 @@ func TestKilledHostFaultsNothing(t *testing.T) {
 			_ = atomic.LoadUint32(mem.Word32(regs, 0))
 			_, _ = a.SpadRead(0)
 			_ = a.LinkIsUp()
+			rounds.Add(1)
 		}
 	}()
-	time.Sleep(5 * time.Millisecond)
+	// The goroutine works before and after the kill (assert: a failure
+	// still stops it).
+	working := func(n int64) func() bool { return func() bool { return rounds.Load() >= n } }
+	assert.Eventually(t, working(100), 10*time.Second, 100*time.Microsecond, "work before the kill")
 	r.Hosts[0].Kill()
 	before := append([]byte(nil), in...)
-	time.Sleep(5 * time.Millisecond)
+	assert.Eventually(t, working(rounds.Load()+100), 10*time.Second, 100*time.Microsecond, "work after the kill")
 	close(stop)
 	<-done
 	require.Equal(t, before, in, "the dead host's writes reached the peer")
@@ -163,6 +172,7 @@ func TestCallsRacingClose(t *testing.T) {
 		r := newRing(t, 2, fastOptions())
 		a, _ := pair(r)
 		var wg sync.WaitGroup
+		var rounds atomic.Int64
 		for range 4 {
 			wg.Go(func() {
 				for {
@@ -175,10 +185,12 @@ func TestCallsRacingClose(t *testing.T) {
 						require.ErrorIs(t, err, ntb.ErrClosed)
 						return
 					}
+					rounds.Add(1)
 				}
 			})
 		}
-		time.Sleep(time.Millisecond)
+		// Close while the calls run (assert: a failure still ends them).
+		assert.Eventually(t, func() bool { return rounds.Load() >= 20 }, 10*time.Second, 100*time.Microsecond, "calls before Close")
 		require.NoError(t, a.Close())
 		wg.Wait()
 	}
