@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
@@ -23,6 +24,18 @@ func forceLink(t testing.TB, doms []*domain, k int, down bool) {
 	t.Helper()
 	port := doms[k].proto.(*ringProto).link(ntb.Right).port
 	require.NoError(t, port.(linkForcer).SetLinkDown(down))
+}
+
+// cutKnown reports whether every host knows link k cut and routes round it.
+func cutKnown(doms []*domain, k int) func() bool {
+	return func() bool {
+		for _, d := range doms {
+			if d.proto.(*ringProto).cut.Load() != int32(k) {
+				return false
+			}
+		}
+		return true
+	}
 }
 
 // Sizes of the stream's puts: stores, one DMA, and pieces.
@@ -149,7 +162,7 @@ func TestSecondCutIsPeerLost(t *testing.T) {
 		done <- stream(doms, data, ctr, steps, func() {
 			once.Do(func() {
 				forceLink(t, doms, 0, true)
-				time.Sleep(50 * time.Millisecond)
+				assert.Eventually(t, cutKnown(doms, 0), 10*time.Second, time.Millisecond, "every host routes round the first cut")
 				forceLink(t, doms, 2, true)
 			})
 		})
@@ -258,11 +271,7 @@ func BenchmarkPutAcrossCut(b *testing.B) {
 					return
 				}
 				forceLink(b, doms, 0, true)
-				for _, d := range doms {
-					for d.proto.(*ringProto).cut.Load() != 0 {
-						time.Sleep(time.Millisecond)
-					}
-				}
+				require.Eventually(b, cutKnown(doms, 0), 10*time.Second, time.Millisecond, "every host routes round the cut")
 			})
 		})
 	}
