@@ -13,6 +13,8 @@
 //   - a launcher knows no provider and no shmem: it starts processes;
 //   - internal packages know none of the layers above core;
 //   - only internal/sys imports golang.org/x/sys;
+//   - only internal/auth imports crypto/hmac: the job's secret is proved
+//     by one handshake, kept in one place;
 //   - only internal/sys and internal/mem import unsafe, with two
 //     exceptions: capi, the C library, whose cgo boundary passes C
 //     pointers by nature, and generated code ("Code generated ... DO NOT
@@ -124,12 +126,12 @@ func TestLayers(t *testing.T) {
 		require.NotZero(t, checked, "no package under %s: is the rule stale?", r.who)
 	}
 	for path, p := range pkgs {
-		if under(path, "internal/sys") {
-			continue
-		}
 		for _, d := range allImports(p) {
-			if xsys(d) {
+			if xsys(d) && !under(path, "internal/sys") {
 				t.Errorf("%s imports %s: only internal/sys may import x/sys", path, d)
+			}
+			if d == "crypto/hmac" && !under(path, "internal/auth") {
+				t.Errorf("%s imports crypto/hmac: only internal/auth may, so that the job's secret is proved by one handshake", path)
 			}
 		}
 	}
