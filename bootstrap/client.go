@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"bufio"
-	"crypto/hmac"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/auth"
 )
 
 // Client is a member of a job whose store is a Server, usually in another
@@ -129,12 +129,12 @@ func (e *handshakeError) Unwrap() error { return e.err }
 func clientHandshake(c net.Conn, addr string, rank, size int, secret []byte, deadline time.Time) error {
 	c.SetDeadline(deadline)
 	defer c.SetDeadline(time.Time{})
-	nc, err := newNonce()
+	nc, err := auth.NewNonce()
 	if err != nil {
 		return err
 	}
-	h := hello{rank: uint32(rank), size: uint32(size), nonce: nc}
-	if _, err := c.Write(encodeHello(h)); err != nil {
+	hb := encodeHello(hello{rank: uint32(rank), size: uint32(size), nonce: nc})
+	if _, err := c.Write(hb); err != nil {
 		return err
 	}
 	var hdr [headerLen]byte
@@ -155,12 +155,12 @@ func clientHandshake(c net.Conn, addr string, rank, size int, secret []byte, dea
 	if err != nil {
 		return &handshakeError{fmt.Errorf("bootstrap: %s: %w", addr, err)}
 	}
-	want := proof(secret, labelServer, h.rank, h.size, &nc, &ch.nonce)
-	if !hmac.Equal(ch.mac[:], want[:]) {
+	proof, err := auth.Bootstrap.Answer(secret, hb[headerLen:], &ch)
+	if err != nil {
 		return &handshakeError{fmt.Errorf("bootstrap: the store at %s does not know this job's secret (is %s or %s from another job?): %w",
 			addr, EnvBootstrap, EnvSecret, core.ErrInvalid)}
 	}
-	if _, err := c.Write(encodeProof(proof(secret, labelClient, h.rank, h.size, &nc, &ch.nonce))); err != nil {
+	if _, err := c.Write(encodeProof(proof)); err != nil {
 		return err
 	}
 	typ, p, err = readFrame(c, &hdr, handshakeLimit)

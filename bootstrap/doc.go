@@ -59,8 +59,14 @@
 // member as above, naming the reporter in the reason, and closes its
 // connection.
 //
-// Connections are authenticated by a challenge/response on the job secret
-// (see auth.go); the wire format is in wire.go.
+// Connections are authenticated by a challenge/response on the job secret,
+// internal/auth's, the one the tcp provider opens its connections with
+// too; the wire format, the handshake's framing included, is in wire.go.
+// Keepalive and the TCP user timeout (set through internal/sys, the one
+// importer of golang.org/x/sys) are in keepalive.go.
+//
+// bootstrap builds on core and knows no provider, no shmem and no
+// launcher; internal/layering keeps it so.
 //
 // # Lifetimes and ownership
 //

@@ -3,6 +3,8 @@ package bootstrap
 import (
 	"net"
 	"time"
+
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Liveness of store connections. A PE that exits, even by SIGKILL, has its
@@ -22,7 +24,7 @@ var keepAlive = net.KeepAliveConfig{Enable: true, Idle: keepIdle, Interval: keep
 
 // tuneConn turns on keepalive and the user timeout where c is TCP. Failure
 // is not fatal: the connection still works, a dead host is only noticed
-// later.
+// later (and where the system has no user timeout, only by keepalive).
 func tuneConn(c net.Conn) {
 	tc, ok := c.(*net.TCPConn)
 	if !ok {
@@ -30,5 +32,7 @@ func tuneConn(c net.Conn) {
 	}
 	_ = tc.SetKeepAliveConfig(keepAlive)
 	_ = tc.SetNoDelay(true)
-	setUserTimeout(tc, userTimeout)
+	if rc, err := tc.SyscallConn(); err == nil {
+		_ = sys.SetTCPUserTimeout(rc, userTimeout)
+	}
 }

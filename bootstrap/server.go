@@ -2,7 +2,6 @@ package bootstrap
 
 import (
 	"bufio"
-	"crypto/hmac"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/auth"
 )
 
 // EventKind says what happened to a member of the job.
@@ -333,12 +333,11 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 	if uint64(h.rank) < uint64(s.size) {
 		claimed = int(h.rank)
 	}
-	ns, err := newNonce()
+	a, err := auth.Bootstrap.Accept(s.secret, p)
 	if err != nil {
 		return nil, claimed, err
 	}
-	ch := challenge{nonce: ns, mac: proof(s.secret, labelServer, h.rank, h.size, &h.nonce, &ns)}
-	if _, err := c.Write(encodeChallenge(ch)); err != nil {
+	if _, err := c.Write(encodeChallenge(a.Challenge())); err != nil {
 		return nil, claimed, fmt.Errorf("writing CHALLENGE: %w", err)
 	}
 	typ, p, err = readFrame(c, &hdr, handshakeLimit)
@@ -355,8 +354,7 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 	if err != nil {
 		return nil, claimed, err
 	}
-	want := proof(s.secret, labelClient, h.rank, h.size, &h.nonce, &ns)
-	if !hmac.Equal(mac[:], want[:]) {
+	if a.Verify(&mac) != nil {
 		c.Write(encodeReject("authentication failed: the job secret does not match"))
 		return nil, claimed, errors.New("authentication failed: the peer does not know the job secret")
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"unicode/utf8"
+
+	"github.com/goshmem/goshmem/internal/auth"
 )
 
 // The store's wire format. Every message is one frame:
@@ -36,8 +38,8 @@ const (
 	handshakeLimit = 1024
 
 	maxReason = 512 // bytes of text in REJECT, FAIL and LOST
-	nonceLen  = 32
-	macLen    = 32 // HMAC-SHA256
+	nonceLen  = auth.NonceLen
+	macLen    = auth.MACLen
 )
 
 // Frame types.
@@ -152,10 +154,21 @@ func frame(typ byte, payload ...[]byte) []byte {
 	return b
 }
 
+// The handshake (internal/auth's, protocol auth.Bootstrap) opens every
+// connection:
+//
+//	C->S HELLO     rank, size, nc    (nc: a fresh auth.NewNonce)
+//	S->C CHALLENGE ns, the server's proof over HELLO's payload and ns
+//	C->S PROOF     the client's proof over the same
+//	S->C WELCOME   or REJECT(reason), then the server disconnects
+//
+// The client checks the server's proof before it sends its own, and the
+// server tells only a peer that proved the secret why it cannot join.
+
 // hello is the first frame of a client.
 type hello struct {
 	rank, size uint32
-	nonce      [nonceLen]byte
+	nonce      auth.Nonce
 }
 
 func encodeHello(h hello) []byte {
@@ -177,33 +190,26 @@ func decodeHello(p []byte) (hello, error) {
 	return h, nil
 }
 
-// challenge is the server's answer to HELLO: its nonce and its proof.
-type challenge struct {
-	nonce [nonceLen]byte
-	mac   [macLen]byte
-}
+// encodeChallenge frames the server's answer to HELLO: its nonce and its
+// proof.
+func encodeChallenge(c auth.Challenge) []byte { return frame(frameChallenge, c.Append(nil)) }
 
-func encodeChallenge(c challenge) []byte { return frame(frameChallenge, c.nonce[:], c.mac[:]) }
-
-func decodeChallenge(p []byte) (challenge, error) {
-	var c challenge
-	if len(p) != nonceLen+macLen {
-		return c, wireErr("CHALLENGE of %d bytes, want %d", len(p), nonceLen+macLen)
+func decodeChallenge(p []byte) (auth.Challenge, error) {
+	c, err := auth.ParseChallenge(p)
+	if err != nil {
+		return c, fmt.Errorf("%w: CHALLENGE: %w", errWire, err)
 	}
-	copy(c.nonce[:], p)
-	copy(c.mac[:], p[nonceLen:])
 	return c, nil
 }
 
-func encodeProof(mac [macLen]byte) []byte { return frame(frameProof, mac[:]) }
+func encodeProof(mac auth.MAC) []byte { return frame(frameProof, mac[:]) }
 
-func decodeProof(p []byte) ([macLen]byte, error) {
-	var mac [macLen]byte
-	if len(p) != macLen {
-		return mac, wireErr("PROOF of %d bytes, want %d", len(p), macLen)
+func decodeProof(p []byte) (auth.MAC, error) {
+	m, err := auth.ParseProof(p)
+	if err != nil {
+		return m, fmt.Errorf("%w: PROOF: %w", errWire, err)
 	}
-	copy(mac[:], p)
-	return mac, nil
+	return m, nil
 }
 
 func decodeEmpty(typ byte, p []byte) error {

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/auth"
 )
 
 // validFrames returns one valid encoding of every frame type, for the
@@ -19,7 +21,7 @@ func validFrames() [][]byte {
 	}
 	return [][]byte{
 		encodeHello(hello{rank: 3, size: 8, nonce: n}),
-		encodeChallenge(challenge{nonce: n, mac: mac}),
+		encodeChallenge(auth.Challenge{Nonce: n, MAC: mac}),
 		encodeProof(mac),
 		frame(frameWelcome),
 		encodeReject("rank 3 is already a member"),
@@ -138,7 +140,7 @@ func TestFramesRejectMalformed(t *testing.T) {
 		{"short header", []byte{'g', 's', 1}, MaxFrame, "unexpected EOF"},
 		{"truncated payload", append(hdr(frameProof, macLen), 1, 2, 3), MaxFrame, "unexpected EOF"},
 		{"hello too short", withPayload(frameHello, 1, 2, 3), MaxFrame, "HELLO of 3 bytes"},
-		{"proof too long", withPayload(frameProof, make([]byte, macLen+1)...), MaxFrame, "PROOF of 33"},
+		{"proof too long", withPayload(frameProof, make([]byte, macLen+1)...), MaxFrame, "a proof of 33 bytes, want 32"},
 		{"welcome with payload", withPayload(frameWelcome, 1), MaxFrame, "want none"},
 		{"bye with payload", withPayload(frameBye, 1), MaxFrame, "want none"},
 		{"gather too short", withPayload(frameGather, 1, 2), MaxFrame, "GATHER of 2"},

@@ -26,5 +26,7 @@
 // ErrNoMemory) through a typed error carrying the detail (PEError,
 // BoundsError, AlignError, PeerLostError, EnvError, OpError, ...).
 //
-// core imports no provider and not golang.org/x/sys; a test keeps it so.
+// core imports no provider, no shmem, no bootstrap store (package
+// bootstrap builds on core, not the other way), no launcher, and neither
+// golang.org/x/sys nor unsafe; internal/layering keeps it so.
 package core

@@ -32,11 +32,12 @@
 // once settleWait has brought no earlier failure to light.
 //
 // A PE ends the job on purpose with shmem_global_exit: before it tells
-// any other PE, it records its rank and status with WriteGlobalExit in the
-// job's directory (core.JobDir), and Run, seeing any PE exit while that
-// record exists, ends the job with the recorded status (its low 8 bits),
-// even 0, naming the PE that called it. So a PE that leaves as soon as it
-// sees the exit is never blamed for leaving.
+// any other PE, it records its rank and status in the job's directory
+// (core.JobDir; internal/globalexit holds the record's format), and Run,
+// seeing any PE exit while that record exists, ends the job with the
+// recorded status (its low 8 bits), even 0, naming the PE that called
+// it. So a PE that leaves as soon as it sees the exit is never blamed for
+// leaving.
 //
 // # Lifetimes and ownership
 //

@@ -21,30 +21,3 @@ func TestGlobalExitEndsJobWithItsStatus(t *testing.T) {
 		})
 	}
 }
-
-func TestWriteGlobalExitFirstCallerWins(t *testing.T) {
-	dir := t.TempDir() + "/job"
-	_, _, ok := ReadGlobalExit(dir)
-	require.False(t, ok, "no file yet")
-	require.NoError(t, WriteGlobalExit(dir, 2, 7))
-	require.NoError(t, WriteGlobalExit(dir, 0, 9))
-	pe, status, ok := ReadGlobalExit(dir)
-	require.True(t, ok)
-	require.Equal(t, [2]int{2, 7}, [2]int{pe, status})
-}
-
-func FuzzParseGlobalExit(f *testing.F) {
-	for _, s := range []string{"1 0\n", "0 255\n", "3 -1\n", "", "x y", "1 2 3", "-1 4"} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, b []byte) {
-		pe, status, ok := parseGlobalExit(b)
-		if !ok {
-			return
-		}
-		require.GreaterOrEqual(t, pe, 0)
-		again, st2, ok2 := parseGlobalExit(fmt.Appendf(nil, "%d %d\n", pe, status))
-		require.True(t, ok2)
-		require.Equal(t, [2]int{pe, status}, [2]int{again, st2})
-	})
-}

@@ -18,8 +18,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -700,7 +701,7 @@ func (j *job) exited(x exitReport) {
 	p.what, p.code, p.signaled = x.what, x.code, x.signaled
 	j.logf(j.o.Verbose, "%s %s", p.who(), p.what)
 	if j.cause == "" {
-		if pe, status, ok := ReadGlobalExit(core.JobDir(envLookup(j.env), j.jobID)); ok {
+		if pe, status, ok := globalexit.Read(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
 			// process exit status carries it.
 			j.end(fmt.Sprintf("PE %d called global_exit(%d)", pe, status), status&0xff)

@@ -23,8 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -155,7 +156,7 @@ func child(role string, args []string) int {
 		caller, _ := strconv.Atoi(args[0])
 		status, _ := strconv.Atoi(args[1])
 		if rank == caller {
-			if err := WriteGlobalExit(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status); err != nil {
+			if err := globalexit.Write(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 97
 			}

@@ -7,8 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 	"github.com/goshmem/goshmem/internal/mem"
-	"github.com/goshmem/goshmem/launcher"
 )
 
 // The global-exit word lies past the user's heap, in a cache line of its
@@ -88,7 +88,7 @@ func (w *World) exitOr(err error) error {
 	if w.syn.exit.jobDir == "" {
 		return err
 	}
-	pe, status, ok := launcher.ReadGlobalExit(w.syn.exit.jobDir)
+	pe, status, ok := globalexit.Read(w.syn.exit.jobDir)
 	if !ok {
 		return err
 	}
@@ -110,7 +110,7 @@ func (w *World) GlobalExit(status int) error {
 	// exit rather than by that PE's leaving; the PEs on its host read the
 	// record too when a peer vanishes before the news reaches them.
 	if w.syn.exit.hook == nil && w.syn.exit.jobDir != "" {
-		if err := launcher.WriteGlobalExit(w.syn.exit.jobDir, w.me, status); err != nil {
+		if err := globalexit.Write(w.syn.exit.jobDir, w.me, status); err != nil {
 			w.log.Warn("global exit: the launcher will see an ordinary exit", "err", err)
 		}
 	}

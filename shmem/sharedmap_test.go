@@ -4,10 +4,10 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -37,7 +37,7 @@ func TestSharedMap(t *testing.T) {
 		}
 		heap, st := m.Segments[0], m.Segments[1]
 		require.NotEqual(t, heap.Index, st.Index)
-		require.Equal(t, uintptr(unsafe.Pointer(&static[0])), st.Base)
+		require.Equal(t, mem.Addr(static), st.Base)
 		require.Equal(t, len(static), st.Size)
 		require.Equal(t, 0, st.Start)
 		require.Equal(t, len(static), st.End)
@@ -46,7 +46,7 @@ func TestSharedMap(t *testing.T) {
 
 		x, err := shmem.Malloc[uint64](w, 1)
 		require.NoError(t, err)
-		off := uintptr(unsafe.Pointer(&x[0])) - heap.Base
+		off := mem.Addr(x) - heap.Base
 		require.GreaterOrEqual(t, off, uintptr(heap.Start))
 		require.Less(t, off, uintptr(heap.End))
 
@@ -54,11 +54,11 @@ func TestSharedMap(t *testing.T) {
 		// PE: each PE stores its number into its right neighbour's x and
 		// into the second page of its static segment through it.
 		page := syscall.Getpagesize()
-		svar := unsafe.Slice((*uint64)(unsafe.Pointer(&static[page])), 1)
+		svar := mem.Slice[uint64](static[page : page+8])
 		for q := range n {
 			px, ps := shmem.Ptr(w, x, q), shmem.Ptr(w, svar, q)
-			require.Equal(t, heap.Peers[q]+off, uintptr(unsafe.Pointer(&px[0])), "PE %d's x", q)
-			require.Equal(t, st.Peers[q]+uintptr(page), uintptr(unsafe.Pointer(&ps[0])), "PE %d's static word", q)
+			require.Equal(t, heap.Peers[q]+off, mem.Addr(px), "PE %d's x", q)
+			require.Equal(t, st.Peers[q]+uintptr(page), mem.Addr(ps), "PE %d's static word", q)
 		}
 		right := (pe + 1) % n
 		atomic.StoreUint64(&shmem.Ptr(w, x, right)[0], uint64(pe+1))

@@ -1,7 +1,10 @@
 // Package mem holds the unsafe conversions between byte slices and typed
 // slices, and atomics on words inside byte slices. It is one of the two
 // places that use unsafe (the other is internal/sys, which maps memory);
-// keeping them here keeps every other package safe Go.
+// keeping them here keeps every other package safe Go. The exceptions are
+// capi, whose cgo boundary trades in C pointers, and generated code;
+// internal/layering fails on any other import of unsafe, test files
+// included.
 package mem
 
 import (

@@ -3,8 +3,8 @@ package ntbring
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/ntb"
 )
 
@@ -112,7 +112,7 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 
 // descAt returns the i-th descriptor's words in area b.
 func descAt(b []byte, i int) *[descWords]uint32 {
-	return (*[descWords]uint32)(unsafe.Pointer(&b[i*descSize]))
+	return (*[descWords]uint32)(mem.Slice[uint32](b[i*descSize : (i+1)*descSize]))
 }
 
 // storeDesc writes w with atomic stores: the sender's posted writes.

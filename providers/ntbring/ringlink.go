@@ -7,9 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/ntb"
 	"github.com/goshmem/goshmem/internal/sys"
 )
@@ -61,7 +61,7 @@ const (
 func ringWindowSize(slot int) int64 { return offData + ringEntries*int64(slot) }
 
 // word returns the 32-bit word at off of window b.
-func word(b []byte, off int) *uint32 { return (*uint32)(unsafe.Pointer(&b[off])) }
+func word(b []byte, off int) *uint32 { return mem.Word32(b, off) }
 
 // rlink is one port of this host in the ring protocol: the sending half
 // of the ring into the neighbour (tx) and the receiving half of the ring

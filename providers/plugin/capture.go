@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -108,7 +107,7 @@ func (c *capture) claim(local []byte, id uint32) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	addr := uint64(uintptr(unsafe.Pointer(unsafe.SliceData(local))))
+	addr := uint64(mem.Addr(local))
 	for _, m := range parseMaps(data) {
 		if addr < m.start || addr >= m.end {
 			continue

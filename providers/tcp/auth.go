@@ -1,55 +1,43 @@
 package tcp
 
 import (
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"time"
+
+	"github.com/goshmem/goshmem/internal/auth"
 )
 
-// The handshake that opens every connection between two PEs. The PE with
-// the higher rank dials, the lower one accepts, so a pair never opens two
-// connections. k is the job's secret.
+// The handshake that opens every connection between two PEs is
+// internal/auth's (protocol auth.TCP). The PE with the higher rank dials,
+// the lower one accepts, so a pair never opens two connections:
 //
 //	D->A HELLO     magic, version, size, from, to, domain, nd
-//	A->D CHALLENGE na, HMAC(k, acceptor label, HELLO, na)
-//	D->A PROOF     HMAC(k, dialer label, HELLO, na)
+//	A->D CHALLENGE na, the acceptor's proof over HELLO and na
+//	D->A PROOF     the dialer's proof over the same
 //	A->D WELCOME   (one byte) or the acceptor closes
 //
-// Each side proves it knows k over a nonce the other just drew (nd, na),
-// so a recorded exchange replayed on a new connection fails: the acceptor
-// draws a new na. The labels differ, so one side's proof is never valid as
-// the other's; the whole HELLO is under both MACs, so a proof made for one
-// pair of ranks or one domain is not valid for another. The secret never
-// crosses the wire, and the dialer checks the acceptor's proof before
-// giving its own, so an impostor learns nothing it could use. With an empty
-// secret the same exchange runs with an empty key, which anyone can
-// compute: the job is then unauthenticated, as the bootstrap store is.
-//
-// Frames after WELCOME are neither encrypted nor integrity protected: an
-// attacker able to hijack an established TCP connection is out of scope.
+// The whole HELLO is under both proofs, so a proof made for one pair of
+// ranks or one domain is not valid for another. With an empty secret the
+// job is unauthenticated, as the bootstrap store is then.
 const (
-	magic         = "goshmtcp"
-	protoVersion  = 1
-	nonceLen      = 32
-	macLen        = sha256.Size
-	helloLen      = len(magic) + 2 + 2 + 4 + 4 + 4 + 8 + nonceLen
-	challengeLen  = nonceLen + macLen
-	welcome       = 0xA5
-	labelAcceptor = "goshmem tcp v1 acceptor proof"
-	labelDialer   = "goshmem tcp v1 dialer proof"
+	magic        = "goshmtcp"
+	protoVersion = 1
+	nonceLen     = auth.NonceLen
+	macLen       = auth.MACLen
+	helloLen     = len(magic) + 2 + 2 + 4 + 4 + 4 + 8 + nonceLen
+	challengeLen = auth.ChallengeLen
+	welcome      = 0xA5
 )
 
 // hello is the dialer's first message.
 type hello struct {
 	size, from, to uint32
 	domain         uint64
-	nonce          [nonceLen]byte
+	nonce          auth.Nonce
 }
 
 func (h *hello) encode() []byte {
@@ -83,21 +71,6 @@ func decodeHello(b []byte) (hello, error) {
 	return h, nil
 }
 
-func mac(secret []byte, label string, hello []byte, nonce *[nonceLen]byte) [macLen]byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte(label))
-	m.Write(hello)
-	m.Write(nonce[:])
-	var out [macLen]byte
-	m.Sum(out[:0])
-	return out
-}
-
-func newNonce() (n [nonceLen]byte, err error) {
-	_, err = rand.Read(n[:])
-	return n, err
-}
-
 // dialHandshake runs the dialer's side on c: this PE (from) asks to be
 // peer to (to) in the job of size PEs and the given domain.
 func dialHandshake(c net.Conn, secret []byte, h hello, deadline time.Time) error {
@@ -105,23 +78,25 @@ func dialHandshake(c net.Conn, secret []byte, h hello, deadline time.Time) error
 		return err
 	}
 	var err error
-	if h.nonce, err = newNonce(); err != nil {
+	if h.nonce, err = auth.NewNonce(); err != nil {
 		return err
 	}
 	hb := h.encode()
 	if _, err := c.Write(hb); err != nil {
 		return err
 	}
-	var ch [challengeLen]byte
-	if _, err := io.ReadFull(c, ch[:]); err != nil {
+	var chb [challengeLen]byte
+	if _, err := io.ReadFull(c, chb[:]); err != nil {
 		return fmt.Errorf("%w: no challenge from PE %d (%v): is the job secret the same on every PE?", errHandshake, h.to, err)
 	}
-	na := (*[nonceLen]byte)(ch[:nonceLen])
-	want := mac(secret, labelAcceptor, hb, na)
-	if !hmac.Equal(want[:], ch[nonceLen:]) {
+	ch, err := auth.ParseChallenge(chb[:])
+	if err != nil {
+		return err
+	}
+	proof, err := auth.TCP.Answer(secret, hb, &ch)
+	if err != nil {
 		return fmt.Errorf("%w: the listener at %s cannot prove the job secret: it is not PE %d of this job", errHandshake, c.RemoteAddr(), h.to)
 	}
-	proof := mac(secret, labelDialer, hb, na)
 	if _, err := c.Write(proof[:]); err != nil {
 		return err
 	}
@@ -151,20 +126,18 @@ func acceptHandshake(c net.Conn, secret []byte, deadline time.Time, accept func(
 	if err := accept(&h); err != nil {
 		return 0, err
 	}
-	na, err := newNonce()
+	a, err := auth.TCP.Accept(secret, hb)
 	if err != nil {
 		return 0, err
 	}
-	m := mac(secret, labelAcceptor, hb, &na)
-	if _, err := c.Write(append(na[:], m[:]...)); err != nil {
+	if _, err := c.Write(a.Challenge().Append(nil)); err != nil {
 		return 0, err
 	}
-	var proof [macLen]byte
+	var proof auth.MAC
 	if _, err := io.ReadFull(c, proof[:]); err != nil {
 		return 0, fmt.Errorf("%w: no proof from the dialer: %v", errHandshake, err)
 	}
-	want := mac(secret, labelDialer, hb, &na)
-	if !hmac.Equal(want[:], proof[:]) {
+	if a.Verify(&proof) != nil {
 		return 0, fmt.Errorf("%w: wrong proof of the job secret from a dialer claiming PE %d", errHandshake, h.from)
 	}
 	return int(h.from), c.SetDeadline(time.Time{})
