@@ -21,6 +21,7 @@ import (
 
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -283,7 +284,7 @@ func (a *agent) run(ctx context.Context) int {
 				// A PE that called global_exit recorded it in the host's
 				// job directory before telling anyone: the launcher ends
 				// the job with its status, as for its own PEs.
-				if pe, status, ok := ReadGlobalExit(a.jobDir); ok {
+				if pe, status, ok := globalexit.Read(a.jobDir); ok {
 					globalSent = true
 					_ = a.fw.write(frameGlobalExit, pe, binary.BigEndian.AppendUint32(nil, uint32(int32(status))))
 				}
