@@ -24,7 +24,8 @@ type rxState struct {
 	byeSeen bool
 }
 
-// rxOut is what one frame asks of its connection.
+// rxOut is what one frame asks of its connection. data and ref mean
+// something only with a reply.
 type rxOut struct {
 	// reply, when its op is opReply, is a frame to send back, with its
 	// payload copied (data) or written from where it lies (ref: a large
@@ -42,6 +43,11 @@ type rxOut struct {
 	woke bool
 }
 
+// clear empties o for the next frame: what handle sets with a reply
+// (data and ref) it sets whole, so a reply's op, the ack and woke are all
+// there is to clear, which saves clearing the whole struct every frame.
+func (o *rxOut) clear() { o.reply.op, o.acked, o.woke = 0, false, false }
+
 // ackDue says whether to acknowledge the peer's operations now, and how
 // many in all: when some applied are unacknowledged and the socket is
 // drained (idle), or ackEvery have been applied since the last ack.
@@ -57,7 +63,7 @@ func (s *rxState) ackDue(idle bool) (uint64, bool) {
 // cleared first. A frame that breaks the protocol returns an errFrame
 // error, one cut short the reader's error.
 func (s *rxState) frame(r io.Reader, hb *[maxHdrLen]byte, o *rxOut) error {
-	*o = rxOut{}
+	o.clear()
 	if _, err := io.ReadFull(r, hb[:hdrLen]); err != nil {
 		return err
 	}
@@ -128,9 +134,9 @@ func (s *rxState) handle(h *header, r io.Reader, o *rxOut) error {
 		}
 		o.reply = header{op: opReply, off: h.id, arg: h.arg}
 		if len(b) > smallReply {
-			o.ref = b
+			o.data, o.ref = nil, b
 		} else {
-			o.data = b
+			o.data, o.ref = b, nil
 		}
 	case opGetValue:
 		b, err := d.target(h, uint64(h.typ), 1)
@@ -162,7 +168,7 @@ func (s *rxState) notify(region uint32, off, n uint64, o *rxOut) {
 func (o *rxOut) replyValue(id, v uint64) {
 	binary.LittleEndian.PutUint64(o.val[:], v)
 	o.reply = header{op: opReply, off: id, arg: 8}
-	o.data = o.val[:]
+	o.data, o.ref = o.val[:], nil
 }
 
 // reply reads the payload of the reply to request id, n bytes, from r
