@@ -69,7 +69,11 @@ func (c *conn) serve(done func() bool) (got bool) {
 		}
 		r.frames++
 		got = true
-		if err := c.step(); err != nil {
+		err := r.rx.frame(r.br, &r.hb, &r.out)
+		if o := &r.out; err == nil && (o.woke || o.reply.op != 0 || o.acked) {
+			err = c.act(o)
+		}
+		if err != nil {
 			c.endStream(err)
 		}
 	}
@@ -85,17 +89,12 @@ func (c *conn) endStream(err error) {
 	c.endRead(err)
 }
 
-// step reads one frame, has the protocol's state machine handle it, and
-// does what the frame asks: queues the reply, takes the ack.
-func (c *conn) step() error {
-	r := &c.rd
-	o := &r.out
-	err := r.rx.frame(r.br, &r.hb, o)
+// act does what a frame the protocol's state machine handled asks of the
+// connection: it queues the reply, takes the ack, and lets the woken run
+// before the reader polls again.
+func (c *conn) act(o *rxOut) error {
 	if o.woke {
-		r.sock.readied = true
-	}
-	if err != nil {
-		return err
+		c.rd.sock.readied = true
 	}
 	if o.reply.op != 0 {
 		c.answer(&o.reply, o.data, o.ref)
