@@ -39,7 +39,7 @@ func TestDescNoticeWords(t *testing.T) {
 		w1, w2 uint32
 	}{
 		{meta{kind: kindCut, src: 1, dst: 2, side: ntb.Right, taken: 12}, uint32(kindCut)<<24 | 1<<16 | 2<<8 | 1, 12},
-		{meta{kind: kindCut, src: 1, dst: 0, side: ntb.Left, taken: 99}, uint32(kindCut)<<24 | 1<<16 | 0<<8 | 0, 99},
+		{meta{kind: kindCut, src: 1, dst: 0, side: ntb.Left, taken: 99}, uint32(kindCut)<<24 | 1<<16, 99}, // to host 0, side Left: both bytes zero
 		{meta{kind: kindRepair, src: 4, dst: 0, side: ntb.Right}, uint32(kindRepair)<<24 | 4<<16 | 0<<8 | 1, 0},
 		{meta{kind: kindBarrier, src: 3, dst: 0, round: 2}, uint32(kindBarrier)<<24 | 3<<16 | 0<<8, 2},
 		{meta{kind: kindLanded, src: 3, dst: 4, region: 6, off: 80, size: 8}, uint32(kindLanded)<<24 | 3<<16 | 4<<8 | 6, 80},
