@@ -15,7 +15,10 @@ import (
 //
 //	word 0: the entry's index in the ring (counts every entry ever sent)
 //	word 1: kind (8 bits) | source host (8) | destination host (8) | region (8)
-//	word 2: offset in the region
+//	        (for a link notice, the side instead of the region; zero for a
+//	        barrier signal)
+//	word 2: offset in the region (for a barrier signal, its round; for a
+//	        cut notice, the entries taken; zero for a repair notice)
 //	word 3: size: the payload's bytes in the entry's data slot; for a
 //	        landed notice, the bytes that landed in the region
 //	word 4: tag (matches an answer to its request; 0 for none)
@@ -53,10 +56,17 @@ func descCheck(w *[descWords]uint32) uint32 {
 }
 
 func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
+	low, w2 := m.region, m.off
+	switch {
+	case m.kind == kindBarrier:
+		low, w2 = 0, uint32(m.round)
+	case m.kind.isLinkNotice():
+		low, w2 = uint8(m.side), m.taken
+	}
 	w := [descWords]uint32{
 		index,
-		uint32(m.kind)<<24 | uint32(m.src)<<16 | uint32(m.dst)<<8 | uint32(m.region),
-		m.off, m.size, m.tag, epoch, 0, 0,
+		uint32(m.kind)<<24 | uint32(m.src)<<16 | uint32(m.dst)<<8 | uint32(low),
+		w2, m.size, m.tag, epoch, 0, 0,
 	}
 	w[7] = descCheck(&w)
 	return w
@@ -73,9 +83,15 @@ func (m *meta) payloadLen() int {
 // decodeDesc checks descriptor words written by a neighbour. Region and
 // offset are checked later against the region table by whoever uses them.
 func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
-	m := meta{
-		kind: kind(w[1] >> 24), src: uint8(w[1] >> 16), dst: uint8(w[1] >> 8), region: uint8(w[1]),
-		off: w[2], size: w[3], tag: w[4],
+	m := meta{kind: kind(w[1] >> 24), src: uint8(w[1] >> 16), dst: uint8(w[1] >> 8), size: w[3], tag: w[4]}
+	low, w2 := uint8(w[1]), w[2]
+	switch {
+	case m.kind == kindBarrier:
+		m.round = uint8(w2)
+	case m.kind.isLinkNotice():
+		m.side, m.taken = ntb.Side(low), w2
+	default:
+		m.region, m.off = low, w2
 	}
 	bad := func(format string, args ...any) (meta, error) {
 		return meta{}, fmt.Errorf("%w: descriptor "+format, append([]any{errBadMeta}, args...)...)
@@ -97,12 +113,14 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		return bad("host %d sends to itself across the ring", m.src)
 	case m.payloadLen() > lim.slotSize:
 		return bad("size %d over the slot size %d", m.size, lim.slotSize)
-	case m.kind == kindBarrier && (m.size != 0 || m.off >= 32):
-		return bad("barrier signal of round %d with %d bytes", m.off, m.size)
+	case m.kind == kindBarrier && (m.size != 0 || w2 >= maxRounds || low != 0):
+		return bad("barrier signal of round %d (allowed 0 to %d) with %d bytes, region byte %d", w2, maxRounds-1, m.size, low)
 	case m.kind == kindLanded && m.size == 0:
 		return bad("landed notice of no bytes")
-	case m.kind.isLinkNotice() && (m.region > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(m.region)) != int(m.dst)):
-		return bad("%s notice of host %d's side %d, which does not face host %d", m.kind, m.src, m.region, m.dst)
+	case m.kind.isLinkNotice() && (low > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(low)) != int(m.dst)):
+		return bad("%s notice of host %d's side %d, which does not face host %d", m.kind, m.src, low, m.dst)
+	case m.kind == kindRepair && w2 != 0:
+		return bad("repair notice with %d in the offset word, which it does not use", w2)
 	}
 	if want, ok := fixedPayload[m.kind]; ok && int(m.size) != want {
 		return bad("%s with a payload of %d bytes (want %d)", m.kind, m.size, want)

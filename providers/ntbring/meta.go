@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
 )
 
 // kind is what a transfer carries: the seeds' send/receive flag, widened
@@ -21,9 +22,9 @@ const (
 	kindAmoResp                 // payload: the old value, 8 bytes
 	kindNack                    // the owner refused tag; payload: reason byte
 	kindLanded                  // ring: size bytes landed in dst's region at off; ack tag unless 0
-	kindBarrier                 // ring: a dissemination barrier signal of round off
-	kindCut                     // ring: src's link on side region to dst is down; src took dst's entries up to off
-	kindRepair                  // ring: src's link on side region to dst is up again and its new ring in use
+	kindBarrier                 // ring: a dissemination barrier signal of round
+	kindCut                     // ring: src's link on side to dst is down; src took dst's entries up to taken
+	kindRepair                  // ring: src's link on side to dst is up again and its new ring in use
 	kindEnd
 )
 
@@ -43,7 +44,7 @@ func (k kind) isResponse() bool {
 }
 
 // isLinkNotice reports whether k tells the hosts of the ring about a
-// link: src's link on side region, whose other end is dst.
+// link: src's link on side, whose other end is dst.
 func (k kind) isLinkNotice() bool { return k == kindCut || k == kindRepair }
 
 // metaWords is how many 32-bit scratchpads one transfer's metadata takes.
@@ -53,6 +54,10 @@ const metaWords = 4
 // and the broken-ring alarm carries one plus a host id in 6 doorbell bits.
 // The seeds' hardware never went past a handful of hosts.
 const maxHosts = 63
+
+// maxRounds bounds the rounds of the dissemination barrier over the
+// ring, one per power of two below the ring's size.
+const maxRounds = 32
 
 // maxSlots bounds the data slots (workers) of one link.
 const maxSlots = 8
@@ -73,6 +78,12 @@ const maxSlots = 8
 // Word 0 is written last and is never zero for a valid transfer, so a zero
 // word 0 means "slot free": the receiver clears it when it is done with the
 // payload, and the sender reads it across the link before reusing the slot.
+//
+// The ring protocol's own messages, which never travel in scratchpads,
+// have fields of their own: a barrier signal its round, a link notice the
+// side and, for a cut, the entries taken. The ring's descriptor carries
+// them in the words of region and offset (desc.go), which those messages
+// do not use.
 type meta struct {
 	kind     kind
 	slot     uint8
@@ -81,6 +92,16 @@ type meta struct {
 	off      uint32
 	size     uint32
 	tag      uint32
+
+	// round is a barrier signal's (kindBarrier) round of the
+	// dissemination barrier.
+	round uint8
+	// side is a link notice's (kindCut, kindRepair): the side of src's
+	// link whose other end is dst.
+	side ntb.Side
+	// taken is a cut notice's: src took dst's ring entries up to, not
+	// including, taken; dst resends the rest the other way round.
+	taken uint32
 }
 
 func (m *meta) encode() [metaWords]uint32 {

@@ -110,7 +110,7 @@ func (p *ringProto) repair(old *rlink) error {
 	p.wg.Add(1) // this repair is counted in wg: it cannot be at zero
 	go p.receive(l)
 	p.learnRepair(linkIndex(p.d.rank, p.d.npes, l.side))
-	m := meta{kind: kindRepair, src: uint8(p.d.rank), dst: uint8(l.peer), region: uint8(l.side)}
+	m := meta{kind: kindRepair, src: uint8(p.d.rank), dst: uint8(l.peer), side: l.side}
 	if err := p.sendVia(opposite(l.side), false, m, nil); err != nil {
 		p.d.fail(err)
 	}

@@ -173,16 +173,16 @@ func (p *ringProto) cutLink(l *rlink) {
 // neighbour, the long way round, that it took the neighbour's entries up
 // to next.
 func (p *ringProto) sendNotice(l *rlink, next uint32) {
-	m := meta{kind: kindCut, src: uint8(p.d.rank), dst: uint8(l.peer), region: uint8(l.side), off: next}
+	m := meta{kind: kindCut, src: uint8(p.d.rank), dst: uint8(l.peer), side: l.side, taken: next}
 	if err := p.sendVia(opposite(l.side), false, m, nil); err != nil {
 		p.d.fail(err)
 	}
 }
 
 // peerCut acts on the neighbour's cut notice m: its link to us is cut,
-// and it took our entries up to m.off; the rest go the other way round.
+// and it took our entries up to m.taken; the rest go the other way round.
 func (p *ringProto) peerCut(m meta) {
-	l := p.link(opposite(ntb.Side(m.region)))
+	l := p.link(opposite(m.side))
 	if l.peer != int(m.src) {
 		p.d.dropped(fmt.Errorf("%w: cut notice from host %d, which is not across a link of ours", errBadMeta, m.src))
 		return
@@ -197,7 +197,7 @@ func (p *ringProto) peerCut(m meta) {
 		l.noticeTimer.Stop()
 	}
 	l.cutMu.Unlock()
-	kept, err := l.tx.unsent(m.off, p.s.timeout)
+	kept, err := l.tx.unsent(m.taken, p.s.timeout)
 	if err != nil {
 		p.d.fail(fmt.Errorf("%s link: %w", l.side, err))
 		return
@@ -205,7 +205,7 @@ func (p *ringProto) peerCut(m meta) {
 	for _, k := range kept {
 		p.queue(opposite(l.side), k.m, k.data, nil)
 	}
-	p.d.log.Info("ntbring: resent round the cut", "host", p.d.rank, "side", l.side, "from", m.off, "entries", len(kept))
+	p.d.log.Info("ntbring: resent round the cut", "host", p.d.rank, "side", l.side, "from", m.taken, "entries", len(kept))
 }
 
 // credit reserves an entry in the ring of side s, or of the other side if

@@ -193,7 +193,7 @@ func (p *ringProto) barrier(abort func() error) error {
 // waiting for the count to reach the barrier's number is enough.
 type dissemination struct {
 	gen    uint64 // barriers entered, by the (single) caller
-	rounds [32]atomic.Uint64
+	rounds [maxRounds]atomic.Uint64
 	ev     core.Event
 }
 
@@ -208,7 +208,7 @@ func (p *ringProto) dissemination(abort func() error) error {
 	gen := b.gen
 	for k, dist := 0, 1; dist < d.npes; k, dist = k+1, dist<<1 {
 		to := (d.rank + dist) % d.npes
-		if err := p.send(meta{kind: kindBarrier, src: uint8(d.rank), dst: uint8(to), off: uint32(k)}, nil); err != nil {
+		if err := p.send(meta{kind: kindBarrier, src: uint8(d.rank), dst: uint8(to), round: uint8(k)}, nil); err != nil {
 			return err
 		}
 		if err := b.ev.Wait(func() bool { return b.rounds[k].Load() >= gen }, 0, abort); err != nil {

@@ -275,7 +275,7 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 		p.landed(m)
 	case m.kind == kindBarrier:
 		l.rx.release(i)
-		p.dis.signal(int(m.off))
+		p.dis.signal(int(m.round))
 	case m.kind == kindCut:
 		l.rx.release(i)
 		p.peerCut(m)
@@ -337,7 +337,7 @@ func (p *ringProto) serveJob(j rxJob) {
 // is its destination lands straight in that host's region where it has a
 // window onto it, and a landed notice follows.
 func (p *ringProto) relay(j rxJob) {
-	switch k := linkIndex(int(j.m.src), p.d.npes, ntb.Side(j.m.region)); j.m.kind {
+	switch k := linkIndex(int(j.m.src), p.d.npes, j.m.side); j.m.kind {
 	case kindCut:
 		p.learnCut(k)
 	case kindRepair:

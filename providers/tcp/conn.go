@@ -7,83 +7,40 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
-// conn is this PE's one connection to one peer. Issuing goroutines queue
-// frames into out; one writer goroutine (or an issuer that cannot wait for
-// it) writes whatever is queued in one system call; one reader goroutine,
-// the connection's progress, applies the peer's frames to this PE's memory
-// and completes this PE's requests. See doc.go.
+// conn is this PE's one connection to one peer, composed of parts with one
+// job and at most one lock each:
+//
+//   - q, the send queue (sendq.go): issuers and the reader queue encoded
+//     frames there, and its ledger numbers the operations the peer's acks
+//     complete.
+//   - w, the writer (writer.go): one writer at a time, the writer
+//     goroutine or an issuer that cannot wait for it, takes the queue and
+//     writes it in one system call.
+//   - reqs, the request table (request.go): this PE's requests waiting
+//     for the peer's replies.
+//   - rd, the receive token and what its holder alone uses (token.go):
+//     the buffered socket and rx, the state machine of what the peer's
+//     frames do (rx.go), which knows nothing of sockets.
+//
+// Locks nest only as rd's token, then w's lock, then q's; q's and reqs'
+// are leaves, held only inside their own methods. conn's methods are the
+// glue: they move frames between the parts and the socket, and end the
+// connection. See doc.go.
 type conn struct {
 	d    *domain
 	peer int
 	nc   net.Conn
-	// rtok is the receive token: its holder, the reader goroutine or an
-	// issuer waiting for a reply (token.go), reads and applies the
-	// peer's frames, and alone uses br, rd, hb and the reader's state.
-	rtok sync.Mutex
-	br   *bufio.Reader
-	rd   sockReader
-	hb   [maxHdrLen]byte
-	rend bool // the stream ended: the connection is stopped or failed
 
-	// The send queue, guarded by bmu. out holds encoded frames; refs are
-	// payloads written from where they lie (large puts, large replies),
-	// each after out[:at]. enq counts enqueues: a large put waits until
-	// written reaches its ticket. sent counts the non-fetching operations
-	// queued, which the peer's acks count off; batches says whose counters
-	// they complete.
-	bmu      sync.Mutex
-	out      []byte
-	refs     []segment
-	kicked   bool  // the writer was kicked and has not found the queue empty since
-	lastSend int64 // nanotime of the last send
-	bye      bool  // opBye is queued: nothing more may be
-	enq      uint64
-	sent     uint64
-	acked    uint64
-	batches  []batch
-	bhead    int
-
-	kick chan struct{}
-
-	// wmu is held by whoever writes to nc: the writer goroutine or an
-	// issuer flushing itself. It is taken before bmu.
-	wmu       sync.Mutex
-	spare     []byte
-	spareRefs []segment
-	iov       [][]byte
-	bufs      net.Buffers
-	written   atomic.Uint64 // enq value of the last frame written
-
-	// Outstanding requests by slot; rmu guards them and the pool.
-	rmu  sync.Mutex
-	reqs []*request
-	free []uint32
-	pool []*request
-	gen  uint32
-
-	// The reader's state, the token holder's.
-	applied uint64 // non-fetching operations of the peer applied here
-	ackSent uint64
-	byeSeen bool
-	dirty   bool // the reader queued frames it has not flushed
-	frames  uint64
-	flushed uint64 // frames when the reader last flushed
-
-	// The reader's writes that never block (readerFlush): the socket, and
-	// the buffer and result of the write under way, with a method value
-	// made once so that a write allocates nothing.
-	raw      syscall.RawConn // nil where nc is not a socket
-	rawWrite func(fd uintptr) bool
-	rbuf     []byte
-	rn       int
-	rerr     error
+	q    sendQueue
+	w    writer
+	reqs requestTable
+	rd   reader
 
 	stopOnce   sync.Once
 	closeOnce  sync.Once
@@ -93,47 +50,48 @@ type conn struct {
 	writerDone chan struct{}
 }
 
-type segment struct {
-	at  int
-	ref []byte
+// reader is the receive token and what only its holder uses: the
+// buffered socket, the protocol's receiving state, and the count of
+// frames the holder queued and has not written (token.go, progress.go).
+type reader struct {
+	tok  sync.Mutex
+	br   *bufio.Reader
+	sock sockReader
+	hb   [maxHdrLen]byte
+	rx   rxState
+	out  rxOut
+	end  bool // the stream ended: the connection is stopped or failed
+
+	dirty   bool // frames were queued that have not been flushed
+	frames  uint64
+	flushed uint64 // frames when the holder last flushed
 }
 
-// batch is a run of non-fetching operations queued by one endpoint: the
-// ones numbered up to end, n of them still unacknowledged, which are
-// numbered seq to seq+n-1 on the endpoint's counter.
-type batch struct {
-	ep  *endpoint
-	end uint64
-	n   uint64
-	seq uint64
-}
-
-// request is an operation that waits for a reply: its payload is read
-// straight into dst.
-type request struct {
-	id  uint64
-	dst []byte
-	val [8]byte
-	ch  chan struct{} // blocking requests: signalled once, when done
-	err error
-	ep  *endpoint // non-blocking requests: completed there
-	seq uint64    // non-blocking requests: the number on ep's counter
-	nbi bool
-}
-
+// newConn makes the connection to peer over nc and starts its reader and
+// writer goroutines.
 func newConn(d *domain, peer int, nc net.Conn) *conn {
-	c := &conn{d: d, peer: peer, nc: nc,
-		out: make([]byte, 0, 64<<10), spare: make([]byte, 0, 64<<10),
-		kick: make(chan struct{}, 1), dead: make(chan struct{}),
-		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
-	c.rd.c = c
-	c.br = bufio.NewReaderSize(&c.rd, 256<<10)
+	c := makeConn(d, peer, nc)
 	c.tune()
-	if raw := rawConn(nc); raw != nil {
-		c.raw, c.rawWrite, c.rd.rawRead, c.rd.peek = raw, c.writeRaw, c.rd.readRaw, c.rd.peekRaw
-	}
 	go c.readLoop()
 	go c.writeLoop()
+	return c
+}
+
+// makeConn makes the connection to peer over nc, with no goroutine.
+func makeConn(d *domain, peer int, nc net.Conn) *conn {
+	c := &conn{d: d, peer: peer, nc: nc, dead: make(chan struct{}),
+		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
+	c.q.kick, c.q.buffer, c.q.out = make(chan struct{}, 1), d.set.buffer, make([]byte, 0, 64<<10)
+	c.w.nc, c.w.spare = nc, make([]byte, 0, 64<<10)
+	c.reqs.peer = peer
+	c.rd.rx = rxState{d: d, reqs: &c.reqs, peer: peer}
+	c.rd.sock.nc = nc
+	c.rd.br = bufio.NewReaderSize(&c.rd.sock, 256<<10)
+	if raw := rawConn(nc); raw != nil {
+		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
+		s := &c.rd.sock
+		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
+	}
 	return c
 }
 
@@ -189,24 +147,12 @@ func (c *conn) stop(reason string) {
 	c.stopOnce.Do(func() {
 		lost := &core.PeerLostError{PE: c.peer, Reason: reason}
 		c.failed.Store(lost)
-
-		c.rmu.Lock()
-		var ended []*request
-		for i, r := range c.reqs {
-			if r != nil {
-				ended = append(ended, r)
-				c.reqs[i] = nil
-			}
+		// Both refuse new work before anything is ended, so that an
+		// issuer woken by an ending finds the connection failed.
+		pending := c.q.fail(lost)
+		for _, r := range c.reqs.fail(lost) {
+			c.reqs.finish(r, lost)
 		}
-		c.rmu.Unlock()
-		for _, r := range ended {
-			c.finish(r, lost)
-		}
-
-		c.bmu.Lock()
-		pending := c.batches[c.bhead:]
-		c.batches, c.bhead = nil, 0
-		c.bmu.Unlock()
 		for _, b := range pending {
 			b.ep.fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost}, b.seq, b.n)
 		}
@@ -223,3 +169,14 @@ func lostReason(d *domain, err error) string {
 	}
 	return "connection broken: " + err.Error()
 }
+
+// newRequest registers a request on the connection (requestTable.add).
+func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) {
+	return c.reqs.add(dst, ep, nbi)
+}
+
+// take removes the request with id from the connection's table.
+func (c *conn) take(id uint64) *request { return c.reqs.take(id) }
+
+// release returns a spent request to the connection's pool.
+func (c *conn) release(r *request) { c.reqs.release(r) }

@@ -96,7 +96,7 @@ func (e *endpoint) local() {
 }
 
 // send issues a non-fetching operation on c, which numbers it on the
-// counter once it is queued (countLocked).
+// counter once it is queued (sendQueue.put).
 func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
 	if err := c.send(e, h, payload); err != nil {
 		return e.err(op, c.peer, err)

@@ -24,17 +24,7 @@ func die(d *domain) {
 }
 
 // outstanding counts c's requests waiting for a reply.
-func outstanding(c *conn) int {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	n := 0
-	for _, r := range c.reqs {
-		if r != nil {
-			n++
-		}
-	}
-	return n
-}
+func outstanding(c *conn) int { return c.reqs.outstanding() }
 
 // A PE that dies with a get of PE 0's outstanding: the get, later
 // operations to it and a quiet over puts to it fail with a
@@ -47,7 +37,7 @@ func TestPeerLost(t *testing.T) {
 	// Stall PE 2's progress while it answers, so the get is in flight
 	// when PE 2 dies.
 	stalled := doms[2].conns[0]
-	stalled.bmu.Lock()
+	stalled.q.mu.Lock()
 	got := make(chan error, 1)
 	go func() { got <- ep.Get(2, regs[0], 0, make([]byte, 8)) }()
 	if !assert.Eventually(t, func() bool { return outstanding(doms[0].conns[2]) != 0 }, 10*time.Second, time.Millisecond,
@@ -56,7 +46,7 @@ func TestPeerLost(t *testing.T) {
 		t.FailNow()
 	}
 	die(doms[2])
-	stalled.bmu.Unlock()
+	stalled.q.mu.Unlock()
 
 	var lost *core.PeerLostError
 	err := <-got
@@ -89,10 +79,10 @@ func TestCorruptFrame(t *testing.T) {
 
 	bad := frame(header{op: opPut, region: 0, off: 1 << 20, arg: 8}, []byte("overflow"))
 	c := doms[1].conns[0]
-	require.NoError(t, c.lockSend())
-	c.out = append(c.out, bad...)
-	c.kickLocked()
-	c.bmu.Unlock()
+	c.q.mu.Lock()
+	c.q.out = append(c.q.out, bad...)
+	c.q.kickLocked()
+	c.q.mu.Unlock()
 	// The reply to this get is queued behind the bad frame.
 	require.NoError(t, ep.GetNBI(1, regs[0], 0, make([]byte, 8)))
 	err := ep.Quiet()
@@ -182,11 +172,11 @@ func TestReaderNeverBlocks(t *testing.T) {
 	}
 	// PE 1's progress blocks at the first reply, taking its request.
 	held := doms[1].conns[0]
-	held.rmu.Lock()
+	held.reqs.mu.Lock()
 	require.NoError(t, ep.Put(0, regs[1], 64, []byte("still applied")))
 	require.Eventually(t, func() bool { return string(regs[0].mem[64:77]) == "still applied" },
 		time.Minute, time.Millisecond, "PE 0 stopped applying puts while its replies could not be written")
-	held.rmu.Unlock()
+	held.reqs.mu.Unlock()
 	require.NoError(t, ep.Quiet())
 	for i := range dst {
 		if i >= 64 && i < 77 {

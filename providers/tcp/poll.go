@@ -2,6 +2,8 @@ package tcp
 
 import (
 	"errors"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/internal/sys"
@@ -96,8 +98,9 @@ func (p *poll) slept() {
 // sockReader is what a connection's buffered reader reads from: the
 // socket, for the holder of the receive token (token.go).
 type sockReader struct {
-	c      *conn
-	budget int64 // the reader goroutine's: nanoseconds to poll before it parks
+	nc     net.Conn
+	raw    syscall.RawConn // nil where nc is not a socket
+	budget int64           // the reader goroutine's: nanoseconds to poll before it parks
 	// readied says that a holder of the token may have woken a goroutine
 	// of this process (an issuer's reply or ack, a waiter's memory): the
 	// reader goroutine lets it run before it polls.
@@ -123,9 +126,8 @@ var errEmpty = errors.New("tcp: socket empty")
 // Read implements io.Reader. Within a frame it waits for the socket; at
 // a boundary (edge) it does not.
 func (s *sockReader) Read(p []byte) (int, error) {
-	c := s.c
-	if c.raw == nil {
-		return c.nc.Read(p)
+	if s.raw == nil {
+		return s.nc.Read(p)
 	}
 	if n, err, ok := s.try(p); ok {
 		return n, err
@@ -133,7 +135,7 @@ func (s *sockReader) Read(p []byte) (int, error) {
 	if s.edge {
 		return 0, errEmpty
 	}
-	return c.nc.Read(p)
+	return s.nc.Read(p)
 }
 
 // try reads what the socket holds without waiting; ok says whether it
@@ -142,7 +144,7 @@ func (s *sockReader) Read(p []byte) (int, error) {
 // reader goroutine may hold while it waits for the socket (park).
 func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
 	s.buf, s.n, s.err = p, 0, nil
-	rerr := s.c.raw.Control(s.rawRead)
+	rerr := s.raw.Control(s.rawRead)
 	n, err = s.n, s.err
 	s.buf = nil
 	if err == nil {

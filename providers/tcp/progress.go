@@ -1,12 +1,8 @@
 package tcp
 
 import (
-	"encoding/binary"
 	"errors"
 	"io"
-
-	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // ackEvery bounds how many operations the reader applies before it acks
@@ -25,7 +21,7 @@ func (c *conn) readLoop() {
 // peer's BYE and half-close, or the error that broke it. The receive
 // token is held; the stream ends once.
 func (c *conn) endRead(err error) {
-	c.rend = true
+	c.rd.end = true
 	switch {
 	case err == nil:
 		// The peer's BYE, then its half-close: ours may still be due.
@@ -46,24 +42,23 @@ func (c *conn) endRead(err error) {
 // A frame begun is always finished, waiting for its bytes if need be, so
 // the next holder starts at a boundary with nothing buffered.
 func (c *conn) serve(done func() bool) (got bool) {
-	hb := c.hb[:]
-	for !c.rend {
-		idle := c.br.Buffered() == 0
-		if c.applied != c.ackSent && (idle || c.applied-c.ackSent >= ackEvery) {
-			c.ackSent = c.applied
-			c.queue(&header{op: opAck, off: c.applied}, nil, nil)
+	r := &c.rd
+	for !r.end {
+		idle := r.br.Buffered() == 0
+		if n, ok := r.rx.ackDue(idle); ok {
+			c.answer(&header{op: opAck, off: n}, nil, nil)
 		}
-		if c.dirty && (idle || c.frames-c.flushed >= ackEvery) {
-			c.flushed = c.frames
-			c.readerFlush()
+		if r.dirty && (idle || r.frames-r.flushed >= ackEvery) {
+			r.flushed = r.frames
+			c.flushReader()
 		}
 		if idle {
 			if done != nil && done() {
 				return got
 			}
-			c.rd.edge = true
-			_, err := c.br.Peek(1)
-			c.rd.edge = false
+			r.sock.edge = true
+			_, err := r.br.Peek(1)
+			r.sock.edge = false
 			if err == errEmpty {
 				return got
 			}
@@ -72,9 +67,13 @@ func (c *conn) serve(done func() bool) (got bool) {
 				return got
 			}
 		}
-		c.frames++
+		r.frames++
 		got = true
-		if err := c.frame(hb); err != nil {
+		err := r.rx.frame(r.br, &r.hb, &r.out)
+		if o := &r.out; err == nil && (o.woke || o.reply.op != 0 || o.acked) {
+			err = c.act(o)
+		}
+		if err != nil {
 			c.endStream(err)
 		}
 	}
@@ -84,168 +83,38 @@ func (c *conn) serve(done func() bool) (got bool) {
 // endStream ends the stream on err from reading a frame: the end of the
 // stream after the peer's BYE is its clean close.
 func (c *conn) endStream(err error) {
-	if err == io.EOF && c.byeSeen {
+	if err == io.EOF && c.rd.rx.byeSeen {
 		err = nil
 	}
 	c.endRead(err)
 }
 
-// frame reads and applies one frame.
-func (c *conn) frame(hb []byte) error {
-	if _, err := io.ReadFull(c.br, hb[:hdrLen]); err != nil {
-		return err
+// act does what a frame the protocol's state machine handled asks of the
+// connection: it queues the reply, takes the ack, and lets the woken run
+// before the reader polls again.
+func (c *conn) act(o *rxOut) error {
+	if o.woke {
+		c.rd.sock.readied = true
 	}
-	if c.byeSeen {
-		return frameErr("%s after bye", opName(hb[0]))
+	if o.reply.op != 0 {
+		c.answer(&o.reply, o.data, o.ref)
 	}
-	h, err := decodeHeader(hb[:hdrLen])
-	if err != nil {
-		return err
+	if o.acked {
+		return c.ack(o.ack)
 	}
-	if isRequest(h.op) {
-		if _, err := io.ReadFull(c.br, hb[hdrLen:maxHdrLen]); err != nil {
-			return err
-		}
-		if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
-			return err
-		}
-	}
-	return c.apply(&h)
-}
-
-// apply executes one frame whose header has been read.
-func (c *conn) apply(h *header) error {
-	d := c.d
-	switch h.op {
-	case opPut:
-		b, err := d.target(h, h.arg, 1)
-		if err != nil {
-			return err
-		}
-		if _, err := io.ReadFull(c.br, b); err != nil {
-			return err
-		}
-		c.notify(h.region, h.off, h.arg)
-		c.applied++
-	case opPutValue:
-		b, err := d.target(h, uint64(h.typ), 1)
-		if err != nil {
-			return err
-		}
-		mem.StoreValue(b, 0, h.arg, int(h.typ))
-		c.notify(h.region, h.off, uint64(h.typ))
-		c.applied++
-	case opAtomic, opFetch:
-		t := core.AtomicType(h.typ)
-		w := uint64(t.Size())
-		b, err := d.target(h, w, w)
-		if err != nil {
-			return err
-		}
-		op := core.AtomicOp(h.aop)
-		old := mem.Atomic(b, 0, op, t, h.arg, h.cmp)
-		if op != core.AtomicRead {
-			c.notify(h.region, h.off, w)
-		}
-		if h.op == opAtomic {
-			c.applied++
-		} else {
-			c.replyValue(h.id, old)
-		}
-	case opGet:
-		b, err := d.target(h, h.arg, 1)
-		if err != nil {
-			return err
-		}
-		rh := header{op: opReply, off: h.id, arg: h.arg}
-		if len(b) > smallReply {
-			c.queue(&rh, nil, b)
-		} else {
-			c.queue(&rh, b, nil)
-		}
-	case opGetValue:
-		b, err := d.target(h, uint64(h.typ), 1)
-		if err != nil {
-			return err
-		}
-		c.replyValue(h.id, mem.LoadValue(b, 0, int(h.typ)))
-	case opReply:
-		c.rd.readied = true
-		return c.reply(h.off, h.arg)
-	case opAck:
-		c.rd.readied = true
-		return c.ack(h.off)
-	case opBye:
-		c.byeSeen = true
-	}
-	return nil
-}
-
-// notify wakes the waiters on what a frame wrote, and lets them run
-// before the reader's next poll.
-func (c *conn) notify(region uint32, off, n uint64) {
-	if c.d.notify(region, off, n) {
-		c.rd.readied = true
-	}
-}
-
-func (c *conn) replyValue(id, v uint64) {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], v)
-	c.queue(&header{op: opReply, off: id, arg: 8}, b[:], nil)
-}
-
-// reply reads the payload of the reply to request id into its buffer.
-func (c *conn) reply(id, n uint64) error {
-	r := c.take(id)
-	if r == nil {
-		return frameErr("reply to request %#x, which is not outstanding", id)
-	}
-	if n != uint64(len(r.dst)) {
-		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: "broke the protocol"})
-		return frameErr("reply of %d bytes to a request of %d", n, len(r.dst))
-	}
-	if _, err := io.ReadFull(c.br, r.dst); err != nil {
-		c.finish(r, &core.PeerLostError{PE: c.peer, Reason: lostReason(c.d, err)})
-		return err
-	}
-	c.finish(r, nil)
 	return nil
 }
 
 // ack completes the operations the peer says it has applied, count in all.
-// Counters are completed outside bmu, a few runs at a time.
+// Counters are completed outside the send queue's lock, a few runs at a
+// time.
 func (c *conn) ack(count uint64) error {
-	c.bmu.Lock()
-	if count <= c.acked || count > c.sent {
-		sent, acked := c.sent, c.acked
-		c.bmu.Unlock()
-		return frameErr("ack of %d operations when %d were sent and %d acked", count, sent, acked)
+	if err := c.q.ack(count); err != nil {
+		return err
 	}
-	c.acked = count
-	c.bmu.Unlock()
+	var done [8]batch
 	for {
-		var done [8]batch
-		nd := 0
-		c.bmu.Lock()
-		for c.bhead < len(c.batches) && nd < len(done) {
-			b := &c.batches[c.bhead]
-			first := b.end - b.n + 1
-			if first > count {
-				break
-			}
-			k := min(b.end, count) - first + 1
-			done[nd] = batch{ep: b.ep, n: k, seq: b.seq}
-			nd++
-			if b.n, b.seq = b.n-k, b.seq+k; b.n > 0 {
-				break
-			}
-			c.bhead++
-		}
-		if c.bhead == len(c.batches) {
-			c.batches, c.bhead = c.batches[:0], 0
-		}
-		c.bmu.Unlock()
+		nd := c.q.popAcked(count, done[:])
 		for _, b := range done[:nd] {
 			b.ep.complete(b.seq, b.n)
 		}

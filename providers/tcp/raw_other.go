@@ -12,7 +12,7 @@ import (
 func rawConn(net.Conn) syscall.RawConn { return nil }
 
 // writeRaw is never called where rawConn returns nil.
-func (c *conn) writeRaw(uintptr) bool { return true }
+func (w *writer) writeRaw(uintptr) bool { return true }
 
 // readRaw is never called where rawConn returns nil.
 func (s *sockReader) readRaw(uintptr) {}

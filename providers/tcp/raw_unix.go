@@ -20,22 +20,22 @@ func rawConn(nc net.Conn) syscall.RawConn {
 	return nil
 }
 
-// writeRaw writes c.rbuf[c.rn:] to the socket without waiting: it stops
+// writeRaw writes w.rbuf[w.rn:] to the socket without waiting: it stops
 // at the first EAGAIN. It is a method value made once, so the reader's
 // writes allocate nothing.
-func (c *conn) writeRaw(fd uintptr) bool {
-	for c.rn < len(c.rbuf) {
-		n, err := syscall.Write(int(fd), c.rbuf[c.rn:])
+func (w *writer) writeRaw(fd uintptr) bool {
+	for w.rn < len(w.rbuf) {
+		n, err := syscall.Write(int(fd), w.rbuf[w.rn:])
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
 			return true
 		case err != nil:
-			c.rerr = os.NewSyscallError("write", err)
+			w.rerr = os.NewSyscallError("write", err)
 			return true
 		}
-		c.rn += n
+		w.rn += n
 	}
 	return true
 }

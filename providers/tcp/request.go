@@ -1,35 +1,63 @@
 package tcp
 
 import (
+	"sync"
+
 	"github.com/goshmem/goshmem/core"
 )
 
-// newRequest registers a request for a reply of len(dst) bytes (or, with
-// dst nil, of a value into r.val). After it succeeds, the request ends
-// exactly once: by its reply or by the connection's failure. A
-// non-blocking request is issued on ep's counter, numbered before the
-// connection's failure can end it.
-func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
-	if e := c.failed.Load(); e != nil {
-		return nil, e
+// request is an operation that waits for a reply: its payload is read
+// straight into dst.
+type request struct {
+	id  uint64
+	dst []byte
+	val [8]byte
+	ch  chan struct{} // blocking requests: signalled once, when done
+	err error
+	ep  *endpoint // non-blocking requests: completed there
+	seq uint64    // non-blocking requests: the number on ep's counter
+	nbi bool
+}
+
+// requestTable is a connection's outstanding requests, by slot, and a
+// pool of spent ones. Its lock is a leaf: held only inside its methods,
+// which call nothing that locks.
+type requestTable struct {
+	peer int
+
+	mu   sync.Mutex
+	err  error // set by fail: no request may be added
+	reqs []*request
+	free []uint32
+	pool []*request
+	gen  uint32
+}
+
+// add registers a request for a reply of len(dst) bytes (or, with dst
+// nil, of a value into r.val). After it succeeds, the request ends exactly
+// once: by its reply or by the table's failure. A non-blocking request is
+// issued on ep's counter, numbered before the table's failure can end it.
+func (t *requestTable) add(dst []byte, ep *endpoint, nbi bool) (*request, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.err != nil {
+		return nil, t.err
 	}
 	var r *request
-	if n := len(c.pool); n > 0 {
-		r, c.pool = c.pool[n-1], c.pool[:n-1]
+	if n := len(t.pool); n > 0 {
+		r, t.pool = t.pool[n-1], t.pool[:n-1]
 	} else {
 		r = &request{ch: make(chan struct{}, 1)}
 	}
 	var slot uint32
-	if n := len(c.free); n > 0 {
-		slot, c.free = c.free[n-1], c.free[:n-1]
+	if n := len(t.free); n > 0 {
+		slot, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		slot = uint32(len(c.reqs))
-		c.reqs = append(c.reqs, nil)
+		slot = uint32(len(t.reqs))
+		t.reqs = append(t.reqs, nil)
 	}
-	c.gen++
-	r.id = uint64(c.gen)<<32 | uint64(slot)
+	t.gen++
+	r.id = uint64(t.gen)<<32 | uint64(slot)
 	r.dst, r.ep, r.nbi, r.err, r.seq = dst, ep, nbi, nil, 0
 	if nbi && ep != nil {
 		r.seq = ep.counter.Issue(1)
@@ -37,42 +65,74 @@ func (c *conn) newRequest(dst []byte, ep *endpoint, nbi bool) (*request, error) 
 	if dst == nil {
 		r.dst = r.val[:]
 	}
-	c.reqs[slot] = r
+	t.reqs[slot] = r
 	return r, nil
 }
 
-// take removes the request with id from the table.
-func (c *conn) take(id uint64) *request {
-	c.rmu.Lock()
-	defer c.rmu.Unlock()
+// take removes the request with id from the table, or returns nil if no
+// such request is outstanding.
+func (t *requestTable) take(id uint64) *request {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	slot := uint32(id)
-	if int(slot) >= len(c.reqs) || c.reqs[slot] == nil || c.reqs[slot].id != id {
+	if int(slot) >= len(t.reqs) || t.reqs[slot] == nil || t.reqs[slot].id != id {
 		return nil
 	}
-	r := c.reqs[slot]
-	c.reqs[slot] = nil
-	c.free = append(c.free, slot)
+	r := t.reqs[slot]
+	t.reqs[slot] = nil
+	t.free = append(t.free, slot)
 	return r
 }
 
-// finish ends a request taken from the table.
-func (c *conn) finish(r *request, err error) {
+// fail refuses every later request with err and empties the table: it
+// returns the outstanding requests, for the caller to finish.
+func (t *requestTable) fail(err error) []*request {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.err = err
+	var ended []*request
+	for i, r := range t.reqs {
+		if r != nil {
+			ended = append(ended, r)
+			t.reqs[i] = nil
+		}
+	}
+	return ended
+}
+
+// outstanding counts the requests waiting for a reply.
+func (t *requestTable) outstanding() int {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := 0
+	for _, r := range t.reqs {
+		if r != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// finish ends a request taken from the table: a blocking one's issuer is
+// woken, a non-blocking one is completed on its endpoint's counter.
+func (t *requestTable) finish(r *request, err error) {
 	if !r.nbi {
 		r.err = err
 		r.ch <- struct{}{}
 		return
 	}
 	if err != nil {
-		r.ep.fail(&core.OpError{Op: "get-nbi", PE: c.peer, Provider: Name, Err: err}, r.seq, 1)
+		r.ep.fail(&core.OpError{Op: "get-nbi", PE: t.peer, Provider: Name, Err: err}, r.seq, 1)
 	} else {
 		r.ep.complete(r.seq, 1)
 	}
-	c.release(r)
+	t.release(r)
 }
 
-func (c *conn) release(r *request) {
+// release returns a spent request to the pool.
+func (t *requestTable) release(r *request) {
 	r.dst, r.ep, r.err = nil, nil, nil
-	c.rmu.Lock()
-	c.pool = append(c.pool, r)
-	c.rmu.Unlock()
+	t.mu.Lock()
+	t.pool = append(t.pool, r)
+	t.mu.Unlock()
 }

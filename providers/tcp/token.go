@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// The receive token. Whoever holds c.rtok reads the socket and applies
+// The receive token. Whoever holds c.rd.tok reads the socket and applies
 // the peer's frames (serve): the reader goroutine, or an issuer waiting
 // for its reply or its quiet's acknowledgement, which so reads its own
 // reply instead of being woken by the reader (a goroutine hand-off, a
@@ -31,16 +31,16 @@ const assistPoll = int64(30 * time.Microsecond)
 // socket is readable, until the stream ends.
 func (c *conn) read() {
 	for {
-		c.rtok.Lock()
+		c.rd.tok.Lock()
 		c.serve(nil)
-		end, readied := c.rend, c.rd.readied
-		c.rd.readied = false
-		c.rtok.Unlock()
-		if end || c.raw == nil {
+		end, readied := c.rd.end, c.rd.sock.readied
+		c.rd.sock.readied = false
+		c.rd.tok.Unlock()
+		if end || c.rd.sock.raw == nil {
 			// Without a raw socket serve reads until the stream ends.
 			return
 		}
-		pl := startPoll(c.d, &c.rd.budget)
+		pl := startPoll(c.d, &c.rd.sock.budget)
 		if pl.on() {
 			if readied {
 				// Let the goroutines it woke run on this thread first.
@@ -50,15 +50,15 @@ func (c *conn) read() {
 				continue
 			}
 		}
-		c.rd.looked = false
-		err := c.raw.Read(c.rd.peek)
+		c.rd.sock.looked = false
+		err := c.rd.sock.raw.Read(c.rd.sock.peek)
 		pl.slept()
 		if err != nil {
-			c.rtok.Lock()
-			if !c.rend {
+			c.rd.tok.Lock()
+			if !c.rd.end {
 				c.endRead(err)
 			}
-			c.rtok.Unlock()
+			c.rd.tok.Unlock()
 			return
 		}
 	}
@@ -69,13 +69,13 @@ func (c *conn) read() {
 // budget runs out; it says whether to serve again at once.
 func (c *conn) pollTurns(pl *poll) bool {
 	for pl.next() {
-		if !c.rtok.TryLock() {
+		if !c.rd.tok.TryLock() {
 			continue
 		}
 		got := c.serve(nil)
-		end, readied := c.rend, c.rd.readied
-		c.rd.readied = false
-		c.rtok.Unlock()
+		end, readied := c.rd.end, c.rd.sock.readied
+		c.rd.sock.readied = false
+		c.rd.tok.Unlock()
 		if end {
 			return true
 		}
@@ -96,11 +96,11 @@ func (c *conn) pollTurns(pl *poll) bool {
 // says its wait is over or pl's budget ends. The issuer then sleeps as
 // before if need be; the reader goroutine reads whatever comes after.
 func (c *conn) assist(pl *poll, done func() bool) {
-	if c.raw == nil || !pl.on() || !c.rtok.TryLock() {
+	if c.rd.sock.raw == nil || !pl.on() || !c.rd.tok.TryLock() {
 		return
 	}
-	defer c.rtok.Unlock()
-	for !c.rend {
+	defer c.rd.tok.Unlock()
+	for !c.rd.end {
 		c.serve(done)
 		if done() || !pl.next() {
 			return

@@ -37,16 +37,16 @@ func TestTokenHandsBack(t *testing.T) {
 	word := func(off int) uint64 { return binary.NativeEndian.Uint64(regs[0].mem[off:]) }
 	for i := range 200 {
 		v := uint64(i + 1)
-		c.rtok.Lock()
+		c.rd.tok.Lock()
 		require.NoError(t, ep.PutValue(0, regs[1], 0, v, 8))
 		deadline := time.Now().Add(10 * time.Second)
 		for word(0) != v {
-			require.False(t, c.rend)
+			require.False(t, c.rd.end)
 			require.True(t, time.Now().Before(deadline), "the token holder never read put %d", i)
 			c.serve(nil)
 			runtime.Gosched()
 		}
-		c.rtok.Unlock()
+		c.rd.tok.Unlock()
 		require.NoError(t, ep.PutValue(0, regs[1], 8, v, 8))
 		within(t, 10*time.Second, "quiet after the token came back", ep.Quiet)
 		require.Equal(t, v, word(8))

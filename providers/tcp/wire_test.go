@@ -28,16 +28,12 @@ type fuzzTarget struct {
 }
 
 func newFuzzTarget(t testing.TB, data []byte) *fuzzTarget {
-	d := &domain{rank: 0, npes: 2, log: slog.New(slog.DiscardHandler), set: settings{buffer: 1 << 16}}
-	backing := make([]byte, fuzzRegion+2*fuzzGuard)
-	m := backing[fuzzGuard : fuzzGuard+fuzzRegion : fuzzGuard+fuzzRegion]
-	d.regions.Store(&[]*region{{d: d, idx: 0, size: fuzzRegion, mem: m}, {d: d, idx: 1}})
+	d, backing := fuzzDomain()
 	local, remote := net.Pipe()
 	t.Cleanup(func() { _ = remote.Close() })
-	c := &conn{d: d, peer: 1, nc: local, br: bufio.NewReader(bytes.NewReader(data)),
-		kick: make(chan struct{}, 1), dead: make(chan struct{}),
-		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
-	c.sent = 8 // acks up to 8 are plausible
+	c := makeConn(d, 1, local)
+	c.rd.br = bufio.NewReader(bytes.NewReader(data))
+	c.q.ledger.sent = 8 // acks up to 8 are plausible
 	ft := &fuzzTarget{c: c, backing: backing}
 	var err error
 	ft.get, err = c.newRequest(make([]byte, 16), nil, false)
@@ -45,6 +41,16 @@ func newFuzzTarget(t testing.TB, data []byte) *fuzzTarget {
 	_, err = c.newRequest(nil, nil, false)
 	require.NoError(t, err)
 	return ft
+}
+
+// fuzzDomain is PE 0 of two with one region of fuzzRegion bytes, between
+// two guard bands in backing, and one region of size 0.
+func fuzzDomain() (d *domain, backing []byte) {
+	d = &domain{rank: 0, npes: 2, log: slog.New(slog.DiscardHandler), set: settings{buffer: 1 << 16}}
+	backing = make([]byte, fuzzRegion+2*fuzzGuard)
+	m := backing[fuzzGuard : fuzzGuard+fuzzRegion : fuzzGuard+fuzzRegion]
+	d.regions.Store(&[]*region{{d: d, idx: 0, size: fuzzRegion, mem: m}, {d: d, idx: 1}})
+	return d, backing
 }
 
 // frame encodes one frame with its payload.
@@ -101,7 +107,7 @@ func TestValidStream(t *testing.T) {
 	ft := newFuzzTarget(t, bytes.Join(validStream(), nil))
 	c := ft.c
 	c.read()
-	require.True(t, c.rend)
+	require.True(t, c.rd.end)
 	require.Equal(t, "it closed its connection", c.failed.Load().Reason, "a clean end")
 	m := ft.backing[fuzzGuard:]
 	require.Equal(t, "abcdefgh", string(m[8:16]))
@@ -110,12 +116,12 @@ func TestValidStream(t *testing.T) {
 	require.Equal(t, uint32(1), binary.NativeEndian.Uint32(m[32:]), "compare-swap of 0 to 1")
 	require.Equal(t, bytes.Repeat([]byte{7}, 16), ft.get.dst)
 	require.Len(t, ft.get.ch, 1, "the get was completed")
-	require.Equal(t, uint64(3), c.acked)
-	require.True(t, c.byeSeen)
-	require.Equal(t, uint64(3), c.applied, "put, put-value and atomic")
+	require.Equal(t, uint64(3), c.q.ledger.acked)
+	require.True(t, c.rd.rx.byeSeen)
+	require.Equal(t, uint64(3), c.rd.rx.applied, "put, put-value and atomic")
 	// Three replies (get, get-value, fetch) and an ack were queued.
 	n := 0
-	for b := c.out; len(b) > 0; n++ {
+	for b := c.q.out; len(b) > 0; n++ {
 		h, err := decodeHeader(b)
 		require.NoError(t, err)
 		b = b[hdrLen:]

@@ -1,0 +1,343 @@
+package tcp
+
+import (
+	"sync"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// sendQueue is a connection's outgoing frames: issuers and the reader
+// append encoded frames to out; refs are payloads written from where they
+// lie (large puts, large replies), each after out[:at]; the writer takes
+// the whole queue at once (take). enq counts frames queued: a large put
+// waits until the writer's count of frames written reaches its ticket.
+// The ledger numbers the non-fetching operations queued, which the peer's
+// acks count off.
+//
+// mu guards everything but kick, and is a leaf: held only inside the
+// queue's methods, which call nothing that locks but the endpoint
+// counter's atomics.
+type sendQueue struct {
+	kick   chan struct{} // wakes the writer goroutine
+	buffer int           // the queue's size past which issuers write it themselves
+
+	mu       sync.Mutex
+	out      []byte
+	refs     []segment
+	kicked   bool  // the writer was kicked and has not found the queue empty since
+	lastSend int64 // nanotime of the last put
+	bye      bool  // opBye is queued: nothing more may be
+	err      error // the connection failed: nothing more may be queued
+	enq      uint64
+	ledger   ackLedger
+}
+
+type segment struct {
+	at  int
+	ref []byte
+}
+
+// how an issuer gets what it queued written.
+const (
+	leaveIt  = iota // the writer goroutine writes it, or has been woken to
+	writeTry        // write it now unless somebody is writing
+	writeNow        // write it now, waiting for the writer's turn
+)
+
+// closedLocked is why nothing may be queued, nil if something may; mu is
+// held.
+func (q *sendQueue) closedLocked() error {
+	if q.bye {
+		return core.ErrClosed
+	}
+	return q.err
+}
+
+// kickLocked wakes the writer unless it is already awake; mu is held.
+func (q *sendQueue) kickLocked() {
+	if !q.kicked {
+		q.kicked = true
+		select {
+		case q.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// wake wakes the writer.
+func (q *sendQueue) wake() {
+	q.mu.Lock()
+	q.kickLocked()
+	q.mu.Unlock()
+}
+
+// put queues a non-fetching operation of ep: a header and, for puts up to
+// injectSize, the payload copied, else a reference to it. It numbers the
+// operation on ep's counter and in the ledger once it is queued: an
+// operation that could not be queued was never issued, and one that was
+// is completed by its ack or the queue's failure. It says how the issuer
+// gets it written and, for a payload by reference, the ticket that the
+// count of frames written must reach before the payload may be reused
+// (0 otherwise).
+func (q *sendQueue) put(ep *endpoint, h *header, payload []byte) (wait uint64, how int, err error) {
+	q.mu.Lock()
+	if err := q.closedLocked(); err != nil {
+		q.mu.Unlock()
+		return 0, leaveIt, err
+	}
+	q.out = appendHeader(q.out, h)
+	byRef := len(payload) > injectSize
+	if byRef {
+		q.refs = append(q.refs, segment{at: len(q.out), ref: payload})
+	} else {
+		q.out = append(q.out, payload...)
+	}
+	q.ledger.count(ep, ep.counter.Issue(1))
+	q.enq++
+	ticket := q.enq
+	full := len(q.out) >= q.buffer
+	now := nanotime()
+	// A put that follows the last by more than burstGap while the writer
+	// sleeps starts no burst: its issuer writes it, saving the writer's
+	// wake-up. Within a burst, the writer combines.
+	alone := !q.kicked && now-q.lastSend > burstGap
+	q.lastSend = now
+	if !alone {
+		q.kickLocked()
+	}
+	q.mu.Unlock()
+	switch {
+	case byRef:
+		// The issuer would wait for the writer anyway.
+		return ticket, writeNow, nil
+	case full:
+		return 0, writeNow, nil
+	case alone:
+		return 0, writeTry, nil
+	}
+	return 0, leaveIt, nil
+}
+
+// request queues a request, whose h.id is set; a non-blocking one wakes
+// the writer, a blocking one's issuer writes it.
+func (q *sendQueue) request(h *header, nbi bool) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if err := q.closedLocked(); err != nil {
+		return err
+	}
+	q.out = appendHeader(q.out, h)
+	q.enq++
+	if nbi {
+		q.kickLocked()
+	}
+	return nil
+}
+
+// answer queues a frame of the reader's (ack or reply), the payload
+// copied, or with ref written from where it lies. It says whether it
+// queued it: nothing is after the queue's bye or failure.
+func (q *sendQueue) answer(h *header, payload, ref []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.bye || q.err != nil {
+		return false
+	}
+	q.out = appendHeader(q.out, h)
+	q.out = append(q.out, payload...)
+	if ref != nil {
+		q.refs = append(q.refs, segment{at: len(q.out), ref: ref})
+	}
+	q.enq++
+	return true
+}
+
+// queueBye queues the last frame of a clean close, once.
+func (q *sendQueue) queueBye() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.bye {
+		return
+	}
+	q.out = appendHeader(q.out, &header{op: opBye})
+	q.bye = true
+	q.enq++
+	q.kickLocked()
+}
+
+// batchOut is what a writer takes from the queue: frames up to end, and
+// whether the bye is among them.
+type batchOut struct {
+	out  []byte
+	refs []segment
+	end  uint64
+	bye  bool
+}
+
+// take hands the writer everything queued, and starts the queue afresh on
+// spare and spareRefs, the writer's buffers of its last write. An empty
+// queue is left as it is, and the writer counts as asleep (ok false).
+func (q *sendQueue) take(spare []byte, spareRefs []segment) (b batchOut, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.out) == 0 && len(q.refs) == 0 {
+		q.kicked = false
+		return b, false
+	}
+	b = batchOut{out: q.out, refs: q.refs, end: q.enq, bye: q.bye}
+	q.out, q.refs = spare, spareRefs
+	return b, true
+}
+
+// takeCopied is take for a writer that writes only copied frames and no
+// bye (the reader's write that never waits): it takes nothing when the
+// queue holds payloads by reference or the bye, and wakes the writer
+// goroutine for them.
+func (q *sendQueue) takeCopied(spare []byte) (out []byte, end uint64, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.refs) > 0 || len(q.out) == 0 || q.bye {
+		// Payloads by reference, and the clean close, which ends with a
+		// half-close, are the writer goroutine's.
+		if len(q.out) > 0 {
+			q.kickLocked()
+		}
+		return nil, 0, false
+	}
+	out, end = q.out, q.enq
+	q.out = spare
+	return out, end, true
+}
+
+// putBack puts rest, the part of a take that was not written, back at
+// the head of the queue, in front of what was queued meanwhile, and wakes
+// the writer for it. It returns a spare buffer for the caller.
+func (q *sendQueue) putBack(rest []byte) (spare []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	n := len(rest)
+	out := append(append(make([]byte, 0, n+len(q.out)), rest...), q.out...)
+	for i := range q.refs {
+		q.refs[i].at += n
+	}
+	spare, q.out = q.out[:0], out
+	q.kickLocked()
+	return spare
+}
+
+// full says whether half a buffer or more, a payload by reference or the
+// bye is queued: enough for the lingering writer to write now.
+func (q *sendQueue) full() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.out) >= q.buffer/2 || len(q.refs) > 0 || q.bye
+}
+
+// drained says whether the bye has been queued and everything written.
+func (q *sendQueue) drained() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bye && len(q.out) == 0 && len(q.refs) == 0
+}
+
+// fail refuses everything later with err and returns the operations
+// queued but not acknowledged, for the caller to fail.
+func (q *sendQueue) fail(err error) []batch {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.err = err
+	return q.ledger.drain()
+}
+
+// ack records the peer's ack of count operations in all, or returns the
+// protocol error of an ack that cannot be.
+func (q *sendQueue) ack(count uint64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ledger.ack(count)
+}
+
+// popAcked fills done with up to len(done) runs of acknowledged
+// operations, up to count, and says how many.
+func (q *sendQueue) popAcked(count uint64, done []batch) int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ledger.pop(count, done)
+}
+
+// batch is a run of non-fetching operations queued by one endpoint: the
+// ones numbered up to end on the connection, n of them still
+// unacknowledged, which are numbered seq to seq+n-1 on the endpoint's
+// counter.
+type batch struct {
+	ep  *endpoint
+	end uint64
+	n   uint64
+	seq uint64
+}
+
+// ackLedger numbers the non-fetching operations sent on a connection and
+// matches the peer's acks to the endpoints that issued them. It is plain
+// state: its owner (sendQueue) guards it.
+type ackLedger struct {
+	sent    uint64 // operations sent
+	acked   uint64 // operations the peer said it applied
+	batches []batch
+	head    int // batches[:head] are acknowledged
+}
+
+// count numbers an operation of ep, numbered seq on ep's counter. It joins
+// the last batch if that is ep's and holds ep's operation numbered just
+// before: an ack then completes a run of numbers.
+func (l *ackLedger) count(ep *endpoint, seq uint64) {
+	l.sent++
+	if n := len(l.batches); n > l.head {
+		if b := &l.batches[n-1]; b.ep == ep && b.seq+b.n == seq {
+			b.end, b.n = l.sent, b.n+1
+			return
+		}
+	}
+	l.batches = append(l.batches, batch{ep: ep, end: l.sent, n: 1, seq: seq})
+}
+
+// ack records that the peer applied count operations in all: more than
+// it said before, and no more than were sent.
+func (l *ackLedger) ack(count uint64) error {
+	if count <= l.acked || count > l.sent {
+		return frameErr("ack of %d operations when %d were sent and %d acked", count, l.sent, l.acked)
+	}
+	l.acked = count
+	return nil
+}
+
+// pop removes the acknowledged operations numbered up to count, in up to
+// len(done) runs of one endpoint's numbers each, into done, and says how
+// many runs. Fewer than len(done) means none up to count is left.
+func (l *ackLedger) pop(count uint64, done []batch) int {
+	nd := 0
+	for l.head < len(l.batches) && nd < len(done) {
+		b := &l.batches[l.head]
+		first := b.end - b.n + 1
+		if first > count {
+			break
+		}
+		k := min(b.end, count) - first + 1
+		done[nd] = batch{ep: b.ep, n: k, seq: b.seq}
+		nd++
+		if b.n, b.seq = b.n-k, b.seq+k; b.n > 0 {
+			break
+		}
+		l.head++
+	}
+	if l.head == len(l.batches) {
+		l.batches, l.head = l.batches[:0], 0
+	}
+	return nd
+}
+
+// drain removes and returns every unacknowledged run.
+func (l *ackLedger) drain() []batch {
+	pending := l.batches[l.head:]
+	l.batches, l.head = nil, 0
+	return pending
+}

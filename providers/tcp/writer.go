@@ -1,0 +1,115 @@
+package tcp
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// writer writes a connection's send queue to its socket. mu is held by
+// whoever writes: the writer goroutine, an issuer that writes its own
+// frames, or the reader's write that never waits. Holding it, a writer
+// takes the queue (whose lock is a leaf) and writes what it took, so
+// frames leave in the order they were queued.
+type writer struct {
+	nc net.Conn
+	// written is the count of frames queued (sendQueue.enq) up to the
+	// last frame written.
+	written atomic.Uint64
+
+	mu        sync.Mutex
+	spare     []byte    // the buffer of the last write, for the next take
+	spareRefs []segment // its references, likewise
+	iov       [][]byte
+	bufs      net.Buffers
+
+	// The writes that never block (flushNoWait): the socket, and the
+	// buffer and result of the write under way, with a method value made
+	// once so that a write allocates nothing.
+	raw      syscall.RawConn // nil where nc is not a socket
+	rawWrite func(fd uintptr) bool
+	rbuf     []byte
+	rn       int
+	rerr     error
+}
+
+// flushLocked writes everything queued in q until it finds q empty, and
+// half-closes the socket after the bye. mu is held. It returns the error
+// that broke the socket.
+func (w *writer) flushLocked(q *sendQueue) error {
+	for {
+		b, ok := q.take(w.spare[:0], w.spareRefs[:0])
+		if !ok {
+			return nil
+		}
+		err := w.write(b.out, b.refs)
+		clear(b.refs) // drop the references to callers' buffers
+		w.spare, w.spareRefs = b.out[:0], b.refs[:0]
+		if err != nil {
+			return err
+		}
+		w.written.Store(b.end)
+		if b.bye {
+			if tc, ok := w.nc.(*net.TCPConn); ok {
+				_ = tc.CloseWrite()
+			}
+		}
+	}
+}
+
+// write writes buf with the payloads refs inserted where they belong.
+func (w *writer) write(buf []byte, refs []segment) error {
+	if len(refs) == 0 {
+		_, err := w.nc.Write(buf)
+		return err
+	}
+	w.iov = w.iov[:0]
+	prev := 0
+	for _, s := range refs {
+		if s.at > prev {
+			w.iov = append(w.iov, buf[prev:s.at])
+		}
+		w.iov = append(w.iov, s.ref)
+		prev = s.at
+	}
+	if prev < len(buf) {
+		w.iov = append(w.iov, buf[prev:])
+	}
+	// WriteTo consumes w.bufs; being a field, it costs no allocation.
+	w.bufs = w.iov
+	_, err := w.bufs.WriteTo(w.nc)
+	clear(w.iov)
+	return err
+}
+
+// flushNoWait writes what q holds without ever blocking, for the reader,
+// which must keep reading whatever the peer does, or two PEs writing to
+// each other could each wait for the other to read. It writes what the
+// socket takes at once and puts the rest back at the head of the queue
+// for the writer goroutine; a queue it cannot write (payloads by
+// reference, the bye) is the writer goroutine's too. mu is held and raw
+// is not nil. It returns the error that broke the socket.
+func (w *writer) flushNoWait(q *sendQueue) error {
+	buf, end, ok := q.takeCopied(w.spare[:0])
+	if !ok {
+		return nil
+	}
+	w.rbuf, w.rn, w.rerr = buf, 0, nil
+	if err := w.raw.Write(w.rawWrite); err != nil && w.rerr == nil {
+		w.rerr = err
+	}
+	n, err := w.rn, w.rerr
+	w.rbuf = nil
+	switch {
+	case err != nil:
+		w.spare = buf[:0]
+		return err
+	case n == len(buf):
+		w.spare = buf[:0]
+		w.written.Store(end)
+	default:
+		w.spare = q.putBack(buf[n:])
+	}
+	return nil
+}
