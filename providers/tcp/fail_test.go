@@ -42,7 +42,7 @@ func TestPeerLost(t *testing.T) {
 	go func() { got <- ep.Get(2, regs[0], 0, make([]byte, 8)) }()
 	if !assert.Eventually(t, func() bool { return outstanding(doms[0].conns[2]) != 0 }, 10*time.Second, time.Millisecond,
 		"the get to PE 2 is in flight") {
-		stalled.bmu.Unlock()
+		stalled.q.mu.Unlock()
 		t.FailNow()
 	}
 	die(doms[2])
