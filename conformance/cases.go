@@ -51,6 +51,7 @@ func Cases() []Case {
 	cases = append(cases, flowCases()...)
 	cases = append(cases, registerCases()...)
 	cases = append(cases, orderCases()...)
+	cases = append(cases, finalizeCases()...)
 	return cases
 }
 

@@ -228,7 +228,7 @@ type region struct {
 
 // release lets go of every PE's part as mapped here: our own part of a
 // registered region becomes private memory with its contents again, the
-// rest is unmapped.
+// rest is retired (sys.Retire), since the program may hold slices of it.
 func (r *region) release() error {
 	var errs []error
 	for pe, m := range r.peers {
@@ -237,7 +237,7 @@ func (r *region) release() error {
 		case pe == r.dom.rank && r.registered:
 			errs = append(errs, sys.Unshare(m))
 		default:
-			errs = append(errs, sys.Unmap(m))
+			errs = append(errs, sys.Retire(m))
 		}
 		r.peers[pe] = nil
 	}
@@ -616,10 +616,11 @@ func (d *domain) close() error {
 	for _, r := range regions {
 		errs = append(errs, r.release())
 	}
-	// d.ctl keeps its now dangling slices, as regions' Local may: every
-	// path to them checks closed first.
+	// d.ctl keeps its slices, as a program may keep its regions': every
+	// path to them checks closed first, and one that checked just before
+	// finds retired memory, never a hole.
 	for i := range d.ctl {
-		errs = append(errs, sys.Unmap(d.ctl[i].mem))
+		errs = append(errs, sys.Retire(d.ctl[i].mem))
 	}
 	// Open made the job directory; the last PE out removes it, so a job
 	// no launcher cleans up after leaves nothing.
