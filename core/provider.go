@@ -153,9 +153,13 @@ type DirectAccess interface {
 // LocalWaiter is implemented by domains that can put a PE to sleep until a
 // remote operation changes the memory it waits on, instead of polling. Use:
 //
+//	for range waiting.Polls { if cond() { return } } // Config's Waiting
 //	seq, watch := w.WaitArm(r, off, n)
 //	for !cond() { seq = w.WaitChange(seq, max) }
 //	w.WaitDisarm(watch)
+//
+// The caller spins, as the job's Waiting says; WaitChange never spins
+// again on top of it: it may yield the CPU briefly, then sleeps.
 //
 // WaitArm announces that the calling goroutine waits for a change to the n
 // bytes at off in this PE's part of r (r nil or n 0: to any of this PE's

@@ -20,9 +20,14 @@ import (
 // symmetric heap's size, without which PEs would address each other's
 // memory at the wrong offsets, and the program, without which they would
 // agree on a heap layout that means different things on different PEs.
+//
+// Host, the PE's host id, is no such fact: it rides along so that every PE
+// learns how many PEs share its host, which the waiting policy needs
+// before the provider opens (see core.Waiting).
 type jobFacts struct {
 	HeapSize int         `json:"heap"`
 	Program  fingerprint `json:"prog"`
+	Host     string      `json:"host,omitempty"`
 }
 
 // fingerprint identifies a program: its executable's name, size and
@@ -103,18 +108,28 @@ func decodeJobFacts(b []byte) (jobFacts, error) {
 }
 
 // checkJob gathers every PE's facts and fails, on every PE alike, if they
-// differ, naming which PEs differ and in what.
-func checkJob(boot core.Bootstrap, mine jobFacts) error {
+// differ, naming which PEs differ and in what. It returns how many PEs
+// (this one among them) share this PE's host.
+func checkJob(boot core.Bootstrap, mine jobFacts) (hostPEs int, err error) {
 	all, err := boot.Allgather(mine.encode())
 	if err != nil {
-		return err
+		return 0, err
 	}
 	facts := make([]jobFacts, len(all))
 	for pe, b := range all {
 		if facts[pe], err = decodeJobFacts(b); err != nil {
-			return fmt.Errorf("PE %d: %w", pe, err)
+			return 0, fmt.Errorf("PE %d: %w", pe, err)
+		}
+		if facts[pe].Host == mine.Host {
+			hostPEs++
 		}
 	}
+	return hostPEs, checkFacts(facts)
+}
+
+// checkFacts fails if the PEs' facts differ, naming which PEs differ and
+// in what.
+func checkFacts(facts []jobFacts) error {
 	var problems []string
 	if p := core.DescribePEs(facts, func(j jobFacts) string { return fmt.Sprintf("%d bytes", j.HeapSize) }); p != "" {
 		problems = append(problems, fmt.Sprintf("%s differs between PEs (%s); every PE must use the same heap size", EnvSymmetricSize, p))

@@ -210,7 +210,11 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if program != nil {
 		prog = *program
 	}
-	if err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog}); err != nil {
+	if hostID == "" {
+		hostID = core.HostID()
+	}
+	hostPEs, err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog, Host: hostID})
+	if err != nil {
 		return nil, err
 	}
 	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
@@ -218,6 +222,10 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if err := core.Agree(boot, err); err != nil {
 		return nil, err
 	}
+	// The one waiting policy of this PE, shmem's waits and the
+	// provider's alike.
+	waiting := core.NewWaiting(hostPEs, cpus)
+	cfg.Waiting = &waiting
 	prov, dom, err := core.Open(cfg, spec)
 	if err != nil {
 		return nil, err
@@ -253,7 +261,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.def = Context{w: w, ep: ep}
 	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
-	if err := w.coll.init(w, hostID, cpus); err != nil {
+	if err := w.coll.init(w, hostID, waiting); err != nil {
 		return fail(err)
 	}
 	if err := w.syncAll(); err != nil {
