@@ -52,6 +52,7 @@ func Cases() []Case {
 	cases = append(cases, registerCases()...)
 	cases = append(cases, orderCases()...)
 	cases = append(cases, finalizeCases()...)
+	cases = append(cases, capsCases()...)
 	return cases
 }
 
