@@ -213,7 +213,9 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if hostID == "" {
 		hostID = core.HostID()
 	}
-	hostPEs, err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog, Host: hostID})
+	// Every PE looks at the host's memory before any makes its heap.
+	avail, _ := core.MemAvailable()
+	host, err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog, Host: hostID, Avail: avail})
 	if err != nil {
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	// The one waiting policy of this PE, shmem's waits and the
 	// provider's alike.
-	waiting := core.NewWaiting(hostPEs, cpus)
+	waiting := core.NewWaiting(host.pes, cpus)
 	cfg.Waiting = &waiting
 	prov, dom, err := core.Open(cfg, spec)
 	if err != nil {
@@ -238,6 +240,14 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 		return nil, errors.Join(err, dom.Close())
 	}
 	if err := checkHeapSize(w.info, heapSize); err != nil {
+		return fail(err)
+	}
+	// The PEs of a host decide alike from the same figures, and say it
+	// once each; PEs of other hosts hear of it and stop too.
+	memErr := checkHostMemory(heapSize, internalSize+heapSize+exitSize, host.pes, host.avail, host.availKnown)
+	if err := core.Agree(boot, memErr); memErr != nil {
+		return fail(memErr)
+	} else if err != nil {
 		return fail(err)
 	}
 	w.heap, err = dom.NewRegion(internalSize + heapSize + exitSize)
