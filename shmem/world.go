@@ -328,7 +328,10 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 // Finalize leaves the job: it completes this PE's operations, waits for
 // every PE to arrive, closes every context and releases the provider and
 // the bootstrap. It is collective and idempotent; no goroutine the World
-// started outlives it. The heap must not be touched afterwards.
+// started outlives it. The heap is then no longer the job's: slices of
+// it kept past Finalize (and from Ptr) stay safe to touch, but read zeros
+// or what this PE wrote through them since, and reach no other PE (see
+// core.Domain's Close).
 func (w *World) Finalize() error {
 	w.finOnce.Do(func() {
 		var errs []error

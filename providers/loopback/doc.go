@@ -50,15 +50,18 @@
 // The domain owns every mapping: its own files and its views of every
 // peer's. Domain.Close, which is collective, marks the domain and its
 // endpoints closed, waits at a bootstrap barrier until every PE is done
-// with the job's memory, then unmaps all of them, returning the errors
-// joined; all but this PE's part of a registered region, which is the
-// program's memory: that becomes private memory again, in place and with
-// its contents (sys.Unshare), and stays the program's. Unmapping affects only this process's views, so a slow peer
-// never faults on memory this PE let go. Close is idempotent; after it,
-// every endpoint operation fails with an error wrapping core.ErrClosed and
-// Region.Local and PeerBytes return nil. Calls that race Close from other
-// goroutines are a program error (they may touch unmapped memory), just as
-// OpenSHMEM forbids communication concurrent with shmem_finalize.
+// with the job's memory, then retires all of them (sys.Retire: private
+// zeroed memory at the same addresses, see core.Domain's Close), returning
+// the errors joined; all but this PE's part of a registered region, which
+// is the program's memory: that becomes private memory again, in place and
+// with its contents (sys.Unshare), and stays the program's. Retiring
+// affects only this process's views, so a slow peer never faults on
+// memory this PE let go, and a slice the program kept reads and writes
+// memory nobody shares. Close is idempotent; after it, every endpoint
+// operation fails with an error wrapping core.ErrClosed and Region.Local
+// and PeerBytes return nil. Calls that race Close from other goroutines
+// are a program error, just as OpenSHMEM forbids communication concurrent
+// with shmem_finalize.
 //
 // The Bootstrap belongs to the caller; the provider never closes it.
 //
