@@ -51,6 +51,8 @@ func Cases() []Case {
 	cases = append(cases, flowCases()...)
 	cases = append(cases, registerCases()...)
 	cases = append(cases, orderCases()...)
+	cases = append(cases, finalizeCases()...)
+	cases = append(cases, capsCases()...)
 	return cases
 }
 

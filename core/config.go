@@ -34,6 +34,66 @@ type Config struct {
 	// fits on one host; empty means HostID(). Tests use it to pose as
 	// several hosts.
 	HostID string
+	// Waiting is the job's spin-then-sleep policy on this host, which
+	// shmem derives once (NewWaiting) before it opens the provider; nil
+	// means the provider derives it itself (see Config.Wait).
+	Waiting *Waiting
+}
+
+// Waiting is how a PE waits for memory another PE writes: it re-reads the
+// memory Polls times, then gives up the CPU, yielding a little and then
+// sleeping. It is derived once per job and host from the PEs on the host
+// and the CPUs they share (NewWaiting), and handed down in Config, so
+// that shmem's waits and the provider's follow one policy and no layer
+// spins after another has: whoever tests the condition spins, and a
+// provider's LocalWaiter.WaitChange, called once those polls are spent,
+// yields and sleeps without spinning again.
+type Waiting struct {
+	// Polls is how often a waiter re-reads memory before it gives up the
+	// CPU.
+	Polls int
+	// Solo says the host's PEs do not outnumber its CPUs: the PE waited
+	// for is running, not waiting for a CPU, so its store is likely
+	// microseconds away and worth spinning for.
+	Solo bool
+}
+
+const (
+	// SoloPolls is Waiting.Polls where every PE has a CPU: a few
+	// microseconds, longer than a store takes to cross between cores,
+	// far shorter than a kernel sleep and wake-up.
+	SoloPolls = 20000
+	// SharedPolls is Waiting.Polls where the PEs outnumber the CPUs: a
+	// store already on its way is caught, and then the spinner gives its
+	// CPU to the PE it waits for instead of holding it.
+	SharedPolls = 200
+)
+
+// NewWaiting derives the waiting policy for pes PEs on a host whose CPUs
+// they share cpus of.
+func NewWaiting(pes, cpus int) Waiting {
+	if pes <= cpus {
+		return Waiting{Polls: SoloPolls, Solo: true}
+	}
+	return Waiting{Polls: SharedPolls}
+}
+
+// Wait returns the job's waiting policy: Waiting if set, else one derived
+// from CPUs and the job's size, as if every PE were on this host (more
+// PEs than are only ever make waiters spin less).
+func (c *Config) Wait() (Waiting, error) {
+	if c.Waiting != nil {
+		return *c.Waiting, nil
+	}
+	cpus, err := c.CPUs()
+	if err != nil {
+		return Waiting{}, err
+	}
+	pes := 1
+	if c.Bootstrap != nil {
+		pes = c.Bootstrap.Size()
+	}
+	return NewWaiting(pes, cpus), nil
 }
 
 // Lookup returns an environment variable as the job sees it.

@@ -55,17 +55,28 @@ type Domain interface {
 	// completion counter. It is local, not collective.
 	NewEndpoint(opts EndpointOptions) (Endpoint, error)
 	// Close leaves the job. It is collective: it returns after every PE has
-	// stopped touching this PE's regions, then unmaps them (all but
-	// registered ones, which are left to the program as private memory
-	// with their contents). Endpoints and regions are closed with it.
-	// Close is idempotent.
+	// stopped touching this PE's regions, then retires their memory (all
+	// but registered regions' own parts, which are left to the program as
+	// private memory with their contents). Endpoints and regions are
+	// closed with it. Close is idempotent.
+	//
+	// Retiring is the one policy for memory a program may still hold
+	// slices of (a heap block it kept past shmem's Finalize, a peer's part
+	// from DirectAccess): every mapping a region handed out stays mapped
+	// at its address, to private zeroed memory of this process, as
+	// internal/sys's Retire does it. A stale slice then reads zeros or
+	// what this process wrote through it since, and writes reach no PE
+	// and no other region; it never faults the process. Providers end
+	// region memory with Retire, never Unmap.
 	Close() error
 }
 
 // Region is a symmetric region as this PE sees it.
 type Region interface {
 	// Local is this PE's part of the region. It stays valid until the domain
-	// closes; other PEs read and write it through their endpoints.
+	// closes; other PEs read and write it through their endpoints. After
+	// Close it is retired (see Domain's Close): harmless to touch, shared
+	// with nobody.
 	//
 	// For a region from NewRegion, its first byte lies at an address
 	// aligned to the largest power of two not above its length (and at
@@ -142,9 +153,13 @@ type DirectAccess interface {
 // LocalWaiter is implemented by domains that can put a PE to sleep until a
 // remote operation changes the memory it waits on, instead of polling. Use:
 //
+//	for range waiting.Polls { if cond() { return } } // Config's Waiting
 //	seq, watch := w.WaitArm(r, off, n)
 //	for !cond() { seq = w.WaitChange(seq, max) }
 //	w.WaitDisarm(watch)
+//
+// The caller spins, as the job's Waiting says; WaitChange never spins
+// again on top of it: it may yield the CPU briefly, then sleeps.
 //
 // WaitArm announces that the calling goroutine waits for a change to the n
 // bytes at off in this PE's part of r (r nil or n 0: to any of this PE's

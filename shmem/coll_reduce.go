@@ -197,11 +197,12 @@ func allreduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 // gatherFits reports whether a reduction of n bytes on the team goes by
 // gatherReduce: where the team's barrier is the domain's own (so the team
 // is the World's, whose gather banks are in the bulk area), puts are
-// stores into mapped memory (core.CapDirectAccess), and every member's
+// stores into mapped memory (the domain is a core.DirectAccess, which
+// conformance checks agrees with core.CapDirectAccess), and every member's
 // contribution fits a gather bank. There one barrier replaces the tree's
 // two waits, and the puts to every member cost next to nothing.
 func (t *Team) gatherFits(n int) bool {
-	return t.w.info.Caps&core.CapDirectAccess != 0 && t.domainBarrier() != nil &&
+	return t.w.direct != nil && t.domainBarrier() != nil &&
 		n*len(t.members) <= gatherBank
 }
 

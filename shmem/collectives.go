@@ -68,8 +68,8 @@ type collectives struct {
 
 // init sets up the collectives of a World whose heap exists; hostID, or
 // core.HostID() when empty, decides which PEs make up TeamShared, and
-// cpus is how many CPUs they share. It is collective.
-func (c *collectives) init(w *World, hostID string, cpus int) error {
+// waiting is the job's waiting policy on this host. It is collective.
+func (c *collectives) init(w *World, hostID string, waiting core.Waiting) error {
 	c.w = w
 	c.rounds = bits.Len(uint(w.npes - 1)) // ceil(log2 npes)
 	c.layout = newSlotLayout(w.npes)
@@ -88,15 +88,14 @@ func (c *collectives) init(w *World, hostID string, cpus int) error {
 	if err := c.initTeams(hostID); err != nil {
 		return err
 	}
-	w.spins = waitSpins
-	// Spinning longer pays only if the store can land meanwhile: a peer
+	w.spins = waiting.Polls
+	// Spinning long pays only if the store can land meanwhile: a peer
 	// that maps this PE's memory stores itself, but where this process's
 	// progress goroutines apply peers' writes (tcp), one runtime
 	// processor (what oshrun gives each PE of a full host) is the one the
 	// spinner holds.
-	_, mapped := w.dom.(core.DirectAccess)
-	if c.shared.NPEs() <= cpus && (mapped || runtime.GOMAXPROCS(0) > 1) {
-		w.spins = soloSpins
+	if _, mapped := w.dom.(core.DirectAccess); !mapped && runtime.GOMAXPROCS(0) == 1 {
+		w.spins = min(w.spins, core.SharedPolls)
 	}
 	return nil
 }

@@ -20,9 +20,27 @@ import (
 // symmetric heap's size, without which PEs would address each other's
 // memory at the wrong offsets, and the program, without which they would
 // agree on a heap layout that means different things on different PEs.
+//
+// Host, the PE's host id, and Avail, the memory its host had available
+// before any PE made its heap (0 if unknown), are no such facts: they
+// ride along so that every PE learns how many PEs share its host, which
+// the waiting policy needs before the provider opens (see core.Waiting),
+// and how much memory they found, so that all of them decide alike
+// whether their heaps fit (checkHostMemory).
 type jobFacts struct {
 	HeapSize int         `json:"heap"`
 	Program  fingerprint `json:"prog"`
+	Host     string      `json:"host,omitempty"`
+	Avail    int64       `json:"avail,omitempty"`
+}
+
+// hostView is what checkJob learns of this PE's host: how many of the
+// job's PEs it runs, and the least memory any of them found available
+// (availKnown false if none could tell).
+type hostView struct {
+	pes        int
+	avail      int64
+	availKnown bool
 }
 
 // fingerprint identifies a program: its executable's name, size and
@@ -103,18 +121,32 @@ func decodeJobFacts(b []byte) (jobFacts, error) {
 }
 
 // checkJob gathers every PE's facts and fails, on every PE alike, if they
-// differ, naming which PEs differ and in what.
-func checkJob(boot core.Bootstrap, mine jobFacts) error {
+// differ, naming which PEs differ and in what. It returns what the PEs
+// told of this PE's host.
+func checkJob(boot core.Bootstrap, mine jobFacts) (hostView, error) {
+	var host hostView
 	all, err := boot.Allgather(mine.encode())
 	if err != nil {
-		return err
+		return host, err
 	}
 	facts := make([]jobFacts, len(all))
 	for pe, b := range all {
 		if facts[pe], err = decodeJobFacts(b); err != nil {
-			return fmt.Errorf("PE %d: %w", pe, err)
+			return host, fmt.Errorf("PE %d: %w", pe, err)
+		}
+		if f := facts[pe]; f.Host == mine.Host {
+			host.pes++
+			if f.Avail > 0 && (!host.availKnown || f.Avail < host.avail) {
+				host.avail, host.availKnown = f.Avail, true
+			}
 		}
 	}
+	return host, checkFacts(facts)
+}
+
+// checkFacts fails if the PEs' facts differ, naming which PEs differ and
+// in what.
+func checkFacts(facts []jobFacts) error {
 	var problems []string
 	if p := core.DescribePEs(facts, func(j jobFacts) string { return fmt.Sprintf("%d bytes", j.HeapSize) }); p != "" {
 		problems = append(problems, fmt.Sprintf("%s differs between PEs (%s); every PE must use the same heap size", EnvSymmetricSize, p))

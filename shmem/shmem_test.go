@@ -3,7 +3,9 @@ package shmem_test
 import (
 	"crypto/rand"
 	"fmt"
+	"os"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -193,4 +195,32 @@ func TestHeapEdges(t *testing.T) {
 		require.NoError(t, err, "an empty buffer at the end")
 		require.Positive(t, off)
 	})
+}
+
+// A job whose heaps this host cannot hold together is refused on every
+// PE before any makes its heap, in the user's terms, instead of running
+// the host into its out-of-memory killer. The heap size is chosen from
+// what the host has available, so that no PE ever allocates it.
+func TestInitRefusesHeapsTheHostCannotHold(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	avail, ok := core.MemAvailable()
+	if !ok {
+		t.Skip("the host does not say how much memory it has available")
+	}
+	var st syscall.Statfs_t
+	require.NoError(t, syscall.Statfs(os.TempDir(), &st))
+	shmFree := int64(st.Bavail) * st.Bsize
+	// Each PE's heap fits alone, in memory and in the file system of its
+	// file, while the 3 PEs' heaps together are past all the memory.
+	heap := min(avail/2, shmFree-shmFree/8) &^ (1<<20 - 1)
+	if heap < 64<<20 || 3*heap < avail+avail/8 {
+		t.Skip("the host's memory and file system do not allow a heap that fits alone but not thrice")
+	}
+	size := core.FormatSize(heap)
+	world(t, 3, nil, func(int) []shmem.Option { return []shmem.Option{shmem.WithHeapSize(heap)} },
+		func(pe int, w *shmem.World, err error) {
+			require.Nil(t, w)
+			require.ErrorIs(t, err, shmem.ErrNoMemory)
+			require.ErrorContains(t, err, shmem.EnvSymmetricSize+"="+size+" for 3 PEs on this host needs")
+		})
 }

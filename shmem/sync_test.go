@@ -55,6 +55,7 @@ func FuzzDecodeJobFacts(f *testing.F) {
 	f.Add(shmem.EncodeJobFacts(1<<20, "prog"))
 	f.Add(shmem.EncodeJobFacts(0, ""))
 	f.Add([]byte(`{"heap":-1}`))
+	f.Add([]byte(`{"heap":4096,"host":"h1","avail":1073741824}`))
 	f.Add([]byte(`nonsense`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		heap, exe, err := shmem.DecodeJobFacts(b)

@@ -9,25 +9,15 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-const (
-	// waitSpins is how often a waiter re-reads memory before it asks the
-	// provider to put it to sleep: long enough to catch a reply already on
-	// its way, short enough not to starve other PEs of a shared core.
-	waitSpins = 200
-	// soloSpins replaces waitSpins when this host's PEs do not outnumber
-	// its CPUs: the PE being waited for is running, not waiting for a
-	// CPU, so its store is likely less than a few microseconds away, and
-	// arming the provider's waiter would cost both sides more.
-	soloSpins = 20000
-	// waitSlice bounds one sleep: a wake-up the provider cannot signal (a
-	// plain store by another goroutine of this process) is seen this late
-	// at worst, and a lost peer is noticed this often.
-	waitSlice = time.Millisecond
-)
+// waitSlice bounds one sleep: a wake-up the provider cannot signal (a
+// plain store by another goroutine of this process) is seen this late at
+// worst, and a lost peer is noticed this often.
+const waitSlice = time.Millisecond
 
 // waitFor returns once cond holds, or with an error once a peer is lost or
-// the World is finalized. It spins briefly, then sleeps in the provider's
-// LocalWaiter (futex or channel), or backs off where there is none.
+// the World is finalized. It spins as the job's core.Waiting says (w.spins
+// polls), then sleeps in the provider's LocalWaiter (futex or channel),
+// which does not spin again, or backs off where there is none.
 //
 // off and n name the heap bytes cond reads, so the provider wakes this
 // waiter only for writes to them.

@@ -210,7 +210,13 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if program != nil {
 		prog = *program
 	}
-	if err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog}); err != nil {
+	if hostID == "" {
+		hostID = core.HostID()
+	}
+	// Every PE looks at the host's memory before any makes its heap.
+	avail, _ := core.MemAvailable()
+	host, err := checkJob(boot, jobFacts{HeapSize: heapSize, Program: prog, Host: hostID, Avail: avail})
+	if err != nil {
 		return nil, err
 	}
 	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
@@ -218,6 +224,10 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if err := core.Agree(boot, err); err != nil {
 		return nil, err
 	}
+	// The one waiting policy of this PE, shmem's waits and the
+	// provider's alike.
+	waiting := core.NewWaiting(host.pes, cpus)
+	cfg.Waiting = &waiting
 	prov, dom, err := core.Open(cfg, spec)
 	if err != nil {
 		return nil, err
@@ -230,6 +240,14 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 		return nil, errors.Join(err, dom.Close())
 	}
 	if err := checkHeapSize(w.info, heapSize); err != nil {
+		return fail(err)
+	}
+	// The PEs of a host decide alike from the same figures, and say it
+	// once each; PEs of other hosts hear of it and stop too.
+	memErr := checkHostMemory(heapSize, internalSize+heapSize+exitSize, host.pes, host.avail, host.availKnown)
+	if err := core.Agree(boot, memErr); memErr != nil {
+		return fail(memErr)
+	} else if err != nil {
 		return fail(err)
 	}
 	w.heap, err = dom.NewRegion(internalSize + heapSize + exitSize)
@@ -253,7 +271,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.def = Context{w: w, ep: ep}
 	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
-	if err := w.coll.init(w, hostID, cpus); err != nil {
+	if err := w.coll.init(w, hostID, waiting); err != nil {
 		return fail(err)
 	}
 	if err := w.syncAll(); err != nil {
@@ -310,7 +328,10 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 // Finalize leaves the job: it completes this PE's operations, waits for
 // every PE to arrive, closes every context and releases the provider and
 // the bootstrap. It is collective and idempotent; no goroutine the World
-// started outlives it. The heap must not be touched afterwards.
+// started outlives it. The heap is then no longer the job's: slices of
+// it kept past Finalize (and from Ptr) stay safe to touch, but read zeros
+// or what this PE wrote through them since, and reach no other PE (see
+// core.Domain's Close).
 func (w *World) Finalize() error {
 	w.finOnce.Do(func() {
 		var errs []error

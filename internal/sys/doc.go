@@ -26,6 +26,11 @@
 //     subslice), after every goroutine has stopped touching it. Touching a
 //     mapping after Unmap faults the process; that is why providers guard
 //     their data paths with a closed flag.
+//   - Memory a provider hands to a program (a region's Local, a peer's
+//     part through DirectAccess) may be touched after the provider is
+//     done with it, by slices the program kept. It ends with Retire
+//     instead of Unmap: the addresses stay mapped, to private zeroed
+//     memory, so those accesses reach nothing shared and never fault.
 //
 // # Alignment
 //

@@ -85,3 +85,27 @@ func unmap(b []byte) error {
 	}
 	return unix.MunmapPtr(p, uintptr(len(b)))
 }
+
+// retire ends a mapping of mapAligned, which b must be exactly, without
+// giving its addresses back (see Retire).
+func retire(b []byte) error {
+	p := unsafe.Pointer(unsafe.SliceData(b))
+	mappings.Lock()
+	defer mappings.Unlock()
+	n, ok := mappings.live[uintptr(p)]
+	if !ok || n != len(b) || cap(b) != len(b) {
+		return unix.EINVAL
+	}
+	page := uintptr(os.Getpagesize())
+	length := (uintptr(len(b)) + page - 1) &^ (page - 1)
+	// One mmap replaces every page at once: an access running meanwhile
+	// sees the old page or the new one, never a hole. NORESERVE: pages
+	// nobody touches again cost neither memory nor commit charge.
+	_, err := unix.MmapPtr(-1, 0, p, length, unix.PROT_READ|unix.PROT_WRITE,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE)
+	if err != nil {
+		return err // the mapping is as it was, still to be unmapped
+	}
+	delete(mappings.live, uintptr(p))
+	return nil
+}

@@ -51,3 +51,38 @@ func TestMappingsAligned(t *testing.T) {
 		require.NoError(t, os.Remove(path))
 	}
 }
+
+// A retired mapping keeps its addresses: slices of it read zeros and keep
+// what is written through them, the file it mapped no longer sees those
+// writes, and it is neither unmapped nor retired twice.
+func TestRetire(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "f")
+	const size = 3<<16 + 100
+	a, err := CreateShared(path, size)
+	require.NoError(t, err)
+	b, err := OpenShared(path, size)
+	require.NoError(t, err)
+	c, err := MapPrivate(size)
+	require.NoError(t, err)
+	a[0], a[size-1], c[5] = 1, 2, 3
+	stale, tail := b[:10], b[size-10:]
+
+	require.Error(t, Retire(b[:size-1]), "a part of a mapping")
+	require.NoError(t, Retire(b))
+	require.NoError(t, Retire(c))
+	require.Zero(t, stale[0], "a retired mapping reads zeros")
+	require.Zero(t, tail[9])
+	require.Zero(t, c[5])
+	stale[0], tail[9], c[5] = 7, 8, 9
+	require.Equal(t, byte(7), b[0], "and keeps what is written through it")
+	require.Equal(t, byte(9), c[5])
+	require.Equal(t, byte(1), a[0], "which never reaches the file")
+	require.Equal(t, byte(2), a[size-1])
+
+	require.Error(t, Retire(b), "a second retire")
+	require.Error(t, Unmap(b), "an unmap of a retired mapping")
+	require.Error(t, Unmap(c))
+	require.NoError(t, Retire(nil))
+	require.NoError(t, Unmap(a))
+	require.NoError(t, os.Remove(path))
+}

@@ -91,3 +91,25 @@ func Unmap(b []byte) error {
 	}
 	return nil
 }
+
+// Retire ends a mapping returned by CreateShared, OpenShared or
+// MapPrivate for good, as Unmap does, but keeps its addresses: it
+// replaces every page of b at once with private anonymous memory, reading
+// as zeros, and forgets the mapping, which is never unmapped. Slices of b
+// that outlive their owner then read and write memory of this process
+// only: what b mapped (a shared file, other processes' view of it) is out
+// of their reach, and an access through them, during the call or long
+// after, never faults. It is how a region's memory ends (see core.Domain's
+// Close): a program may keep slices of its heap past the end of the job.
+// The cost is the address range, kept until the process ends, and the
+// pages written after the call. b must be that very slice; a nil or
+// empty b is a no-op, and retiring or unmapping it afterwards is an error.
+func Retire(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	if err := retire(b); err != nil {
+		return os.NewSyscallError("mmap", err)
+	}
+	return nil
+}

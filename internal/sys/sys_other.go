@@ -21,6 +21,14 @@ func Unmap(b []byte) error {
 	return errors.ErrUnsupported
 }
 
+// Retire is not implemented on this system.
+func Retire(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return errors.ErrUnsupported
+}
+
 // FutexWait is not implemented on this system.
 func FutexWait(addr *uint32, val uint32, timeout time.Duration) error { return errors.ErrUnsupported }
 

@@ -233,9 +233,10 @@ func BenchmarkPingPong(b *testing.B) {
 	const off = 64
 	n := uint64(b.N)
 	waitGE := func(d *domain, r core.Region, v uint64) {
-		// As shmem waits: poll the word a little, then arm and sleep.
+		// As shmem waits: poll the word as the job's core.Waiting says
+		// (the barrier's spin, d.spin, by default), then arm and sleep.
 		w := mem.Word64(r.Local(), off)
-		for range 200 {
+		for range d.spin {
 			if atomic.LoadUint64(w) >= v {
 				return
 			}

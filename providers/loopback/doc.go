@@ -50,15 +50,18 @@
 // The domain owns every mapping: its own files and its views of every
 // peer's. Domain.Close, which is collective, marks the domain and its
 // endpoints closed, waits at a bootstrap barrier until every PE is done
-// with the job's memory, then unmaps all of them, returning the errors
-// joined; all but this PE's part of a registered region, which is the
-// program's memory: that becomes private memory again, in place and with
-// its contents (sys.Unshare), and stays the program's. Unmapping affects only this process's views, so a slow peer
-// never faults on memory this PE let go. Close is idempotent; after it,
-// every endpoint operation fails with an error wrapping core.ErrClosed and
-// Region.Local and PeerBytes return nil. Calls that race Close from other
-// goroutines are a program error (they may touch unmapped memory), just as
-// OpenSHMEM forbids communication concurrent with shmem_finalize.
+// with the job's memory, then retires all of them (sys.Retire: private
+// zeroed memory at the same addresses, see core.Domain's Close), returning
+// the errors joined; all but this PE's part of a registered region, which
+// is the program's memory: that becomes private memory again, in place and
+// with its contents (sys.Unshare), and stays the program's. Retiring
+// affects only this process's views, so a slow peer never faults on
+// memory this PE let go, and a slice the program kept reads and writes
+// memory nobody shares. Close is idempotent; after it, every endpoint
+// operation fails with an error wrapping core.ErrClosed and Region.Local
+// and PeerBytes return nil. Calls that race Close from other goroutines
+// are a program error, just as OpenSHMEM forbids communication concurrent
+// with shmem_finalize.
 //
 // The Bootstrap belongs to the caller; the provider never closes it.
 //
@@ -70,11 +73,9 @@
 // waiter count (one load of a cache line that nobody writes while nobody
 // arms) and, if it is not zero, increments X's sequence number and, if a
 // waiter sleeps in the kernel, wakes it with a shared futex (shared
-// because wakers live in other processes). WaitChange spins on the
-// sequence number (GOSHMEM_LOOPBACK_SPIN polls; by default a few
-// microseconds' worth if the job's PEs do not outnumber the host's CPUs,
-// else none), yields the CPU a few times, then sleeps on the futex for at
-// most max. A put and an arming waiter that meet must not both miss the
+// because wakers live in other processes). Its caller has spun already,
+// as the job's core.Waiting says, so WaitChange does not spin again: it
+// yields the CPU a few times, then sleeps on the futex for at most max. A put and an arming waiter that meet must not both miss the
 // other (see notify). By default (GOSHMEM_LOOPBACK_FENCE=auto) the waiter
 // pays: before its first sleep WaitChange runs membarrier(2), a barrier on
 // every CPU running a PE, and returns once so that its caller re-checks;
@@ -100,7 +101,8 @@
 // is a counter and a generation in PE 0's control file: one atomic add per
 // PE, and the last to arrive bumps the generation and wakes sleepers with
 // one futex wake, the fewest hand-overs of a CPU that PEs share. Waiters
-// spin, yield and then sleep like WaitChange, and end the wait with an
+// spin (GOSHMEM_LOOPBACK_SPIN polls, by default the job's core.Waiting),
+// yield and then sleep like WaitChange, and end the wait with an
 // error when a PE is lost, the domain is closed or the caller's check
 // fails.
 //

@@ -228,7 +228,7 @@ type region struct {
 
 // release lets go of every PE's part as mapped here: our own part of a
 // registered region becomes private memory with its contents again, the
-// rest is unmapped.
+// rest is retired (sys.Retire), since the program may hold slices of it.
 func (r *region) release() error {
 	var errs []error
 	for pe, m := range r.peers {
@@ -237,7 +237,7 @@ func (r *region) release() error {
 		case pe == r.dom.rank && r.registered:
 			errs = append(errs, sys.Unshare(m))
 		default:
-			errs = append(errs, sys.Unmap(m))
+			errs = append(errs, sys.Retire(m))
 		}
 		r.peers[pe] = nil
 	}
@@ -430,10 +430,11 @@ const (
 )
 
 // WaitChange implements core.LocalWaiter: it returns once this PE's seq
-// differs from seq, or after about max. It spins first (a put from a PE on
-// another core lands within a microsecond), then yields the CPU a few
-// times (cheap, and lets the PE we wait for run if it shares our core),
-// then sleeps on a futex until a waker or max. max <= 0 means do not sleep.
+// differs from seq, or after about max. It does not spin: its caller has
+// spun on its own condition as the job's core.Waiting says. It yields the
+// CPU for a while (cheap, and lets the PE we wait for run if it shares
+// our core), then sleeps on a futex until a waker or max. max <= 0 means
+// do not sleep.
 //
 // Where the job fences asymmetrically (see notify), a writer may have
 // stored the data and missed our count of waiters, so before the first
@@ -451,7 +452,7 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 		}
 		return d.sleep(seq, max)
 	}
-	if v := d.poll(p, seq); v != seq {
+	if v := d.yield(p, seq); v != seq {
 		return v
 	}
 	if max <= 0 {
@@ -477,6 +478,12 @@ func (d *domain) poll(p *uint32, old uint32) uint32 {
 			return v
 		}
 	}
+	return d.yield(p, old)
+}
+
+// yield is poll without the spin, for WaitChange, whose caller has spun
+// already (see core.Waiting).
+func (d *domain) yield(p *uint32, old uint32) uint32 {
 	for start := time.Now(); time.Since(start) < yieldFor; {
 		// Gosched lets a PE that is a goroutine of this process run;
 		// sched_yield lets a PE that is another process run.
@@ -616,10 +623,11 @@ func (d *domain) close() error {
 	for _, r := range regions {
 		errs = append(errs, r.release())
 	}
-	// d.ctl keeps its now dangling slices, as regions' Local may: every
-	// path to them checks closed first.
+	// d.ctl keeps its slices, as a program may keep its regions': every
+	// path to them checks closed first, and one that checked just before
+	// finds retired memory, never a hole.
 	for i := range d.ctl {
-		errs = append(errs, sys.Unmap(d.ctl[i].mem))
+		errs = append(errs, sys.Retire(d.ctl[i].mem))
 	}
 	// Open made the job directory; the last PE out removes it, so a job
 	// no launcher cleans up after leaves nothing.

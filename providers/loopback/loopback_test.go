@@ -858,9 +858,9 @@ func TestSpinParam(t *testing.T) {
 		want  int
 		err   bool
 	}{
-		{"", 1, spinSolo, false},
-		{"auto", runtime.NumCPU(), spinSolo, false},
-		{" auto ", runtime.NumCPU() + 1, 0, false},
+		{"", 1, core.SoloPolls, false},
+		{"auto", runtime.NumCPU(), core.SoloPolls, false},
+		{" auto ", runtime.NumCPU() + 1, core.SharedPolls, false},
 		{"0", 1, 0, false},
 		{"123", 1000, 123, false},
 		{strconv.Itoa(maxSpin), 1, maxSpin, false},
@@ -873,7 +873,7 @@ func TestSpinParam(t *testing.T) {
 			cfg := &core.Config{Env: func(k string) (string, bool) {
 				return tt.value, k == "GOSHMEM_LOOPBACK_SPIN"
 			}}
-			got, err := spinPolls(cfg, tt.npes, runtime.NumCPU())
+			got, err := spinPolls(cfg, core.NewWaiting(tt.npes, runtime.NumCPU()))
 			if tt.err {
 				var envErr *core.EnvError
 				require.ErrorAs(t, err, &envErr)

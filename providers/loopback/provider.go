@@ -21,28 +21,24 @@ const Name = "loopback"
 // a thread to sleep and wake it. But spinning steals the CPU from the PE
 // being waited for when the two share a core: with 8 PEs on 2 cores a ring
 // exchange ran 4x slower spinning than not. All of a loopback job's PEs
-// are on this host, so "auto" decides by counting them against the CPUs.
+// are on this host, so "auto" takes the job's policy (core.Waiting),
+// which counts them against the CPUs. The spin is the barrier's: a PE
+// waiting through core.LocalWaiter has spun in its caller already, and
+// WaitChange only yields and sleeps.
 var paramSpin = core.NewParam(Name, "SPIN", "auto",
-	"polls of its wake-up word before a waiting PE yields the CPU and then sleeps in the kernel; "+
-		"auto: "+strconv.Itoa(spinSolo)+" if the job's PEs do not outnumber the CPUs they share (GOSHMEM_CPUS, set by oshrun), else 0")
+	"polls of its flag before a PE waiting in the barrier yields the CPU and then sleeps in the kernel; "+
+		"auto: the job's policy, "+strconv.Itoa(core.SoloPolls)+" if the PEs on the host do not outnumber the CPUs they share (GOSHMEM_CPUS, set by oshrun), else "+
+		strconv.Itoa(core.SharedPolls))
 
-const (
-	// spinSolo is the automatic spin when every PE can have a CPU.
-	spinSolo = 20000
-	// maxSpin bounds the spin at about a millisecond, longer than any wait
-	// worth spinning through.
-	maxSpin = 1 << 22
-)
+// maxSpin bounds the spin at about a millisecond, longer than any wait
+// worth spinning through.
+const maxSpin = 1 << 22
 
-// spinPolls reads GOSHMEM_LOOPBACK_SPIN for a job of npes PEs on cpus
-// CPUs.
-func spinPolls(cfg *core.Config, npes, cpus int) (int, error) {
+// spinPolls reads GOSHMEM_LOOPBACK_SPIN, whose "auto" is waiting's Polls.
+func spinPolls(cfg *core.Config, waiting core.Waiting) (int, error) {
 	v := strings.TrimSpace(cfg.Value(paramSpin))
 	if v == "auto" {
-		if npes <= cpus {
-			return spinSolo, nil
-		}
-		return 0, nil
+		return waiting.Polls, nil
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 || n > maxSpin {
@@ -102,12 +98,16 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		endpoints: map[*endpoint]struct{}{},
 	}
 	var (
-		spin int
-		asym bool
+		spin    int
+		asym    bool
+		waiting core.Waiting
 	)
 	cpus, err := cfg.CPUs()
 	if err == nil {
-		spin, err = spinPolls(cfg, d.npes, cpus)
+		waiting, err = cfg.Wait()
+	}
+	if err == nil {
+		spin, err = spinPolls(cfg, waiting)
 	}
 	if err == nil {
 		asym, err = wantAsymmetric(cfg)

@@ -71,7 +71,7 @@
 // the ring protocol, one receiver and one forwarder per port and the
 // workers. Domain.Close quiets the endpoints, waits at a bootstrap
 // barrier until every host has done so, then stops the goroutines, closes
-// the ports and unmaps the regions.
+// the ports and retires the regions' memory (see core.Domain's Close).
 // A registered region (RegisterRegion) is the program's own memory, which
 // this host's receivers write into; Close leaves it to the program. It
 // gets no device window, so neighbours' puts into it come through the ring.

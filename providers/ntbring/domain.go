@@ -262,7 +262,7 @@ func (d *domain) regionMemory(idx, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return m, func() error { return sys.Unmap(m) }, nil
+	return m, func() error { return sys.Retire(m) }, nil
 }
 
 // mapRegion maps a region's memory: a shared mapping of a file that is

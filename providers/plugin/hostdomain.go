@@ -409,7 +409,7 @@ func ignoreMissing(err error) error {
 
 // release lets go of this PE's part: a registered region's memory, the
 // program's, becomes private again with its contents; any other mapping
-// is unmapped.
+// is retired (see core.Domain's Close).
 func (r *region) release() error {
 	if r.registered {
 		if len(r.local) == 0 {
@@ -417,7 +417,7 @@ func (r *region) release() error {
 		}
 		return sys.Unshare(r.local)
 	}
-	return sys.Unmap(r.local)
+	return sys.Retire(r.local)
 }
 
 // checkRegion validates a successful NewRegion reply: the next id, the

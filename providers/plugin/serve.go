@@ -170,7 +170,7 @@ func (s *server) Close(context.Context, *pb.CloseRequest) (*pb.CloseReply, error
 	err = d.Close()
 	s.mu.Lock()
 	for _, m := range s.placed {
-		err = errors.Join(err, sys.Unmap(m))
+		err = errors.Join(err, sys.Retire(m))
 	}
 	s.placed = nil
 	s.mu.Unlock()

@@ -150,8 +150,8 @@
 // its regions' memory (anonymous mappings from internal/sys, outside the Go
 // heap). Close is collective: after a bootstrap barrier it queues a BYE on
 // every connection, waits (up to GOSHMEM_TCP_TIMEOUT) for each peer's BYE,
-// ends every goroutine and only then unmaps the regions, so no progress
-// goroutine ever touches freed memory. A registered region
+// ends every goroutine and only then retires the regions' memory (see
+// core.Domain's Close), so no progress goroutine ever touches freed memory. A registered region
 // (RegisterRegion) is the program's memory, which the progress goroutines
 // read and write in place; Close leaves it to the program, untouched.
 // After Close every operation fails

@@ -88,13 +88,14 @@ func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
 	return r, nil
 }
 
-// release lets go of r's memory: unmaps a region's own mapping, leaves a
-// registered region's memory, the program's, alone.
+// release lets go of r's memory: retires a region's own mapping (see
+// core.Domain's Close), leaves a registered region's memory, the
+// program's, alone.
 func (r *region) release() error {
 	if r.registered {
 		return nil
 	}
-	return sys.Unmap(r.mem)
+	return sys.Retire(r.mem)
 }
 
 // publish sets regions[idx] to r.

@@ -27,11 +27,12 @@ var _ ntb.Memory = (*memory)(nil)
 
 func (m *memory) Bytes() []byte { return m.b[:m.n] }
 
-// Close unmaps the memory and removes its file; windows pointed at it
-// keep their own names until they are cleared.
+// Close retires the memory (sys.Retire: it holds a region a program may
+// keep slices of) and removes its file; windows pointed at it keep their
+// own names until they are cleared.
 func (m *memory) Close() error {
 	m.once.Do(func() {
-		m.err = errors.Join(sys.Unmap(m.b), ignoreNotExist(os.Remove(m.path)))
+		m.err = errors.Join(sys.Retire(m.b), ignoreNotExist(os.Remove(m.path)))
 	})
 	return m.err
 }
