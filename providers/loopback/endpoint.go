@@ -54,9 +54,14 @@ type endpoint struct {
 
 var _ core.Endpoint = (*endpoint)(nil)
 
-// Domain and Size are what provkit's checks need of a region.
-func (r *region) Domain() *domain { return r.dom }
-func (r *region) Size() int       { return r.size }
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
+	}
+	return nil, provkit.Foreign
+}
 
 // target is the check of every operation's fast path: r as this domain's
 // region if an access of n > 0 bytes at off in pe's part of it is valid,
@@ -74,8 +79,8 @@ func (e *endpoint) target(pe int, r core.Region, off, n int) *region {
 // rma validates an access of n bytes at off in pe's part of r and returns
 // those bytes as mapped here.
 func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *region, error) {
-	reg, err := provkit.RMA[*region](&e.Endpoint, op, pe, r, e.dom, off, n)
-	if err != nil {
+	reg, size := e.own(r)
+	if err := e.CheckRMA(op, pe, r, size, off, n); err != nil {
 		return nil, nil, err
 	}
 	return reg.peers[pe][off : off+n], reg, nil
@@ -84,7 +89,8 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *r
 // amo validates an atomic and returns the region; mem.Atomic indexes
 // pe's whole part of it by off.
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, error) {
-	return provkit.Atomic[*region](&e.Endpoint, opName, pe, r, e.dom, off, op, t, &fullAtomics)
+	reg, size := e.own(r)
+	return reg, e.CheckAtomic(opName, pe, r, size, off, op, t, &fullAtomics)
 }
 
 // atomicValid is the rest of an atomic's fast-path check, after target:
@@ -120,7 +126,8 @@ func atomic64(b []byte, off int, op core.AtomicOp, t core.AtomicType, operand, c
 // value validates a PutValue or GetValue and returns the region; mem
 // indexes pe's whole part of it by off.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
-	return provkit.Value[*region](&e.Endpoint, op, pe, r, e.dom, off, size)
+	reg, regionSize := e.own(r)
+	return reg, e.CheckValue(op, pe, r, regionSize, off, size)
 }
 
 // done counts a put or get, with a fence where one is needed; see endpoint.

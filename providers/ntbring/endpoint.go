@@ -36,9 +36,14 @@ type settle struct {
 
 var _ core.Endpoint = (*endpoint)(nil)
 
-// Domain and Size are what provkit's checks need of a region.
-func (r *region) Domain() *domain { return r.dom }
-func (r *region) Size() int       { return r.size }
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
+	}
+	return nil, provkit.Foreign
+}
 
 // region returns r as this domain's region, or why it cannot be used: the
 // endpoint's checks, then the domain's own state.
@@ -46,8 +51,8 @@ func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
 	if e.dom.closed.Load() {
 		return nil, e.Err(op, pe, core.ErrClosed)
 	}
-	reg, err := provkit.Target[*region](&e.Endpoint, op, pe, r, e.dom)
-	if err != nil {
+	reg, size := e.own(r)
+	if err := e.CheckRegion(op, pe, r, size); err != nil {
 		return nil, err
 	}
 	if err := e.dom.err(); err != nil {
@@ -61,7 +66,7 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, e
 	if err != nil {
 		return nil, err
 	}
-	return reg, e.CheckRMA(op, pe, off, n, reg.size)
+	return reg, e.CheckRMA(op, pe, reg, reg.size, off, n)
 }
 
 // start enters an op in the pending table and counts it.
@@ -362,7 +367,7 @@ func (e *endpoint) value(op string, pe int, r core.Region, off, size int) error 
 	if err != nil {
 		return err
 	}
-	return e.CheckValue(op, pe, off, size, reg.size)
+	return e.CheckValue(op, pe, reg, reg.size, off, size)
 }
 
 // atomics is what the owner executes: everything, with sync/atomic.
@@ -373,7 +378,7 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 	if err != nil {
 		return 0, err
 	}
-	if err := e.CheckAtomic(name, pe, off, reg.size, a.op, a.typ, &atomics); err != nil {
+	if err := e.CheckAtomic(name, pe, reg, reg.size, off, a.op, a.typ, &atomics); err != nil {
 		return 0, err
 	}
 	if pe == e.dom.rank {

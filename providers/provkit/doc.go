@@ -5,13 +5,14 @@
 // and unwrapping to the core sentinel that says what was wrong; an
 // endpoint's closed state; and a Close that runs once.
 //
-// The checks are split the way a provider's fast path wants them: the
-// test of a valid operation is small enough to inline into the caller,
-// and only a failed check calls further, to build its error. A valid
-// operation checked here costs no call and no allocation.
-//
-// A provider's endpoint embeds Endpoint and checks its targets with
-// Target, RMA, Value and Atomic; its domain returns Err's errors and
-// closes through a CloseOnce. The package imports core only, so every
-// provider may use it, a plugin's host included.
+// A provider's endpoint embeds Endpoint and checks an operation's target
+// with CheckRegion, CheckRMA, CheckValue or CheckAtomic, telling them what
+// it found the region to be: the size of each PE's part of one of its
+// domain's regions, or Foreign. A valid operation's check is one call and
+// no allocation (the small ones, CheckOpen and CheckNonFetching, inline);
+// a provider whose fast path cannot afford even the call, as loopback's
+// cannot, tests a valid operation inline first and calls the checks only
+// to say what is wrong. Its domain returns Err's errors and closes through
+// a CloseOnce. The package imports core only, so every provider may use
+// it, a plugin's host included.
 package provkit

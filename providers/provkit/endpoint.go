@@ -40,12 +40,10 @@ func (e *Endpoint) Err(op string, pe int, err error) error {
 
 // frame is Err's error, or nil for a nil err.
 func (e *Endpoint) frame(op string, pe int, err error) error {
-	if err != nil {
-		// Err's literal, written out: one call less keeps CheckRMA
-		// within the inliner's budget.
-		err = &core.OpError{Op: op, PE: pe, Provider: e.Provider, Err: err}
+	if err == nil {
+		return nil
 	}
-	return err
+	return e.Err(op, pe, err)
 }
 
 // CheckOpen is nil while the endpoint is open, else op's core.ErrClosed:
@@ -57,24 +55,65 @@ func (e *Endpoint) CheckOpen(op string) error {
 	return nil
 }
 
-// CheckRMA checks an access of n bytes at off in pe's part of a region of
-// size bytes (core.CheckRMA): a PE outside the job is core.ErrInvalid,
-// an access outside the region core.ErrOutOfBounds.
-func (e *Endpoint) CheckRMA(op string, pe, off, n, size int) error {
+// Foreign is the size a provider passes for a region that is not one of
+// its endpoint's domain: nil, another domain's, or another provider's.
+// The checks then refuse it with core.ErrInvalid.
+const Foreign = -1
+
+// The checks of an operation's target take the region r as the operation
+// named it and size, what the provider found r to be: the size of each
+// PE's part if r is a region of the endpoint's domain, else Foreign. A
+// closed endpoint fails them with core.ErrClosed. They allocate only when
+// they fail.
+
+// CheckRegion checks r alone, for a provider that checks state of its own
+// between the region and the access.
+func (e *Endpoint) CheckRegion(op string, pe int, r core.Region, size int) error {
+	if size == Foreign || e.closed.Load() {
+		return e.regionErr(op, pe, r)
+	}
+	return nil
+}
+
+// regionErr says why r may not be used.
+func (e *Endpoint) regionErr(op string, pe int, r core.Region) error {
+	switch {
+	case e.closed.Load():
+		return e.Err(op, pe, core.ErrClosed)
+	case r == nil:
+		return e.Err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
+	}
+	return e.Err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+}
+
+// CheckRMA checks r, then an access of n bytes at off in pe's part of it
+// (core.CheckRMA): a PE outside the job is core.ErrInvalid, an access
+// outside the region core.ErrOutOfBounds.
+func (e *Endpoint) CheckRMA(op string, pe int, r core.Region, size, off, n int) error {
+	if size == Foreign || e.closed.Load() {
+		return e.regionErr(op, pe, r)
+	}
 	return e.frame(op, pe, core.CheckRMA(pe, e.NPEs, off, n, size))
 }
 
-// CheckValue checks a PutValue or GetValue of size bytes at off in pe's
-// part of a region of regionSize bytes (core.CheckValue).
-func (e *Endpoint) CheckValue(op string, pe, off, size, regionSize int) error {
-	return e.frame(op, pe, core.CheckValue(pe, e.NPEs, off, size, regionSize))
+// CheckValue checks r, then a PutValue or GetValue of n bytes at off in
+// pe's part of it (core.CheckValue): a size other than 1, 2, 4 or 8 is
+// core.ErrInvalid.
+func (e *Endpoint) CheckValue(op string, pe int, r core.Region, size, off, n int) error {
+	if size == Foreign || e.closed.Load() {
+		return e.regionErr(op, pe, r)
+	}
+	return e.frame(op, pe, core.CheckValue(pe, e.NPEs, off, n, size))
 }
 
-// CheckAtomic checks an atomic aop on a t at off in pe's part of a region
-// of size bytes against what the provider executes, sup
-// (core.CheckAtomic): undefined is core.ErrInvalid, not executed here
-// core.ErrNotSupported, misaligned core.ErrInvalid.
-func (e *Endpoint) CheckAtomic(op string, pe, off, size int, aop core.AtomicOp, t core.AtomicType, sup *core.AtomicSupport) error {
+// CheckAtomic checks r, then an atomic aop on a t at off in pe's part of
+// it against what the provider executes, sup (core.CheckAtomic):
+// undefined is core.ErrInvalid, not executed here core.ErrNotSupported,
+// misaligned core.ErrInvalid.
+func (e *Endpoint) CheckAtomic(op string, pe int, r core.Region, size, off int, aop core.AtomicOp, t core.AtomicType, sup *core.AtomicSupport) error {
+	if size == Foreign || e.closed.Load() {
+		return e.regionErr(op, pe, r)
+	}
 	return e.frame(op, pe, core.CheckAtomic(pe, e.NPEs, off, size, aop, t, sup))
 }
 
@@ -91,76 +130,4 @@ func (e *Endpoint) CheckNonFetching(op string, pe int, aop core.AtomicOp, t core
 func (e *Endpoint) noCompare(op string, pe int, aop core.AtomicOp, t core.AtomicType) error {
 	return e.Err(op, pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
 		&core.AtomicOpError{Op: aop, Type: t, Err: core.ErrInvalid}))
-}
-
-// Region is what the checks need of a provider's region type: the domain
-// that made a region, and the size of each PE's part of it.
-type Region[D comparable] interface {
-	core.Region
-	Domain() D
-	Size() int
-}
-
-// Target returns r as the provider's region type R if the endpoint is
-// open and r is a region its domain, dom, made. Otherwise it returns the
-// error that says why not: core.ErrClosed, or core.ErrInvalid for a nil
-// region or one of another domain or provider.
-func Target[R Region[D], D comparable](e *Endpoint, op string, pe int, r core.Region, dom D) (R, error) {
-	reg, ok := r.(R)
-	if !ok || reg.Domain() != dom || e.closed.Load() {
-		var none R
-		return none, e.targetErr(op, pe, r)
-	}
-	return reg, nil
-}
-
-// targetErr explains why Target refused r.
-func (e *Endpoint) targetErr(op string, pe int, r core.Region) error {
-	switch {
-	case e.closed.Load():
-		return e.Err(op, pe, core.ErrClosed)
-	case r == nil:
-		return e.Err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
-	}
-	return e.Err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
-}
-
-// RMA is Target, then CheckRMA for an access of n bytes at off in pe's
-// part of the region.
-func RMA[R Region[D], D comparable](e *Endpoint, op string, pe int, r core.Region, dom D, off, n int) (R, error) {
-	reg, err := Target[R](e, op, pe, r, dom)
-	if err == nil {
-		err = e.CheckRMA(op, pe, off, n, reg.Size())
-	}
-	return checked(reg, err)
-}
-
-// Value is Target, then CheckValue for a PutValue or GetValue of size
-// bytes at off in pe's part of the region.
-func Value[R Region[D], D comparable](e *Endpoint, op string, pe int, r core.Region, dom D, off, size int) (R, error) {
-	reg, err := Target[R](e, op, pe, r, dom)
-	if err == nil {
-		err = e.CheckValue(op, pe, off, size, reg.Size())
-	}
-	return checked(reg, err)
-}
-
-// Atomic is Target, then CheckAtomic for an atomic aop on a t at off in
-// pe's part of the region, against sup.
-func Atomic[R Region[D], D comparable](e *Endpoint, op string, pe int, r core.Region, dom D, off int,
-	aop core.AtomicOp, t core.AtomicType, sup *core.AtomicSupport) (R, error) {
-	reg, err := Target[R](e, op, pe, r, dom)
-	if err == nil {
-		err = e.CheckAtomic(op, pe, off, reg.Size(), aop, t, sup)
-	}
-	return checked(reg, err)
-}
-
-// checked is reg, or the zero R with a failed check's err.
-func checked[R any](reg R, err error) (R, error) {
-	if err != nil {
-		var none R
-		return none, err
-	}
-	return reg, nil
 }

@@ -13,23 +13,35 @@ import (
 
 type domain struct{ id int }
 
-// region is the provider's region type, as provkit sees it.
+// region is the provider's region type.
 type region struct {
 	dom  *domain
 	size int
 }
 
-func (r *region) Local() []byte   { return nil }
-func (r *region) Domain() *domain { return r.dom }
-func (r *region) Size() int       { return r.size }
+func (r *region) Local() []byte { return nil }
 
 // foreign is another provider's region.
 type foreign struct{}
 
 func (foreign) Local() []byte { return nil }
 
-func newEndpoint(npes int) *provkit.Endpoint {
-	return &provkit.Endpoint{Provider: "kit", NPEs: npes}
+// endpoint is a provider's endpoint: the kit's, and its domain.
+type endpoint struct {
+	provkit.Endpoint
+	dom *domain
+}
+
+func newEndpoint(npes int) *endpoint {
+	return &endpoint{Endpoint: provkit.Endpoint{Provider: "kit", NPEs: npes}, dom: &domain{1}}
+}
+
+// own is what a provider tells the checks about r.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
+	}
+	return nil, provkit.Foreign
 }
 
 var sup = core.FullAtomics()
@@ -45,24 +57,25 @@ func opError(t *testing.T, err error, op string, pe int, sentinel error) {
 	require.ErrorIs(t, err, sentinel)
 }
 
-func TestTarget(t *testing.T) {
-	d := &domain{1}
-	r := &region{dom: d, size: 64}
+func TestCheckRegion(t *testing.T) {
 	e := newEndpoint(4)
+	r := &region{dom: e.dom, size: 64}
+	check := func(op string, pe int, r core.Region) error {
+		_, size := e.own(r)
+		return e.CheckRegion(op, pe, r, size)
+	}
 
-	got, err := provkit.Target[*region](e, "put", 2, r, d)
-	require.NoError(t, err)
-	require.Same(t, r, got)
+	require.NoError(t, check("put", 2, r))
 
-	_, err = provkit.Target[*region](e, "put", 2, nil, d)
+	err := check("put", 2, nil)
 	opError(t, err, "put", 2, core.ErrInvalid)
 	require.ErrorContains(t, err, "nil region")
 
-	_, err = provkit.Target[*region](e, "get", 1, foreign{}, d)
+	err = check("get", 1, foreign{})
 	opError(t, err, "get", 1, core.ErrInvalid)
 	require.ErrorContains(t, err, "provkit_test.foreign was not created by this endpoint's domain")
 
-	_, err = provkit.Target[*region](e, "get", 1, &region{dom: &domain{2}, size: 64}, d)
+	err = check("get", 1, &region{dom: &domain{2}, size: 64})
 	opError(t, err, "get", 1, core.ErrInvalid)
 	require.ErrorContains(t, err, "not created by this endpoint's domain")
 
@@ -70,48 +83,41 @@ func TestTarget(t *testing.T) {
 	require.True(t, e.MarkClosed())
 	require.False(t, e.MarkClosed(), "closed twice")
 	require.True(t, e.Closed())
-	got, err = provkit.Target[*region](e, "put", 2, r, d)
-	opError(t, err, "put", 2, core.ErrClosed)
-	require.Nil(t, got)
+	opError(t, check("put", 2, r), "put", 2, core.ErrClosed)
 	opError(t, e.CheckOpen("quiet"), "quiet", -1, core.ErrClosed)
-	_, err = provkit.Target[*region](e, "put", 2, nil, d)
-	opError(t, err, "put", 2, core.ErrClosed) // closed says more than a nil region
+	opError(t, check("put", 2, nil), "put", 2, core.ErrClosed) // closed says more than a nil region
+	opError(t, e.CheckRMA("put", 2, r, 64, 0, 8), "put", 2, core.ErrClosed)
+	opError(t, e.CheckValue("put-value", 2, r, 64, 0, 8), "put-value", 2, core.ErrClosed)
+	opError(t, e.CheckAtomic("atomic", 2, r, 64, 0, core.AtomicAdd, core.Int64, &sup), "atomic", 2, core.ErrClosed)
 }
 
-func TestRMAValueAtomic(t *testing.T) {
-	d := &domain{1}
-	r := &region{dom: d, size: 64}
+func TestCheckRMAValueAtomic(t *testing.T) {
 	e := newEndpoint(4)
+	r := &region{dom: e.dom, size: 64}
 
-	got, err := provkit.RMA[*region](e, "put", 3, r, d, 56, 8)
-	require.NoError(t, err)
-	require.Same(t, r, got)
-	got, err = provkit.RMA[*region](e, "put", 4, r, d, 0, 8)
+	require.NoError(t, e.CheckRMA("put", 3, r, 64, 56, 8))
+	err := e.CheckRMA("put", 4, r, 64, 0, 8)
 	opError(t, err, "put", 4, core.ErrInvalid)
-	require.Nil(t, got)
 	var pe *core.PEError
 	require.ErrorAs(t, err, &pe)
-	_, err = provkit.RMA[*region](e, "get", 0, r, d, 60, 8)
-	opError(t, err, "get", 0, core.ErrOutOfBounds)
-	_, err = provkit.RMA[*region](e, "get", 0, nil, d, 0, 8)
-	opError(t, err, "get", 0, core.ErrInvalid)
+	opError(t, e.CheckRMA("get", 0, r, 64, 60, 8), "get", 0, core.ErrOutOfBounds)
+	opError(t, e.CheckRMA("get", 0, nil, provkit.Foreign, 0, 8), "get", 0, core.ErrInvalid)
 
-	_, err = provkit.Value[*region](e, "put-value", 1, r, d, 8, 8)
-	require.NoError(t, err)
-	_, err = provkit.Value[*region](e, "put-value", 1, r, d, 8, 3)
-	opError(t, err, "put-value", 1, core.ErrInvalid)
-	_, err = provkit.Value[*region](e, "get-value", 1, r, d, 60, 8)
-	opError(t, err, "get-value", 1, core.ErrOutOfBounds)
+	require.NoError(t, e.CheckValue("put-value", 1, r, 64, 8, 8))
+	opError(t, e.CheckValue("put-value", 1, r, 64, 8, 3), "put-value", 1, core.ErrInvalid)
+	opError(t, e.CheckValue("get-value", 1, r, 64, 60, 8), "get-value", 1, core.ErrOutOfBounds)
+	opError(t, e.CheckValue("get-value", 1, foreign{}, provkit.Foreign, 0, 8), "get-value", 1, core.ErrInvalid)
 
-	_, err = provkit.Atomic[*region](e, "atomic", 1, r, d, 8, core.AtomicAdd, core.Int64, &sup)
-	require.NoError(t, err)
-	_, err = provkit.Atomic[*region](e, "atomic", 1, r, d, 4, core.AtomicAdd, core.Int64, &sup)
+	require.NoError(t, e.CheckAtomic("atomic", 1, r, 64, 8, core.AtomicAdd, core.Int64, &sup))
+	err = e.CheckAtomic("atomic", 1, r, 64, 4, core.AtomicAdd, core.Int64, &sup)
 	opError(t, err, "atomic", 1, core.ErrInvalid)
 	var ae *core.AlignError
 	require.ErrorAs(t, err, &ae)
 	var none core.AtomicSupport
-	_, err = provkit.Atomic[*region](e, "fetch-atomic", 1, r, d, 8, core.AtomicAdd, core.Int64, &none)
-	opError(t, err, "fetch-atomic", 1, core.ErrNotSupported)
+	opError(t, e.CheckAtomic("fetch-atomic", 1, r, 64, 8, core.AtomicAdd, core.Int64, &none),
+		"fetch-atomic", 1, core.ErrNotSupported)
+	opError(t, e.CheckAtomic("atomic", 1, nil, provkit.Foreign, 8, core.AtomicAdd, core.Int64, &sup),
+		"atomic", 1, core.ErrInvalid)
 
 	require.NoError(t, e.CheckNonFetching("atomic", 1, core.AtomicAdd, core.Int64))
 	err = e.CheckNonFetching("atomic", 1, core.AtomicCSwap, core.Int64)
@@ -128,37 +134,36 @@ func TestErr(t *testing.T) {
 
 // A valid operation's checks allocate nothing.
 func TestChecksDoNotAllocate(t *testing.T) {
-	d := &domain{1}
-	r := &region{dom: d, size: 64}
 	e := newEndpoint(4)
+	r := &region{dom: e.dom, size: 64}
 	allocs := testing.AllocsPerRun(100, func() {
-		checks(e, r, d)
+		checks(e, r)
 	})
 	require.Zero(t, allocs)
 }
 
-func checks(e *provkit.Endpoint, r *region, d *domain) {
-	if _, err := provkit.RMA[*region](e, "put", 1, r, d, 0, 8); err != nil {
-		panic(err)
-	}
-	if _, err := provkit.Value[*region](e, "put-value", 1, r, d, 0, 8); err != nil {
-		panic(err)
-	}
-	if _, err := provkit.Atomic[*region](e, "atomic", 1, r, d, 0, core.AtomicAdd, core.Int64, &sup); err != nil {
-		panic(err)
-	}
-	if err := errors.Join(e.CheckOpen("quiet"), e.CheckNonFetching("atomic", 1, core.AtomicAdd, core.Int64)); err != nil {
-		panic(err)
+func checks(e *endpoint, r core.Region) {
+	_, size := e.own(r)
+	for _, err := range [...]error{
+		e.CheckRegion("put", 1, r, size),
+		e.CheckRMA("put", 1, r, size, 0, 8),
+		e.CheckValue("put-value", 1, r, size, 0, 8),
+		e.CheckAtomic("atomic", 1, r, size, 0, core.AtomicAdd, core.Int64, &sup),
+		e.CheckNonFetching("atomic", 1, core.AtomicAdd, core.Int64),
+		e.CheckOpen("quiet"),
+	} {
+		if err != nil {
+			panic(err)
+		}
 	}
 }
 
 func BenchmarkChecks(b *testing.B) {
-	d := &domain{1}
-	r := &region{dom: d, size: 64}
 	e := newEndpoint(4)
+	r := &region{dom: e.dom, size: 64}
 	b.ReportAllocs()
 	for b.Loop() {
-		checks(e, r, d)
+		checks(e, r)
 	}
 }
 

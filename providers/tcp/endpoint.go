@@ -36,27 +36,32 @@ var _ core.Endpoint = (*endpoint)(nil)
 // split, so one frame's length always fits the target's checks.
 const maxFrame = 1 << 30
 
-// Domain and Size are what provkit's checks need of a region.
-func (r *region) Domain() *domain { return r.d }
-func (r *region) Size() int       { return r.size }
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.d == e.d {
+		return reg, reg.size
+	}
+	return nil, provkit.Foreign
+}
 
 // rma validates an access of n bytes at off on pe and returns the region
 // and the connection to pe (nil for this PE).
 func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, *conn, error) {
-	reg, err := provkit.RMA[*region](&e.Endpoint, op, pe, r, e.d, off, n)
-	return e.to(pe, reg, err)
+	reg, size := e.own(r)
+	return e.to(pe, reg, e.CheckRMA(op, pe, r, size, off, n))
 }
 
 // value validates a PutValue or GetValue like rma.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, *conn, error) {
-	reg, err := provkit.Value[*region](&e.Endpoint, op, pe, r, e.d, off, size)
-	return e.to(pe, reg, err)
+	reg, regionSize := e.own(r)
+	return e.to(pe, reg, e.CheckValue(op, pe, r, regionSize, off, size))
 }
 
 // amo validates an atomic like rma.
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, *conn, error) {
-	reg, err := provkit.Atomic[*region](&e.Endpoint, opName, pe, r, e.d, off, op, t, &fullAtomics)
-	return e.to(pe, reg, err)
+	reg, size := e.own(r)
+	return e.to(pe, reg, e.CheckAtomic(opName, pe, r, size, off, op, t, &fullAtomics))
 }
 
 // to completes a check of an operation on pe: the region and the
