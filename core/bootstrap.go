@@ -2,7 +2,6 @@ package core
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 )
@@ -65,7 +64,7 @@ func ReportLost(b Bootstrap, err error) {
 func Agree(b Bootstrap, err error) error {
 	var msg []byte
 	if err != nil {
-		msg = append([]byte{sentinelCode(err)}, err.Error()...)
+		msg = append([]byte{ErrorCode(err)}, err.Error()...)
 	}
 	all, gerr := b.Allgather(msg)
 	if gerr != nil {
@@ -77,7 +76,10 @@ func Agree(b Bootstrap, err error) error {
 	}
 	for pe, m := range all {
 		if len(m) != 0 && pe != b.Rank() {
-			errs = append(errs, &RemoteError{PE: pe, Msg: string(m[1:]), Kind: sentinelOf(m[0])})
+			// A code this version does not know leaves the error without
+			// a sentinel: its text still says what happened.
+			kind, _ := ErrorOfCode(m[0])
+			errs = append(errs, &RemoteError{PE: pe, Msg: string(m[1:]), Kind: kind})
 		}
 	}
 	switch len(errs) {
@@ -101,34 +103,6 @@ func (m multiError) Error() string {
 }
 
 func (m multiError) Unwrap() []error { return m }
-
-// RemoteError is another PE's error, as Agree delivers it.
-type RemoteError struct {
-	PE   int
-	Msg  string
-	Kind error // the sentinel the original unwrapped to, or nil
-}
-
-func (e *RemoteError) Error() string { return fmt.Sprintf("PE %d: %s", e.PE, e.Msg) }
-func (e *RemoteError) Unwrap() error { return e.Kind }
-
-var sentinels = []error{ErrNotSupported, ErrInvalid, ErrOutOfBounds, ErrPeerLost, ErrTimeout, ErrClosed, ErrNoMemory}
-
-func sentinelCode(err error) byte {
-	for i, s := range sentinels {
-		if errors.Is(err, s) {
-			return byte(i + 1)
-		}
-	}
-	return 0
-}
-
-func sentinelOf(code byte) error {
-	if code == 0 || int(code) > len(sentinels) {
-		return nil
-	}
-	return sentinels[code-1]
-}
 
 // HostID identifies the host this process runs on, for locality decisions:
 // the host name and, where the kernel offers it, the boot id.

@@ -21,7 +21,7 @@ func Register(p Provider) {
 		panic("core: Register of nil provider")
 	}
 	name := p.Name()
-	if err := checkName(name); err != nil {
+	if err := CheckName(name); err != nil {
 		panic("core: Register: " + err.Error())
 	}
 	registryMu.Lock()
@@ -32,13 +32,16 @@ func Register(p Provider) {
 	registry[name] = p
 }
 
-func checkName(name string) error {
+// CheckName reports whether name may name a provider: one or more of
+// a-z, 0-9, '-' and '_', so that it can stand in GOSHMEM_PROVIDER lists and
+// in a plugin's file name. The error, ErrInvalid, says what is allowed.
+func CheckName(name string) error {
 	if name == "" {
-		return fmt.Errorf("empty provider name")
+		return fmt.Errorf("empty provider name: a name is one or more of a-z, 0-9, '-' and '_': %w", ErrInvalid)
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return fmt.Errorf("provider name %q: only a-z, 0-9, '-' and '_' are allowed", name)
+			return fmt.Errorf("provider name %q: only a-z, 0-9, '-' and '_' are allowed: %w", name, ErrInvalid)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // domain is one PE's membership in a loopback job.
@@ -36,9 +37,8 @@ type domain struct {
 	ctl  []peerCtl
 	self *peerCtl
 
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	closed atomic.Bool
+	closer provkit.CloseOnce
 
 	mu        sync.Mutex // guards the fields below
 	usedSlots uint32     // bit i set: watch slot i of our control file is in use
@@ -116,9 +116,7 @@ var (
 func (d *domain) Rank() int { return d.rank }
 func (d *domain) Size() int { return d.npes }
 
-func (d *domain) opErr(op string, err error) error {
-	return &core.OpError{Op: op, PE: -1, Provider: Name, Err: err}
-}
+func (d *domain) opErr(op string, err error) error { return provkit.Err(Name, op, -1, err) }
 
 // path names a file of pe in the job directory: "pe<rank>-<domain id>.<what>".
 func (d *domain) path(pe int, what string) string {
@@ -336,7 +334,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	// atomics, and where the job fences asymmetrically every operation,
 	// count without an atomic add. NoStore changes nothing.
 	serial := opts.Serialized || opts.Private
-	e := &endpoint{dom: d, npes: d.npes, serial: serial, plain: serial && d.asym}
+	e := &endpoint{Endpoint: provkit.Endpoint{Provider: Name, NPEs: d.npes}, dom: d, serial: serial, plain: serial && d.asym}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
@@ -594,22 +592,14 @@ func (d *domain) wake(pe int) {
 // then unmaps everything. Unmapping here affects only this process's
 // views: a peer that is still running keeps its own mappings.
 func (d *domain) Close() error {
-	first := false
-	d.closeOnce.Do(func() {
-		first = true
-		d.closeErr = d.close()
-	})
-	if first {
-		return d.closeErr
-	}
-	return nil // idempotent: the first Close reported
+	return d.closer.Do(d.close)
 }
 
 func (d *domain) close() error {
 	d.mu.Lock()
 	d.closed.Store(true)
 	for e := range d.endpoints {
-		e.closed.Store(true)
+		e.MarkClosed()
 	}
 	d.endpoints = nil
 	regions := d.regions

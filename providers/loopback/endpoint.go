@@ -1,11 +1,11 @@
 package loopback
 
 import (
-	"fmt"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // endpoint issues RMA as loads and stores into the mappings of its domain.
@@ -34,11 +34,11 @@ import (
 // Serialized or Private endpoint they increment solo either way. Fence and
 // Quiet issue a full barrier, for the operations that had none.
 type endpoint struct {
+	provkit.Endpoint // the provider's name and NPEs for the checks, and closed
+
 	dom    *domain
-	npes   int
 	serial bool // Serialized or Private: solo may count atomics
 	plain  bool // serial and the job fences asymmetrically: solo counts everything
-	closed atomic.Bool
 
 	// The fields above are read by every operation; ops and solo are
 	// written by every operation. Padding keeps them on different cache
@@ -54,19 +54,13 @@ type endpoint struct {
 
 var _ core.Endpoint = (*endpoint)(nil)
 
-func (e *endpoint) err(op string, pe int, err error) error {
-	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
-}
-
-// fail explains why a target was refused before its bounds were checked.
-func (e *endpoint) fail(op string, pe int, r core.Region) error {
-	switch {
-	case e.closed.Load():
-		return e.err(op, pe, core.ErrClosed)
-	case r == nil:
-		return e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
 	}
-	return e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+	return nil, provkit.Foreign
 }
 
 // target is the check of every operation's fast path: r as this domain's
@@ -76,31 +70,18 @@ func (e *endpoint) fail(op string, pe int, r core.Region) error {
 // small enough to inline, so a valid operation makes no call to be checked.
 func (e *endpoint) target(pe int, r core.Region, off, n int) *region {
 	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || uint(pe) >= uint(e.npes) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
+	if !ok || reg.dom != e.dom || uint(pe) >= uint(e.NPEs) || off < 0 || n <= 0 || off > reg.size-n || e.Closed() {
 		return nil
 	}
 	return reg
 }
 
-// region returns r as this domain's region, or the error saying why it is
-// not one an operation may use.
-func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
-	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || e.closed.Load() {
-		return nil, e.fail(op, pe, r)
-	}
-	return reg, nil
-}
-
 // rma validates an access of n bytes at off in pe's part of r and returns
 // those bytes as mapped here.
 func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *region, error) {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
+	reg, size := e.own(r)
+	if err := e.CheckRMA(op, pe, r, size, off, n); err != nil {
 		return nil, nil, err
-	}
-	if err := core.CheckRMA(pe, e.npes, off, n, reg.size); err != nil {
-		return nil, nil, e.err(op, pe, err)
 	}
 	return reg.peers[pe][off : off+n], reg, nil
 }
@@ -108,14 +89,8 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) ([]byte, *r
 // amo validates an atomic and returns the region; mem.Atomic indexes
 // pe's whole part of it by off.
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, error) {
-	reg, err := e.region(opName, pe, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &fullAtomics); err != nil {
-		return nil, e.err(opName, pe, err)
-	}
-	return reg, nil
+	reg, size := e.own(r)
+	return reg, e.CheckAtomic(opName, pe, r, size, off, op, t, &fullAtomics)
 }
 
 // atomicValid is the rest of an atomic's fast-path check, after target:
@@ -151,14 +126,8 @@ func atomic64(b []byte, off int, op core.AtomicOp, t core.AtomicType, operand, c
 // value validates a PutValue or GetValue and returns the region; mem
 // indexes pe's whole part of it by off.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
-		return nil, err
-	}
-	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
-		return nil, e.err(op, pe, err)
-	}
-	return reg, nil
+	reg, regionSize := e.own(r)
+	return reg, e.CheckValue(op, pe, r, regionSize, off, size)
 }
 
 // done counts a put or get, with a fence where one is needed; see endpoint.
@@ -281,9 +250,8 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 			return err
 		}
 	}
-	if op == core.AtomicCSwap {
-		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
-			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	if err := e.CheckNonFetching("atomic", pe, op, t); err != nil {
+		return err
 	}
 	if _, ok := atomic64(reg.peers[pe], off, op, t, operand, 0); !ok {
 		mem.Atomic(reg.peers[pe], off, op, t, operand, 0)
@@ -321,8 +289,8 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 // it issues a full memory barrier, so the order holds whatever the
 // hardware.
 func (e *endpoint) Fence() error {
-	if e.closed.Load() {
-		return e.err("fence", -1, core.ErrClosed)
+	if err := e.CheckOpen("fence"); err != nil {
+		return err
 	}
 	e.barrier()
 	return nil
@@ -333,8 +301,8 @@ func (e *endpoint) Fence() error {
 // full memory barrier makes the stores of the operations before it visible
 // before any load after it, as they would be had each fenced.
 func (e *endpoint) Quiet() error {
-	if e.closed.Load() {
-		return e.err("quiet", -1, core.ErrClosed)
+	if err := e.CheckOpen("quiet"); err != nil {
+		return err
 	}
 	e.barrier()
 	return nil
@@ -359,7 +327,7 @@ func (e *endpoint) Counter() *core.Counter {
 // Close implements core.Endpoint. It is idempotent; later operations fail
 // with ErrClosed.
 func (e *endpoint) Close() error {
-	if !e.closed.CompareAndSwap(false, true) {
+	if !e.MarkClosed() {
 		return nil
 	}
 	e.publish()

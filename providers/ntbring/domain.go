@@ -14,6 +14,7 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // domain is one host's membership in a ring job. It is the same for every
@@ -31,12 +32,11 @@ type domain struct {
 	pending *pending
 	bufs    bufPool // payload buffers for relays and answers
 
-	failErr  atomic.Pointer[error] // the first failure, after which nothing is sent
-	closing  atomic.Bool           // Close began: links going down are expected
-	closed   atomic.Bool
-	closeMu  sync.Once
-	closeErr error
-	drops    atomic.Uint64 // transfers dropped as malformed
+	failErr atomic.Pointer[error] // the first failure, after which nothing is sent
+	closing atomic.Bool           // Close began: links going down are expected
+	closed  atomic.Bool
+	closer  provkit.CloseOnce
+	drops   atomic.Uint64 // transfers dropped as malformed
 
 	// seq counts changes to this host's memory made by other hosts, for
 	// LocalWaiter; change wakes its waiters.
@@ -60,9 +60,7 @@ var (
 func (d *domain) Rank() int { return d.rank }
 func (d *domain) Size() int { return d.npes }
 
-func (d *domain) opErr(op string, err error) error {
-	return &core.OpError{Op: op, PE: -1, Provider: Name, Err: err}
-}
+func (d *domain) opErr(op string, err error) error { return provkit.Err(Name, op, -1, err) }
 
 // sideTo is the side a transfer to host dst leaves by.
 func (d *domain) sideTo(dst int) ntb.Side {
@@ -287,7 +285,7 @@ func (d *domain) NewEndpoint(core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	e := &endpoint{dom: d}
+	e := &endpoint{Endpoint: provkit.Endpoint{Provider: Name, NPEs: d.npes}, dom: d}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
@@ -332,15 +330,7 @@ func (d *domain) BarrierCheck(check func() error) error {
 // regions. On a failed ring the barrier ends at once, with the loss fail
 // reported to the bootstrap: the lost host may never come.
 func (d *domain) Close() error {
-	first := false
-	d.closeMu.Do(func() {
-		first = true
-		d.closeErr = d.close()
-	})
-	if first {
-		return d.closeErr
-	}
-	return nil
+	return d.closer.Do(d.close)
 }
 
 func (d *domain) close() error {
@@ -353,7 +343,7 @@ func (d *domain) close() error {
 		if err := e.Quiet(); err != nil && d.err() == nil {
 			errs = append(errs, err)
 		}
-		e.closed.Store(true)
+		e.MarkClosed()
 	}
 	d.closed.Store(true)
 	failed := d.err() != nil

@@ -2,22 +2,22 @@ package ntbring
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // endpoint issues operations through its domain's protocol and counts them
 // on its own counter. Operations on this host's own memory are done in
 // place.
 type endpoint struct {
+	provkit.Endpoint // the provider's name and NPEs for the checks, and closed
+
 	dom     *domain
-	closed  atomic.Bool
 	counter core.Counter
 
 	// settles are what the non-blocking puts not yet quieted must do
@@ -36,23 +36,27 @@ type settle struct {
 
 var _ core.Endpoint = (*endpoint)(nil)
 
-func (e *endpoint) err(op string, pe int, err error) error {
-	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
+	}
+	return nil, provkit.Foreign
 }
 
-// region returns r as this domain's region, or why it cannot be used.
+// region returns r as this domain's region, or why it cannot be used: the
+// endpoint's checks, then the domain's own state.
 func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
-	reg, ok := r.(*region)
-	switch {
-	case e.closed.Load() || e.dom.closed.Load():
-		return nil, e.err(op, pe, core.ErrClosed)
-	case r == nil:
-		return nil, e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
-	case !ok || reg.dom != e.dom:
-		return nil, e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+	if e.dom.closed.Load() {
+		return nil, e.Err(op, pe, core.ErrClosed)
+	}
+	reg, size := e.own(r)
+	if err := e.CheckRegion(op, pe, r, size); err != nil {
+		return nil, err
 	}
 	if err := e.dom.err(); err != nil {
-		return nil, e.err(op, pe, err)
+		return nil, e.Err(op, pe, err)
 	}
 	return reg, nil
 }
@@ -62,10 +66,7 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, e
 	if err != nil {
 		return nil, err
 	}
-	if err := core.CheckRMA(pe, e.dom.npes, off, n, reg.size); err != nil {
-		return nil, e.err(op, pe, err)
-	}
-	return reg, nil
+	return reg, e.CheckRMA(op, pe, reg, reg.size, off, n)
 }
 
 // start enters an op in the pending table and counts it.
@@ -159,7 +160,7 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 	}
 	if dp, ok := e.dom.proto.(directPutter); ok {
 		if done, err := dp.putDirect(pe, reg, off, src); err != nil {
-			return e.err(name, pe, err)
+			return e.Err(name, pe, err)
 		} else if done {
 			return nil
 		}
@@ -172,7 +173,7 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 			if e.dom.pending.take(o.tag) != nil {
 				o.finish(err)
 			}
-			return e.err(name, pe, err)
+			return e.Err(name, pe, err)
 		}
 		return nil
 	}
@@ -181,7 +182,7 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 		n := min(step, len(src))
 		o := e.start(pe, nil, false)
 		if err := e.send(o, meta{kind: kindPut, region: uint8(reg.idx), off: uint32(off)}, src[:n]); err != nil {
-			return e.err(name, pe, err)
+			return e.Err(name, pe, err)
 		}
 		src, off = src[n:], off+n
 	}
@@ -215,7 +216,7 @@ func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, of
 	}
 	if err := e.putRing(ap, o, reg, off, src); err != nil {
 		finish(err)
-		return e.err(name, pe, err)
+		return e.Err(name, pe, err)
 	}
 	return nil
 }
@@ -291,7 +292,7 @@ func (e *endpoint) get(name string, pe int, r core.Region, off int, dst []byte, 
 		o := e.start(pe, dst[:n], wait)
 		encodeGetRequest(req[:], uint32(n))
 		if err := e.send(o, meta{kind: kindGetReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
-			return e.err(name, pe, errors.Join(err, e.waitAll(ops)))
+			return e.Err(name, pe, errors.Join(err, e.waitAll(ops)))
 		}
 		if wait {
 			ops = append(ops, o)
@@ -299,7 +300,7 @@ func (e *endpoint) get(name string, pe int, r core.Region, off int, dst []byte, 
 		dst, off = dst[n:], off+n
 	}
 	if err := e.waitAll(ops); err != nil {
-		return e.err(name, pe, err)
+		return e.Err(name, pe, err)
 	}
 	return nil
 }
@@ -366,10 +367,7 @@ func (e *endpoint) value(op string, pe int, r core.Region, off, size int) error 
 	if err != nil {
 		return err
 	}
-	if err := core.CheckValue(pe, e.dom.npes, off, size, reg.size); err != nil {
-		return e.err(op, pe, err)
-	}
-	return nil
+	return e.CheckValue(op, pe, reg, reg.size, off, size)
 }
 
 // atomics is what the owner executes: everything, with sync/atomic.
@@ -380,8 +378,8 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 	if err != nil {
 		return 0, err
 	}
-	if err := core.CheckAtomic(pe, e.dom.npes, off, reg.size, a.op, a.typ, &atomics); err != nil {
-		return 0, e.err(name, pe, err)
+	if err := e.CheckAtomic(name, pe, reg, reg.size, off, a.op, a.typ, &atomics); err != nil {
+		return 0, err
 	}
 	if pe == e.dom.rank {
 		return reg.atomic(off, a), nil
@@ -390,13 +388,13 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 	var req [amoRequestSize]byte
 	a.encode(req[:])
 	if err := e.send(o, meta{kind: kindAmoReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
-		return 0, e.err(name, pe, err)
+		return 0, e.Err(name, pe, err)
 	}
 	if !fetch {
 		return 0, nil
 	}
 	if err := e.wait(o); err != nil {
-		return 0, e.err(name, pe, err)
+		return 0, e.Err(name, pe, err)
 	}
 	return o.old, nil
 }
@@ -404,9 +402,8 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 // Atomic implements core.Endpoint: the owner executes it; it is complete
 // when the owner's answer arrives, at Quiet.
 func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
-	if op == core.AtomicCSwap {
-		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
-			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	if err := e.CheckNonFetching("atomic", pe, op, t); err != nil {
+		return err
 	}
 	_, err := e.amo("atomic", pe, r, off, amoRequest{op: op, typ: t, operand: operand}, false)
 	return err
@@ -422,14 +419,14 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 // workers and overtake each other, so a fence waits for every answer, as
 // Quiet does, without reporting their errors (Quiet does).
 func (e *endpoint) Fence() error {
-	if e.closed.Load() {
-		return e.err("fence", -1, core.ErrClosed)
+	if err := e.CheckOpen("fence"); err != nil {
+		return err
 	}
 	seq := e.counter.Issued()
 	err := e.complete(seq)
 	e.settle(seq)
 	if err != nil {
-		return e.err("fence", -1, err)
+		return e.Err("fence", -1, err)
 	}
 	return nil
 }
@@ -437,8 +434,8 @@ func (e *endpoint) Fence() error {
 // Quiet implements core.Endpoint: it waits for the answer to every
 // operation issued so far, and returns the first error among them.
 func (e *endpoint) Quiet() error {
-	if e.closed.Load() {
-		return e.err("quiet", -1, core.ErrClosed)
+	if err := e.CheckOpen("quiet"); err != nil {
+		return err
 	}
 	seq := e.counter.Issued()
 	err := e.complete(seq)
@@ -449,7 +446,7 @@ func (e *endpoint) Quiet() error {
 		e.counter.TakeErr()
 	}
 	if err != nil {
-		return e.err("quiet", -1, err)
+		return e.Err("quiet", -1, err)
 	}
 	return nil
 }
@@ -484,11 +481,11 @@ func (e *endpoint) Counter() *core.Counter { return &e.counter }
 
 // Close implements core.Endpoint: it quiets and releases the endpoint.
 func (e *endpoint) Close() error {
-	if e.closed.Load() {
+	if e.Closed() {
 		return nil
 	}
 	err := e.Quiet()
-	e.closed.Store(true)
+	e.MarkClosed()
 	d := e.dom
 	d.mu.Lock()
 	delete(d.endpoints, e)

@@ -34,7 +34,7 @@ func Find(pathList string) []Found {
 		}
 		for _, e := range entries {
 			name, ok := strings.CutPrefix(e.Name(), Prefix)
-			if !ok || seen[name] || !validName(name) {
+			if !ok || seen[name] || core.CheckName(name) != nil { // Register would panic
 				continue
 			}
 			path := filepath.Join(dir, e.Name())
@@ -47,20 +47,6 @@ func Find(pathList string) []Found {
 	}
 	slices.SortFunc(out, func(a, b Found) int { return strings.Compare(a.Name, b.Name) })
 	return out
-}
-
-// validName is core's rule for provider names, checked here so that a
-// stray file on the path is skipped instead of making Register panic.
-func validName(name string) bool {
-	if name == "" {
-		return false
-	}
-	for _, r := range name {
-		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
-			return false
-		}
-	}
-	return true
 }
 
 // RegisterFound registers, with core.Register, every plugin that Find

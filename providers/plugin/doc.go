@@ -94,7 +94,7 @@
 // bounds only the time the plugin spends on them outside the job's
 // bootstrap: a slow peer is no hang, a plugin stuck in Open is. Errors of
 // the wrapped provider
-// cross the boundary as *RemoteError values that unwrap to the same core
+// cross the boundary as *core.RemoteError values that unwrap to the same core
 // sentinel.
 //
 // A plugin never outlives its PE: the domain's Close ends it (go-plugin

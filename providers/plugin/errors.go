@@ -27,24 +27,9 @@ func (e *Error) Error() string {
 
 func (e *Error) Unwrap() error { return e.Err }
 
-// RemoteError is an error the wrapped provider returned inside the plugin
-// process. It unwraps to the same core sentinel as the original, so
-// errors.Is works across the process boundary.
-type RemoteError struct {
-	Msg  string
-	Kind error // a core sentinel, or nil
-}
-
-func (e *RemoteError) Error() string { return e.Msg }
-func (e *RemoteError) Unwrap() error { return e.Kind }
-
-// sentinels are core's, numbered on the wire from 1 in this order; the
-// order is part of the protocol.
-var sentinels = []error{core.ErrNotSupported, core.ErrInvalid, core.ErrOutOfBounds,
-	core.ErrPeerLost, core.ErrTimeout, core.ErrClosed, core.ErrNoMemory}
-
-// encodeErr is the wire form of err, nil for nil. A core.OpError loses its
-// frame (operation, PE, provider): the host adds its own.
+// encodeErr is the wire form of err, nil for nil: its text and the code
+// of its sentinel (core.ErrorCode). A core.OpError loses its frame
+// (operation, PE, provider): the host adds its own.
 func encodeErr(err error) *pb.Error {
 	if err == nil {
 		return nil
@@ -53,33 +38,25 @@ func encodeErr(err error) *pb.Error {
 	if errors.As(err, &op) {
 		err = op.Err
 	}
-	e := &pb.Error{Msg: err.Error()}
-	for i, s := range sentinels {
-		if errors.Is(err, s) {
-			e.Kind = uint32(i + 1)
-			break
-		}
-	}
-	return e
+	return &pb.Error{Msg: err.Error(), Kind: uint32(core.ErrorCode(err))}
 }
 
-// decodeErr is the inverse of encodeErr. A kind outside the list is
-// garbage, reported as such rather than dropped.
+// decodeErr is the inverse of encodeErr: a *core.RemoteError with PE -1,
+// for the plugin is not a PE, that unwraps to the same core sentinel as
+// the original, so errors.Is works across the process boundary. A kind
+// without a sentinel is garbage, reported as such rather than dropped.
 func decodeErr(e *pb.Error) (error, error) {
 	if e == nil {
 		return nil, nil
 	}
-	if e.Kind > uint32(len(sentinels)) {
-		return nil, fmt.Errorf("error kind %d (want 0..%d)", e.Kind, len(sentinels))
+	kind, ok := core.ErrorOfCode(uint8(e.Kind))
+	if !ok || e.Kind > uint32(core.MaxErrorCode) {
+		return nil, fmt.Errorf("error kind %d (want 0..%d)", e.Kind, core.MaxErrorCode)
 	}
 	if e.Msg == "" {
 		return nil, errors.New("error without a message")
 	}
-	re := &RemoteError{Msg: e.Msg}
-	if e.Kind > 0 {
-		re.Kind = sentinels[e.Kind-1]
-	}
-	return re, nil
+	return &core.RemoteError{PE: -1, Msg: e.Msg, Kind: kind}, nil
 }
 
 // garbage marks a protocol violation by the plugin.

@@ -69,15 +69,18 @@ func TestInfoRoundTrip(t *testing.T) {
 }
 
 func TestErrRoundTrip(t *testing.T) {
-	for _, s := range sentinels {
+	for c := uint8(1); c <= core.MaxErrorCode; c++ {
+		s, _ := core.ErrorOfCode(c)
 		err := &core.OpError{Op: "put", PE: 1, Provider: "x", Err: &core.RemoteError{Msg: "m", Kind: s}}
 		got, derr := decodeErr(encodeErr(err))
 		if derr != nil || !errors.Is(got, s) || got.Error() != err.Err.Error() {
 			t.Fatalf("%v: got %v, %v", err, got, derr)
 		}
 	}
-	if _, derr := decodeErr(&pb.Error{Kind: 99, Msg: "m"}); derr == nil {
-		t.Fatal("kind 99 accepted")
+	for _, kind := range []uint32{uint32(core.MaxErrorCode) + 1, 99, 256 + 1} {
+		if _, derr := decodeErr(&pb.Error{Kind: kind, Msg: "m"}); derr == nil {
+			t.Fatalf("kind %d accepted", kind)
+		}
 	}
 }
 
@@ -106,7 +109,8 @@ func FuzzDecodeInfo(f *testing.F) {
 
 // FuzzDecodeErr feeds the error decoder arbitrary errors from the wire.
 func FuzzDecodeErr(f *testing.F) {
-	for _, s := range sentinels {
+	for c := uint8(1); c <= core.MaxErrorCode; c++ {
+		s, _ := core.ErrorOfCode(c)
 		b, _ := proto.Marshal(encodeErr(s))
 		f.Add(b)
 	}

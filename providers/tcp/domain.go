@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // domain is one PE's membership in a tcp job.
@@ -51,10 +52,9 @@ type domain struct {
 	pollMax   atomic.Int64
 	pollGated bool
 
-	closed    atomic.Bool // the API refuses new work
-	closing   atomic.Bool // connections are being torn down
-	closeOnce sync.Once
-	closeErr  error
+	closed  atomic.Bool // the API refuses new work
+	closing atomic.Bool // connections are being torn down
+	closer  provkit.CloseOnce
 
 	mu        sync.Mutex // guards the fields below and replacing regions
 	nregions  int
@@ -164,9 +164,7 @@ func (d *domain) hostPEs() int {
 func (d *domain) Rank() int { return d.rank }
 func (d *domain) Size() int { return d.npes }
 
-func (d *domain) opErr(op string, err error) error {
-	return &core.OpError{Op: op, PE: -1, Provider: Name, Err: err}
-}
+func (d *domain) opErr(op string, err error) error { return provkit.Err(Name, op, -1, err) }
 
 // NewEndpoint implements core.Domain. The options are hints this provider
 // has no use for: endpoints share the connections, each with its own
@@ -177,7 +175,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	e := &endpoint{d: d, npes: d.npes}
+	e := &endpoint{Endpoint: provkit.Endpoint{Provider: Name, NPEs: d.npes}, d: d}
 	e.qcond.L = &e.qmu
 	d.endpoints[e] = struct{}{}
 	return e, nil
@@ -189,22 +187,14 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 // goroutines and unmaps the regions. If the barrier fails (a PE was lost)
 // the connections are simply dropped. Idempotent.
 func (d *domain) Close() error {
-	first := false
-	d.closeOnce.Do(func() {
-		first = true
-		d.closeErr = d.close()
-	})
-	if first {
-		return d.closeErr
-	}
-	return nil
+	return d.closer.Do(d.close)
 }
 
 func (d *domain) close() error {
 	d.mu.Lock()
 	d.closed.Store(true)
 	for e := range d.endpoints {
-		e.closed.Store(true)
+		e.MarkClosed()
 	}
 	d.endpoints = nil
 	d.mu.Unlock()

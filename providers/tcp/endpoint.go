@@ -2,12 +2,12 @@ package tcp
 
 import (
 	"encoding/binary"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // endpoint issues operations over its domain's connections; it owns only
@@ -18,9 +18,9 @@ import (
 // when the target acknowledges having applied them; non-blocking gets when
 // their reply has filled the buffer. Quiet waits for the counter.
 type endpoint struct {
+	provkit.Endpoint // the provider's name and NPEs for the checks, and closed
+
 	d       *domain
-	npes    int
-	closed  atomic.Bool
 	counter core.Counter
 
 	// Quiet sleeps on qcond while qwaiting; completions broadcast only
@@ -36,56 +36,39 @@ var _ core.Endpoint = (*endpoint)(nil)
 // split, so one frame's length always fits the target's checks.
 const maxFrame = 1 << 30
 
-func (e *endpoint) err(op string, pe int, err error) error {
-	return &core.OpError{Op: op, PE: pe, Provider: Name, Err: err}
-}
-
-// region returns r as this domain's region, or why an operation may not
-// use it.
-func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
-	reg, ok := r.(*region)
-	switch {
-	case e.closed.Load():
-		return nil, e.err(op, pe, core.ErrClosed)
-	case r == nil:
-		return nil, e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
-	case !ok || reg.d != e.d:
-		return nil, e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+// own is r as one of this domain's regions and the size of each PE's
+// part, or nil and provkit.Foreign: what provkit's checks take.
+func (e *endpoint) own(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.d == e.d {
+		return reg, reg.size
 	}
-	return reg, nil
+	return nil, provkit.Foreign
 }
 
 // rma validates an access of n bytes at off on pe and returns the region
 // and the connection to pe (nil for this PE).
 func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, *conn, error) {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := core.CheckRMA(pe, e.npes, off, n, reg.size); err != nil {
-		return nil, nil, e.err(op, pe, err)
-	}
-	return reg, e.d.conns[pe], nil
+	reg, size := e.own(r)
+	return e.to(pe, reg, e.CheckRMA(op, pe, r, size, off, n))
 }
 
+// value validates a PutValue or GetValue like rma.
 func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, *conn, error) {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
-		return nil, nil, e.err(op, pe, err)
-	}
-	return reg, e.d.conns[pe], nil
+	reg, regionSize := e.own(r)
+	return e.to(pe, reg, e.CheckValue(op, pe, r, regionSize, off, size))
 }
 
+// amo validates an atomic like rma.
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType) (*region, *conn, error) {
-	reg, err := e.region(opName, pe, r)
+	reg, size := e.own(r)
+	return e.to(pe, reg, e.CheckAtomic(opName, pe, r, size, off, op, t, &fullAtomics))
+}
+
+// to completes a check of an operation on pe: the region and the
+// connection to pe, or the check's error.
+func (e *endpoint) to(pe int, reg *region, err error) (*region, *conn, error) {
 	if err != nil {
 		return nil, nil, err
-	}
-	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &fullAtomics); err != nil {
-		return nil, nil, e.err(opName, pe, err)
 	}
 	return reg, e.d.conns[pe], nil
 }
@@ -99,7 +82,7 @@ func (e *endpoint) local() {
 // counter once it is queued (sendQueue.put).
 func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
 	if err := c.send(e, h, payload); err != nil {
-		return e.err(op, c.peer, err)
+		return e.Err(op, c.peer, err)
 	}
 	return nil
 }
@@ -159,12 +142,12 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 func (e *endpoint) call(op string, c *conn, h *header, dst []byte) (uint64, error) {
 	req, err := c.newRequest(dst, nil, false)
 	if err != nil {
-		return 0, e.err(op, c.peer, err)
+		return 0, e.Err(op, c.peer, err)
 	}
 	if err := c.request(h, req); err != nil {
 		if c.take(req.id) == req {
 			c.release(req)
-			return 0, e.err(op, c.peer, err)
+			return 0, e.Err(op, c.peer, err)
 		}
 		// The connection failed meanwhile and is ending the request.
 	} else {
@@ -176,7 +159,7 @@ func (e *endpoint) call(op string, c *conn, h *header, dst []byte) (uint64, erro
 	v, err := binary.LittleEndian.Uint64(req.val[:]), req.err
 	c.release(req)
 	if err != nil {
-		return 0, e.err(op, c.peer, err)
+		return 0, e.Err(op, c.peer, err)
 	}
 	e.local()
 	return v, nil
@@ -224,7 +207,7 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 		n := min(len(dst), maxFrame)
 		req, err := c.newRequest(dst[:n], e, true)
 		if err != nil {
-			return e.err("get-nbi", pe, err)
+			return e.Err("get-nbi", pe, err)
 		}
 		h := header{op: opGet, region: reg.idx, off: uint64(off), arg: uint64(n)}
 		if err := c.request(&h, req); err != nil {
@@ -232,7 +215,7 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 				seq := req.seq
 				c.release(req)
 				e.counter.Complete(seq, 1) // never sent: the error is returned, not recorded
-				return e.err("get-nbi", pe, err)
+				return e.Err("get-nbi", pe, err)
 			}
 		}
 		dst, off = dst[n:], off+n
@@ -264,9 +247,8 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	if err != nil {
 		return err
 	}
-	if op == core.AtomicCSwap {
-		return e.err("atomic", pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
-			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	if err := e.CheckNonFetching("atomic", pe, op, t); err != nil {
+		return err
 	}
 	if c == nil {
 		mem.Atomic(reg.mem, off, op, t, operand, 0)
@@ -302,8 +284,8 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 // Fence implements core.Endpoint. It costs nothing: each pair of PEs has
 // one connection, whose frames the target applies in order.
 func (e *endpoint) Fence() error {
-	if e.closed.Load() {
-		return e.err("fence", -1, core.ErrClosed)
+	if err := e.CheckOpen("fence"); err != nil {
+		return err
 	}
 	return nil
 }
@@ -313,8 +295,8 @@ func (e *endpoint) Fence() error {
 // non-blocking get has its data. It returns the first error among them: a
 // lost peer's operations fail with core.ErrPeerLost.
 func (e *endpoint) Quiet() error {
-	if e.closed.Load() {
-		return e.err("quiet", -1, core.ErrClosed)
+	if err := e.CheckOpen("quiet"); err != nil {
+		return err
 	}
 	return e.quiet()
 }
@@ -384,7 +366,7 @@ func (e *endpoint) Counter() *core.Counter { return &e.counter }
 // Close implements core.Endpoint: it quiets the endpoint and releases it.
 // Idempotent; later operations fail with ErrClosed.
 func (e *endpoint) Close() error {
-	if !e.closed.CompareAndSwap(false, true) {
+	if !e.MarkClosed() {
 		return nil
 	}
 	err := e.quiet()
@@ -393,7 +375,7 @@ func (e *endpoint) Close() error {
 	delete(d.endpoints, e) // a no-op on a nil map, after the domain closed
 	d.mu.Unlock()
 	if err != nil {
-		return e.err("close", -1, err)
+		return e.Err("close", -1, err)
 	}
 	return nil
 }
