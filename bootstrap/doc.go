@@ -23,10 +23,12 @@
 //     PMIx only, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
 //     on PE 0's host; PE 0 serves the store on that port on every
 //     interface and every PE, PE 0 included, dials it. GOSHMEM_BOOTSTRAP
-//     also wins over PMI wherever it is set. A secret is optional there
-//     (GOSHMEM_SECRET or GOSHMEM_SECRET_FILE); without one the store is
-//     unauthenticated: anyone who can reach the port while the job
-//     starts can take a rank that has not joined yet.
+//     also wins over PMI wherever it is set. Such a launcher gives no
+//     secret, so the user gives one (GOSHMEM_SECRET or
+//     GOSHMEM_SECRET_FILE, the same for every PE); without one the job is
+//     refused, since anyone who can reach an unauthenticated store while
+//     the job starts can take a rank that has not joined yet. Only
+//     GOSHMEM_INSECURE=1 runs it so, PE 0 warning on standard error.
 //   - Without a launcher the process is the only PE and needs no store.
 //
 // # Joining, bounded

@@ -33,7 +33,7 @@ func joinJob(t *testing.T, kv ...string) Job {
 // the PE and the address it was told.
 func TestJoinTimeoutPE0Alone(t *testing.T) {
 	addr := freeAddr(t)
-	job := joinJob(t, EnvPMIRank, "0", EnvPMISize, "2", EnvBootstrap, addr, EnvJoinTimeout, "1s")
+	job := joinJob(t, EnvPMIRank, "0", EnvPMISize, "2", EnvBootstrap, addr, EnvSecret, hexSecret, EnvJoinTimeout, "1s")
 	require.Equal(t, time.Second, job.JoinTimeout)
 	start := time.Now()
 	b, err := Connect(job, time.Hour)
@@ -48,7 +48,7 @@ func TestJoinTimeoutPE0Alone(t *testing.T) {
 // A PE whose PE 0 never serves the store gives up, naming the address.
 func TestJoinTimeoutNoStore(t *testing.T) {
 	addr := freeAddr(t)
-	job := joinJob(t, EnvPMIRank, "1", EnvPMISize, "2", EnvBootstrap, addr, EnvJoinTimeout, "1s")
+	job := joinJob(t, EnvPMIRank, "1", EnvPMISize, "2", EnvBootstrap, addr, EnvSecret, hexSecret, EnvJoinTimeout, "1s")
 	start := time.Now()
 	b, err := Connect(job, time.Hour)
 	require.Nil(t, b)
