@@ -554,6 +554,28 @@ func (s *Server) reported(m *member, l lost) {
 	s.logger().Info("bootstrap: member lost", "rank", pe, "reason", reason)
 }
 
+// Lose loses rank for a reason the caller saw and the store cannot (a
+// launcher that sees its PE's process stopped): as for a member that
+// reports a peer lost, everyone else is told, every collective fails, and
+// the rank's connection is closed. A rank that has already left is not
+// lost.
+func (s *Server) Lose(rank int, reason string) {
+	if rank < 0 || rank >= s.size {
+		return
+	}
+	s.mu.Lock()
+	if s.closed || (s.state[rank] != stateActive && s.state[rank] != statePending) {
+		s.mu.Unlock()
+		return
+	}
+	s.lose(rank, reason)
+	if mm := s.members[rank]; mm != nil {
+		mm.conn.Close()
+	}
+	s.mu.Unlock()
+	s.logger().Info("bootstrap: member lost", "rank", rank, "reason", reason)
+}
+
 // lose records that rank vanished: everyone else is told, and every
 // running and later collective fails. Called with s.mu held.
 func (s *Server) lose(rank int, reason string) {
