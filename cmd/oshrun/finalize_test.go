@@ -1,19 +1,25 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/launcher"
 	"github.com/goshmem/goshmem/providers/plugin"
@@ -29,22 +35,18 @@ func init() {
 
 // lostFinalizePE is a PE of a job in which PE args[0] kills (args[1]
 // "kill") or stops ("stop") itself after a first barrier, while the others
-// wait for it in a second one, their Finalize deferred as a program's is.
-// The others say what the barrier and their Finalize returned, and how
-// long Finalize took.
-func lostFinalizePE(rank int, args []string) int {
+// wait for it in a second one. The others say what the barrier and their
+// Finalize returned, and how long Finalize took.
+func lostFinalizePE(_ int, args []string) int {
 	victim, _ := strconv.Atoi(args[0])
 	w, err := shmem.Init(shmem.WithHeapSize(1 << 20))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 90
 	}
-	if err := w.BarrierAll(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		w.Finalize()
-		return 91
-	}
-	if rank == victim {
+	rank := w.MyPE() // under srun, GOSHMEM_RANK is not set
+	berr := w.BarrierAll()
+	if berr == nil && rank == victim {
 		sig := syscall.SIGSTOP
 		if args[1] == "kill" {
 			sig = syscall.SIGKILL
@@ -52,9 +54,14 @@ func lostFinalizePE(rank int, args []string) int {
 		syscall.Kill(os.Getpid(), sig)
 		// The signal may take effect a moment after it is sent: nothing
 		// of the job may run in that moment.
-		select {}
+		time.Sleep(time.Hour)
+		return 92
 	}
-	berr := w.BarrierAll()
+	if berr == nil {
+		berr = w.BarrierAll()
+	}
+	// A PE may learn of the loss in the first barrier: the victim may
+	// leave it, and die, before the others have.
 	fmt.Printf("PE %d: barrier: %v\n", rank, berr)
 	start := time.Now()
 	ferr := w.Finalize()
@@ -84,7 +91,7 @@ func finalizeAfterLoss(t *testing.T, provider string, np int, extraEnv ...string
 			defer cancel()
 			start := time.Now()
 			code, stdout, stderr := runOshrunCtx(t, ctx, "-np", strconv.Itoa(np), "-provider", provider,
-				"-grace", "1s", "-stopped-after", "2s", os.Args[0], strconv.Itoa(victim), mode)
+				"-grace", "1s", "-stopped-after", "1s", os.Args[0], strconv.Itoa(victim), mode)
 			took := time.Since(start)
 			require.NotEqual(t, launcher.ExitInterrupted, code, "the job hung (%v):\n%s%s", took, stdout, stderr)
 			if mode == "kill" {
@@ -116,8 +123,100 @@ func finalizeAfterLoss(t *testing.T, provider string, np int, extraEnv ...string
 	}
 }
 
-func TestFinalizeAfterLossLoopback(t *testing.T) { finalizeAfterLoss(t, "loopback", 3) }
-func TestFinalizeAfterLossTCP(t *testing.T)      { finalizeAfterLoss(t, "tcp", 3) }
+// finalizeAfterKillSrun runs jobs of np PEs over provider the way srun
+// without PMI does (PE 0 serving the store), in which PE victim is killed
+// during a barrier. No launcher ends the others, so their deferred
+// Finalize is what ends them: each must return with the loss within a
+// bound, and the process exit.
+func finalizeAfterKillSrun(t *testing.T, provider string, np int, extraEnv ...string) {
+	for _, victim := range []int{1, 0} {
+		t.Run(fmt.Sprintf("srun/kill-PE%d", victim), func(t *testing.T) {
+			addr := net.JoinHostPort("127.0.0.1", freePort(t))
+			secret, err := bootstrap.NewSecret()
+			require.NoError(t, err)
+			shm := t.TempDir()
+			var env []string
+			for _, kv := range os.Environ() {
+				k, _, _ := strings.Cut(kv, "=")
+				if k != bootstrap.EnvRank && k != bootstrap.EnvSize && k != core.EnvProvider && k != core.EnvShmDir {
+					env = append(env, kv)
+				}
+			}
+			env = append(env, peEnv+"=lost-finalize", "GORACE=atexit_sleep_ms=0", "SLURM_NTASKS="+strconv.Itoa(np),
+				"SLURM_JOB_ID="+strconv.Itoa(os.Getpid()), "SLURM_STEP_ID="+strconv.Itoa(victim),
+				bootstrap.EnvBootstrap+"="+addr, bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
+				core.EnvProvider+"="+provider, core.EnvShmDir+"="+shm)
+			env = append(env, extraEnv...)
+			type result struct {
+				rank int
+				err  error
+			}
+			exited := make(chan result, np)
+			outs := make([]*bytes.Buffer, np)
+			cmds := make([]*exec.Cmd, np)
+			for r := range np {
+				cmd := exec.Command(os.Args[0], strconv.Itoa(victim), "kill")
+				cmd.Env = append(slices.Clip(env), "SLURM_PROCID="+strconv.Itoa(r))
+				outs[r] = &bytes.Buffer{}
+				cmd.Stdout, cmd.Stderr = outs[r], outs[r]
+				require.NoError(t, cmd.Start())
+				cmds[r] = cmd
+				go func() { exited <- result{r, cmd.Wait()} }()
+			}
+			bound := time.NewTimer(20 * time.Second)
+			defer bound.Stop()
+			for range np {
+				select {
+				case x := <-exited:
+					if x.rank == victim {
+						require.ErrorContains(t, x.err, "killed", "%s", outs[x.rank])
+					}
+				case <-bound.C:
+					for _, c := range cmds {
+						c.Process.Kill()
+					}
+					for r := range np {
+						t.Logf("PE %d:\n%s", r, outs[r])
+					}
+					t.Fatal("the job hung after a PE was killed")
+				}
+			}
+			for r := range np {
+				if r == victim {
+					continue
+				}
+				out := outs[r].String()
+				require.Regexp(t, fmt.Sprintf(`PE %d: barrier: .*PE %d lost`, r, victim), out)
+				m := regexp.MustCompile(fmt.Sprintf(`PE %d: finalize returned after (\d+)ms: (.*)`, r)).FindStringSubmatch(out)
+				require.NotNil(t, m, "PE %d did not return from Finalize:\n%s", r, out)
+				ms, _ := strconv.Atoi(m[1])
+				require.Less(t, ms, 10_000, "PE %d's Finalize", r)
+				require.Contains(t, m[2], "lost", "PE %d's Finalize reports the loss", r)
+				t.Logf("PE %d: finalize returned after %sms", r, m[1])
+			}
+		})
+	}
+}
+
+// freePort returns a port of 127.0.0.1 nobody listens on.
+func freePort(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	_, port, err := net.SplitHostPort(ln.Addr().String())
+	require.NoError(t, err)
+	return port
+}
+
+func TestFinalizeAfterLossLoopback(t *testing.T) {
+	finalizeAfterLoss(t, "loopback", 3)
+	finalizeAfterKillSrun(t, "loopback", 3)
+}
+
+func TestFinalizeAfterLossTCP(t *testing.T) {
+	finalizeAfterLoss(t, "tcp", 3)
+	finalizeAfterKillSrun(t, "tcp", 3)
+}
 
 // Over a plugin provider (the example, loopback served from a plugin
 // process) the PE process is what is killed or stopped; its plugin
@@ -128,4 +227,5 @@ func TestFinalizeAfterLossPlugin(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", exe, "../goshmem-provider-loopback-plugin").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	finalizeAfterLoss(t, "loopback-plugin", 3, core.EnvProviderPath, dir)
+	finalizeAfterKillSrun(t, "loopback-plugin", 3, core.EnvProviderPath+"="+dir)
 }
