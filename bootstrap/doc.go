@@ -54,6 +54,15 @@
 // collective fails with it. A member that closed cleanly is finalized:
 // collectives it already entered still complete, later ones fail.
 //
+// A member that sends nothing for the store's DeadAfter is lost too: a
+// stopped process (SIGSTOP) keeps its connection open and its kernel
+// answers TCP keepalives, so only silence tells. Every member sends ALIVE
+// a few times within it; the store PE 0 serves under srun, mpirun or
+// mpiexec watches with GOSHMEM_DEAD_AFTER (30s) and announces it, and the
+// members then lose the store, hosted by PE 0, after as long a silence from
+// it. oshrun's store does not watch: oshrun sees its PEs' processes stop
+// (see launcher.Options.StoppedAfter) and loses them with Server.Lose.
+//
 // A member may also be lost by report (Client.ReportLost, through
 // core.ReportLost): a provider whose links saw a peer go tells the store,
 // which cannot see a stopped process (its connection stays open). The

@@ -36,6 +36,10 @@ const (
 	// for the launcher's PMI fence, for the store to answer, and (PE 0)
 	// for every PE to join it.
 	EnvJoinTimeout = "GOSHMEM_JOIN_TIMEOUT"
+	// EnvDeadAfter is how long a PE, or the store PE 0 serves, may send
+	// nothing before the others lose it (Server.DeadAfter), under a
+	// launcher other than oshrun (which sees its PEs' processes stop).
+	EnvDeadAfter = "GOSHMEM_DEAD_AFTER"
 
 	EnvSlurmRank   = "SLURM_PROCID"
 	EnvSlurmSize   = "SLURM_NTASKS"
@@ -69,6 +73,16 @@ const (
 	MaxJoinTimeout     = time.Hour
 )
 
+// DefaultDeadAfter is GOSHMEM_DEAD_AFTER's default; MinDeadAfter and
+// MaxDeadAfter bound it: below two seconds a loaded node misses it, above
+// an hour a stopped job looks alive. A PE stopped in a debugger for
+// longer is lost too: debug with it raised.
+const (
+	DefaultDeadAfter = 30 * time.Second
+	MinDeadAfter     = 2 * time.Second
+	MaxDeadAfter     = time.Hour
+)
+
 // The keys PE 0 puts in the launcher's PMI key-value space.
 const (
 	pmiKeyStore  = "goshmem-store"
@@ -86,6 +100,8 @@ func EnvVars() []core.Param {
 		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
 		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
 			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
+		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
+			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
 		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
 			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
 	}
@@ -124,6 +140,10 @@ type Job struct {
 	// JoinTimeout bounds the wait for the job to assemble
 	// (GOSHMEM_JOIN_TIMEOUT).
 	JoinTimeout time.Duration
+	// DeadAfter is how long a member of the store PE 0 serves may send
+	// nothing before it is lost (GOSHMEM_DEAD_AFTER); zero for oshrun's
+	// jobs, whose store is the launcher's.
+	DeadAfter time.Duration
 	// PMI is the PMI version (1 or 2) through which the job learned Addr
 	// and Secret, 0 if it did not use PMI.
 	PMI int
@@ -173,6 +193,9 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 	if launched {
 		if err == nil {
 			job.JoinTimeout, err = joinTimeout(get)
+		}
+		if err == nil && job.Launcher != LauncherOshrun {
+			job.DeadAfter, err = deadAfter(get)
 		}
 		if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
 			job, err = pmiJob(get, lookup, job)
@@ -394,6 +417,14 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	}
 	ok = true
 	return job, nil
+}
+
+func deadAfter(get func(string) (string, bool)) (time.Duration, error) {
+	v, ok := get(EnvDeadAfter)
+	if !ok {
+		return DefaultDeadAfter, nil
+	}
+	return core.ParseDurationVar(EnvDeadAfter, v, MinDeadAfter, MaxDeadAfter)
 }
 
 // requireSecret refuses a job with a store but no secret: anyone who
@@ -669,6 +700,7 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 			EnvInsecure, job.Addr, EnvSecret, EnvSecretFile)
 	}
 	srv := NewServer(ln, job.Size, job.Secret)
+	srv.DeadAfter = job.DeadAfter
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve() }()
 	logJoin("serving the store", "pe", 0, "addr", job.Addr, "listen", ln.Addr().String(), "npes", job.Size)

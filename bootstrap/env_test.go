@@ -65,6 +65,9 @@ func TestJobFromEnvLaunchers(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, launched)
 			tc.want.JoinTimeout = DefaultJoinTimeout
+			if tc.want.Launcher != LauncherOshrun {
+				tc.want.DeadAfter = DefaultDeadAfter
+			}
 			require.Equal(t, tc.want, job)
 		})
 	}

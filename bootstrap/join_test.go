@@ -89,6 +89,20 @@ func TestJoinTimeoutOthersHear(t *testing.T) {
 	b1.Close()
 }
 
+func TestDeadAfterInvalid(t *testing.T) {
+	for _, v := range []string{"1ns", "1s", "2h", "never"} {
+		_, _, err := JobFromEnv(envMap(EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvSecret, hexSecret, EnvDeadAfter, v))
+		var ee *core.EnvError
+		require.True(t, errors.As(err, &ee), "%v", err)
+		require.Equal(t, EnvDeadAfter, ee.Var)
+		require.Equal(t, v, ee.Value)
+		require.Contains(t, err.Error(), "2s", "%v", err)
+	}
+	job, _, err := JobFromEnv(envMap(EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvSecret, hexSecret, EnvDeadAfter, "3s"))
+	require.NoError(t, err)
+	require.Equal(t, 3*time.Second, job.DeadAfter)
+}
+
 func TestJoinTimeoutInvalid(t *testing.T) {
 	for _, v := range []string{"5ms", "2h", "soon"} {
 		_, _, err := JobFromEnv(envMap(EnvPMIRank, "0", EnvPMISize, "2", EnvBootstrap, "h:1", EnvJoinTimeout, v))

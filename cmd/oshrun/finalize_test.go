@@ -123,78 +123,87 @@ func finalizeAfterLoss(t *testing.T, provider string, np int, extraEnv ...string
 	}
 }
 
-// finalizeAfterKillSrun runs jobs of np PEs over provider the way srun
-// without PMI does (PE 0 serving the store), in which PE victim is killed
-// during a barrier. No launcher ends the others, so their deferred
-// Finalize is what ends them: each must return with the loss within a
-// bound, and the process exit.
-func finalizeAfterKillSrun(t *testing.T, provider string, np int, extraEnv ...string) {
-	for _, victim := range []int{1, 0} {
-		t.Run(fmt.Sprintf("srun/kill-PE%d", victim), func(t *testing.T) {
-			addr := net.JoinHostPort("127.0.0.1", freePort(t))
-			secret, err := bootstrap.NewSecret()
-			require.NoError(t, err)
-			shm := t.TempDir()
-			var env []string
-			for _, kv := range os.Environ() {
-				k, _, _ := strings.Cut(kv, "=")
-				if k != bootstrap.EnvRank && k != bootstrap.EnvSize && k != core.EnvProvider && k != core.EnvShmDir {
-					env = append(env, kv)
-				}
+// finalizeAfterLossSrun runs jobs of np PEs over provider the way srun
+// without PMI does (PE 0 serving the store), in which PE 1, or PE 0 that
+// hosts the store, is killed or stopped during a barrier. No launcher ends
+// the others, so their deferred Finalize is what ends them: each must
+// return with the loss within a bound, and the process exit. A stopped PE
+// is found by its silence (GOSHMEM_DEAD_AFTER, 2s here).
+func finalizeAfterLossSrun(t *testing.T, provider string, np int, extraEnv ...string) {
+	for _, mode := range []string{"kill", "stop"} {
+		for _, victim := range []int{1, 0} {
+			t.Run(fmt.Sprintf("srun/%s-PE%d", mode, victim), func(t *testing.T) {
+				srunLoss(t, provider, np, mode, victim, extraEnv)
+			})
+		}
+	}
+}
+
+func srunLoss(t *testing.T, provider string, np int, mode string, victim int, extraEnv []string) {
+	addr := net.JoinHostPort("127.0.0.1", freePort(t))
+	secret, err := bootstrap.NewSecret()
+	require.NoError(t, err)
+	shm := t.TempDir()
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if k != bootstrap.EnvRank && k != bootstrap.EnvSize && k != core.EnvProvider && k != core.EnvShmDir {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, peEnv+"=lost-finalize", "GORACE=atexit_sleep_ms=0", "SLURM_NTASKS="+strconv.Itoa(np),
+		"SLURM_JOB_ID="+strconv.Itoa(os.Getpid()), "SLURM_STEP_ID="+mode+strconv.Itoa(victim),
+		bootstrap.EnvBootstrap+"="+addr, bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
+		bootstrap.EnvDeadAfter+"=2s", core.EnvProvider+"="+provider, core.EnvShmDir+"="+shm)
+	env = append(env, extraEnv...)
+	type result struct {
+		rank int
+		err  error
+	}
+	exited := make(chan result, np)
+	outs := make([]*bytes.Buffer, np)
+	for r := range np {
+		cmd := exec.Command(os.Args[0], strconv.Itoa(victim), mode)
+		cmd.Env = append(slices.Clip(env), "SLURM_PROCID="+strconv.Itoa(r))
+		outs[r] = &bytes.Buffer{}
+		cmd.Stdout, cmd.Stderr = outs[r], outs[r]
+		require.NoError(t, cmd.Start())
+		// A stopped victim, or anything left after a failure, is killed
+		// (a stopped process dies of SIGKILL too) before the next test.
+		t.Cleanup(func() { cmd.Process.Kill() })
+		go func() { exited <- result{r, cmd.Wait()} }()
+	}
+	waitFor := np
+	if mode == "stop" {
+		waitFor-- // the victim stays stopped
+	}
+	bound := time.NewTimer(20 * time.Second)
+	defer bound.Stop()
+	for range waitFor {
+		select {
+		case x := <-exited:
+			if mode == "stop" {
+				require.NotEqual(t, victim, x.rank, "the stopped PE exited: %v", x.err)
+			} else if x.rank == victim {
+				require.ErrorContains(t, x.err, "killed", "%s", outs[x.rank])
 			}
-			env = append(env, peEnv+"=lost-finalize", "GORACE=atexit_sleep_ms=0", "SLURM_NTASKS="+strconv.Itoa(np),
-				"SLURM_JOB_ID="+strconv.Itoa(os.Getpid()), "SLURM_STEP_ID="+strconv.Itoa(victim),
-				bootstrap.EnvBootstrap+"="+addr, bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
-				core.EnvProvider+"="+provider, core.EnvShmDir+"="+shm)
-			env = append(env, extraEnv...)
-			type result struct {
-				rank int
-				err  error
-			}
-			exited := make(chan result, np)
-			outs := make([]*bytes.Buffer, np)
-			cmds := make([]*exec.Cmd, np)
-			for r := range np {
-				cmd := exec.Command(os.Args[0], strconv.Itoa(victim), "kill")
-				cmd.Env = append(slices.Clip(env), "SLURM_PROCID="+strconv.Itoa(r))
-				outs[r] = &bytes.Buffer{}
-				cmd.Stdout, cmd.Stderr = outs[r], outs[r]
-				require.NoError(t, cmd.Start())
-				cmds[r] = cmd
-				go func() { exited <- result{r, cmd.Wait()} }()
-			}
-			bound := time.NewTimer(20 * time.Second)
-			defer bound.Stop()
-			for range np {
-				select {
-				case x := <-exited:
-					if x.rank == victim {
-						require.ErrorContains(t, x.err, "killed", "%s", outs[x.rank])
-					}
-				case <-bound.C:
-					for _, c := range cmds {
-						c.Process.Kill()
-					}
-					for r := range np {
-						t.Logf("PE %d:\n%s", r, outs[r])
-					}
-					t.Fatal("the job hung after a PE was killed")
-				}
-			}
-			for r := range np {
-				if r == victim {
-					continue
-				}
-				out := outs[r].String()
-				require.Regexp(t, fmt.Sprintf(`PE %d: barrier: .*PE %d lost`, r, victim), out)
-				m := regexp.MustCompile(fmt.Sprintf(`PE %d: finalize returned after (\d+)ms: (.*)`, r)).FindStringSubmatch(out)
-				require.NotNil(t, m, "PE %d did not return from Finalize:\n%s", r, out)
-				ms, _ := strconv.Atoi(m[1])
-				require.Less(t, ms, 10_000, "PE %d's Finalize", r)
-				require.Contains(t, m[2], "lost", "PE %d's Finalize reports the loss", r)
-				t.Logf("PE %d: finalize returned after %sms", r, m[1])
-			}
-		})
+		case <-bound.C:
+			// Output is read only once the processes are gone.
+			t.Fatalf("the job hung after PE %d was %sed (GOSHMEM_DEAD_AFTER=2s)", victim, mode)
+		}
+	}
+	for r := range np {
+		if r == victim {
+			continue
+		}
+		out := outs[r].String()
+		require.Regexp(t, fmt.Sprintf(`PE %d: barrier: .*PE %d lost`, r, victim), out)
+		m := regexp.MustCompile(fmt.Sprintf(`PE %d: finalize returned after (\d+)ms: (.*)`, r)).FindStringSubmatch(out)
+		require.NotNil(t, m, "PE %d did not return from Finalize:\n%s", r, out)
+		ms, _ := strconv.Atoi(m[1])
+		require.Less(t, ms, 10_000, "PE %d's Finalize", r)
+		require.Contains(t, m[2], "lost", "PE %d's Finalize reports the loss", r)
+		t.Logf("PE %d: finalize returned after %sms: %s", r, m[1], m[2])
 	}
 }
 
@@ -210,12 +219,12 @@ func freePort(t *testing.T) string {
 
 func TestFinalizeAfterLossLoopback(t *testing.T) {
 	finalizeAfterLoss(t, "loopback", 3)
-	finalizeAfterKillSrun(t, "loopback", 3)
+	finalizeAfterLossSrun(t, "loopback", 3)
 }
 
 func TestFinalizeAfterLossTCP(t *testing.T) {
 	finalizeAfterLoss(t, "tcp", 3)
-	finalizeAfterKillSrun(t, "tcp", 3)
+	finalizeAfterLossSrun(t, "tcp", 3)
 }
 
 // Over a plugin provider (the example, loopback served from a plugin
@@ -227,5 +236,5 @@ func TestFinalizeAfterLossPlugin(t *testing.T) {
 	out, err := exec.Command("go", "build", "-o", exe, "../goshmem-provider-loopback-plugin").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	finalizeAfterLoss(t, "loopback-plugin", 3, core.EnvProviderPath, dir)
-	finalizeAfterKillSrun(t, "loopback-plugin", 3, core.EnvProviderPath+"="+dir)
+	finalizeAfterLossSrun(t, "loopback-plugin", 3, core.EnvProviderPath+"="+dir)
 }
