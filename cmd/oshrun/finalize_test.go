@@ -189,7 +189,7 @@ func srunLoss(t *testing.T, provider string, np int, mode string, victim int, ex
 			}
 		case <-bound.C:
 			// Output is read only once the processes are gone.
-			t.Fatalf("the job hung after PE %d was %sed (GOSHMEM_DEAD_AFTER=2s)", victim, mode)
+			t.Fatalf("the job hung after PE %d was %s (GOSHMEM_DEAD_AFTER=2s)", victim, map[string]string{"kill": "killed", "stop": "stopped"}[mode])
 		}
 	}
 	for r := range np {
