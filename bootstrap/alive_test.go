@@ -98,7 +98,7 @@ func (f *freezer) close() {
 // either, loses the store in as long. Members that keep sending ALIVE
 // are not lost while idle.
 func TestSilentMemberIsLost(t *testing.T) {
-	const deadAfter = 600 * time.Millisecond
+	const deadAfter = time.Second
 	ts := startStore(t, 3, testSecret, func(s *Server) { s.DeadAfter = deadAfter })
 	fz := newFreezer(t, ts.addr)
 	cs := make([]*Client, 3)
