@@ -505,7 +505,11 @@ func (c *Client) Close() error {
 		c.wmu.Lock()
 		_, werr := c.conn.Write(frame(frameBye))
 		c.wmu.Unlock()
-		if werr == nil {
+		// When the PE hosting the store is lost (a provider saw it go
+		// before the store fell silent), nobody will acknowledge.
+		l := c.lost.Load()
+		hostLost := l != nil && c.storePE >= 0 && l.PE == c.storePE
+		if werr == nil && !hostLost {
 			// The store closes its end once it has recorded BYE. Waiting
 			// for that, rather than closing at once, means nothing the
 			// store sent is left unread, which would make the kernel
@@ -516,7 +520,7 @@ func (c *Client) Close() error {
 			case <-t.C:
 			}
 			t.Stop()
-		} else if c.Err() == nil {
+		} else if werr != nil && c.Err() == nil {
 			err = fmt.Errorf("bootstrap: close: telling the store: %w", werr)
 		}
 		c.conn.Close()
