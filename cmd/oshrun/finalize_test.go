@@ -185,7 +185,7 @@ func srunLoss(t *testing.T, provider string, np int, mode string, victim int, ex
 		select {
 		case x := <-exited:
 			if mode == "stop" {
-				require.NotEqual(t, victim, x.rank, "the stopped PE exited: %v", x.err)
+				require.NotEqual(t, victim, x.rank, "the stopped PE exited: %v\n%s", x.err, outs[x.rank])
 			} else if x.rank == victim {
 				require.ErrorContains(t, x.err, "killed", "%s", outs[x.rank])
 			}
@@ -233,12 +233,21 @@ func TestFinalizeAfterLossTCP(t *testing.T) {
 // process) the PE process is what is killed or stopped; its plugin
 // process dies with it or stops being served.
 func TestFinalizeAfterLossPlugin(t *testing.T) {
+	finalizeAfterLoss(t, "loopback-plugin", 3, core.EnvProviderPath, buildPlugin(t))
+}
+
+func TestFinalizeAfterLossPluginSrun(t *testing.T) {
+	finalizeAfterLossSrun(t, "loopback-plugin", 3, core.EnvProviderPath+"="+buildPlugin(t))
+}
+
+// buildPlugin builds the example plugin into a directory for
+// GOSHMEM_PROVIDER_PATH.
+func buildPlugin(t *testing.T) string {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, plugin.Prefix+"loopback-plugin")
 	out, err := exec.Command("go", "build", "-o", exe, "../goshmem-provider-loopback-plugin").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	finalizeAfterLoss(t, "loopback-plugin", 3, core.EnvProviderPath, dir)
-	finalizeAfterLossSrun(t, "loopback-plugin", 3, core.EnvProviderPath+"="+dir)
+	return dir
 }
 
 // ntbring finds a lost neighbour by its own liveness as well; a stopped
