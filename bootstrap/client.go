@@ -39,6 +39,14 @@ type Client struct {
 	closeOnce  sync.Once
 	readerDone chan struct{}
 
+	// Liveness: when a frame from the store was last read (Unix
+	// nanoseconds), the dead-after the store announced (0: it does not
+	// watch), and the goroutine that sends ALIVE and watches the store.
+	heard          atomic.Int64
+	storeDeadAfter atomic.Int64
+	announced      chan struct{} // a store's dead-after changed: the period too
+	aliveDone      chan struct{}
+
 	reportMu sync.Mutex // guards reported and the Add of reports
 	reported bool       // a loss was reported to the store, or Close began
 	reports  sync.WaitGroup
@@ -201,9 +209,56 @@ func newClient(conn net.Conn, addr string, rank, size, storePE int) *Client {
 		lostCh:     make(chan struct{}),
 		closing:    make(chan struct{}),
 		readerDone: make(chan struct{}),
+		aliveDone:  make(chan struct{}),
+		announced:  make(chan struct{}, 1),
 	}
+	c.heard.Store(time.Now().UnixNano())
 	go c.readLoop()
+	go c.aliveLoop()
 	return c
+}
+
+// aliveLoop sends ALIVE to the store a few times within its dead-after
+// (once a second while it announces none), so a store that watches its
+// members tells this one from a stopped process; and it loses the store
+// when one that announced a dead-after has sent nothing for as long. It
+// ends with Close or the connection.
+func (c *Client) aliveLoop() {
+	defer close(c.aliveDone)
+	alive := encodeAlive(0)
+	for {
+		d := time.Duration(c.storeDeadAfter.Load())
+		every := time.Second
+		if d > 0 {
+			every = aliveEvery(d)
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-t.C:
+		case <-c.announced:
+			t.Stop()
+		case <-c.closing:
+			t.Stop()
+			return
+		case <-c.readerDone:
+			t.Stop()
+			return
+		}
+		// A collective or a report writing now says as much; a write
+		// that blocks is ended by Close's write deadline.
+		if c.wmu.TryLock() {
+			_, _ = c.conn.Write(alive)
+			c.wmu.Unlock()
+		}
+		if d > 0 {
+			if silent := time.Since(time.Unix(0, c.heard.Load())); silent >= d {
+				c.storeLost(fmt.Errorf("it sent nothing for %v (its process is stopped or its host unreachable)",
+					silent.Round(time.Millisecond)))
+				c.conn.Close()
+				return
+			}
+		}
+	}
 }
 
 // Rank implements core.Bootstrap.
@@ -333,6 +388,9 @@ func (c *Client) readLoop() {
 	var hdr [headerLen]byte
 	for {
 		typ, p, err := readFrame(br, &hdr, MaxFrame)
+		if err == nil {
+			c.heard.Store(time.Now().UnixNano())
+		}
 		if err != nil {
 			select {
 			case <-c.closing:
@@ -374,6 +432,18 @@ func (c *Client) handleFrame(typ byte, p []byte) error {
 			return err
 		}
 		c.setLost(&core.PeerLostError{PE: int(l.pe), Reason: l.reason})
+		return nil
+	case frameAlive:
+		d, err := decodeAlive(p)
+		if err != nil {
+			return err
+		}
+		if c.storeDeadAfter.Swap(int64(d)) != int64(d) {
+			select {
+			case c.announced <- struct{}{}:
+			default:
+			}
+		}
 		return nil
 	default:
 		return wireErr("unexpected %s frame from the store", frameName(typ))
@@ -435,7 +505,11 @@ func (c *Client) Close() error {
 		c.wmu.Lock()
 		_, werr := c.conn.Write(frame(frameBye))
 		c.wmu.Unlock()
-		if werr == nil {
+		// When the PE hosting the store is lost (a provider saw it go
+		// before the store fell silent), nobody will acknowledge.
+		l := c.lost.Load()
+		hostLost := l != nil && c.storePE >= 0 && l.PE == c.storePE
+		if werr == nil && !hostLost {
 			// The store closes its end once it has recorded BYE. Waiting
 			// for that, rather than closing at once, means nothing the
 			// store sent is left unread, which would make the kernel
@@ -446,11 +520,12 @@ func (c *Client) Close() error {
 			case <-t.C:
 			}
 			t.Stop()
-		} else if c.Err() == nil {
+		} else if werr != nil && c.Err() == nil {
 			err = fmt.Errorf("bootstrap: close: telling the store: %w", werr)
 		}
 		c.conn.Close()
 		<-c.readerDone
+		<-c.aliveDone
 		c.reports.Wait()
 		if c.server != nil {
 			c.server.waitDrained(c.linger)

@@ -23,10 +23,12 @@
 //     PMIx only, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
 //     on PE 0's host; PE 0 serves the store on that port on every
 //     interface and every PE, PE 0 included, dials it. GOSHMEM_BOOTSTRAP
-//     also wins over PMI wherever it is set. A secret is optional there
-//     (GOSHMEM_SECRET or GOSHMEM_SECRET_FILE); without one the store is
-//     unauthenticated: anyone who can reach the port while the job
-//     starts can take a rank that has not joined yet.
+//     also wins over PMI wherever it is set. Such a launcher gives no
+//     secret, so the user gives one (GOSHMEM_SECRET or
+//     GOSHMEM_SECRET_FILE, the same for every PE); without one the job is
+//     refused, since anyone who can reach an unauthenticated store while
+//     the job starts can take a rank that has not joined yet. Only
+//     GOSHMEM_INSECURE=1 runs it so, PE 0 warning on standard error.
 //   - Without a launcher the process is the only PE and needs no store.
 //
 // # Joining, bounded
@@ -51,6 +53,15 @@
 // so their Err returns a *core.PeerLostError, and every running or later
 // collective fails with it. A member that closed cleanly is finalized:
 // collectives it already entered still complete, later ones fail.
+//
+// A member that sends nothing for the store's DeadAfter is lost too: a
+// stopped process (SIGSTOP) keeps its connection open and its kernel
+// answers TCP keepalives, so only silence tells. Every member sends ALIVE
+// a few times within it; the store PE 0 serves under srun, mpirun or
+// mpiexec watches with GOSHMEM_DEAD_AFTER (30s) and announces it, and the
+// members then lose the store, hosted by PE 0, after as long a silence from
+// it. oshrun's store does not watch: oshrun sees its PEs' processes stop
+// (see launcher.Options.StoppedAfter) and loses them with Server.Lose.
 //
 // A member may also be lost by report (Client.ReportLost, through
 // core.ReportLost): a provider whose links saw a peer go tells the store,

@@ -28,10 +28,18 @@ const (
 	EnvBootstrap  = "GOSHMEM_BOOTSTRAP"   // host:port of the store
 	EnvSecret     = "GOSHMEM_SECRET"      // the job secret, hex
 	EnvSecretFile = "GOSHMEM_SECRET_FILE" // a file (mode 0600) holding the secret in hex
+	// EnvInsecure, set to 1, lets a job whose launcher gives no secret
+	// run with an unauthenticated store; without it such a job is
+	// refused. PE 0 then warns on standard error.
+	EnvInsecure = "GOSHMEM_INSECURE"
 	// EnvJoinTimeout bounds how long a PE waits for the job to assemble:
 	// for the launcher's PMI fence, for the store to answer, and (PE 0)
 	// for every PE to join it.
 	EnvJoinTimeout = "GOSHMEM_JOIN_TIMEOUT"
+	// EnvDeadAfter is how long a PE, or the store PE 0 serves, may send
+	// nothing before the others lose it (Server.DeadAfter), under a
+	// launcher other than oshrun (which sees its PEs' processes stop).
+	EnvDeadAfter = "GOSHMEM_DEAD_AFTER"
 
 	EnvSlurmRank   = "SLURM_PROCID"
 	EnvSlurmSize   = "SLURM_NTASKS"
@@ -65,6 +73,16 @@ const (
 	MaxJoinTimeout     = time.Hour
 )
 
+// DefaultDeadAfter is GOSHMEM_DEAD_AFTER's default; MinDeadAfter and
+// MaxDeadAfter bound it: below two seconds a loaded node misses it, above
+// an hour a stopped job looks alive. A PE stopped in a debugger for
+// longer is lost too: debug with it raised.
+const (
+	DefaultDeadAfter = 30 * time.Second
+	MinDeadAfter     = 2 * time.Second
+	MaxDeadAfter     = time.Hour
+)
+
 // The keys PE 0 puts in the launcher's PMI key-value space.
 const (
 	pmiKeyStore  = "goshmem-store"
@@ -80,6 +98,10 @@ func EnvVars() []core.Param {
 			Help: "host:port of the bootstrap store; under a launcher without PMI, a free port on PE 0's host"},
 		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store"},
 		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
+		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
+			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
+		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
+			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
 		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
 			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
 	}
@@ -103,9 +125,13 @@ const SecretLen = 16
 type Job struct {
 	Rank, Size int
 	JobID      string
-	// Secret is the job's shared secret; empty means unauthenticated
-	// (allowed only under srun and mpirun).
+	// Secret is the job's shared secret; empty means unauthenticated,
+	// which JobFromEnv allows only with Insecure or for a job with no
+	// store.
 	Secret []byte
+	// Insecure records that the user opted out of a secret
+	// (GOSHMEM_INSECURE=1) for a job that has none; PE 0's Connect warns.
+	Insecure bool
 	// Addr is host:port of the store: the one oshrun runs, or the one PE
 	// 0 serves under srun and mpirun. Empty only for single-PE jobs.
 	Addr string
@@ -114,6 +140,10 @@ type Job struct {
 	// JoinTimeout bounds the wait for the job to assemble
 	// (GOSHMEM_JOIN_TIMEOUT).
 	JoinTimeout time.Duration
+	// DeadAfter is how long a member of the store PE 0 serves may send
+	// nothing before it is lost (GOSHMEM_DEAD_AFTER); zero for oshrun's
+	// jobs, whose store is the launcher's.
+	DeadAfter time.Duration
 	// PMI is the PMI version (1 or 2) through which the job learned Addr
 	// and Secret, 0 if it did not use PMI.
 	PMI int
@@ -164,8 +194,14 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 		if err == nil {
 			job.JoinTimeout, err = joinTimeout(get)
 		}
+		if err == nil && job.Launcher != LauncherOshrun {
+			job.DeadAfter, err = deadAfter(get)
+		}
 		if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
 			job, err = pmiJob(get, lookup, job)
+		}
+		if err == nil {
+			err = requireSecret(get, &job)
 		}
 		if err != nil {
 			return Job{}, true, err
@@ -209,7 +245,7 @@ func oshrunJob(get func(string) (string, bool)) (Job, error) {
 	}
 	if job.Secret == nil {
 		return Job{}, &core.EnvError{Var: EnvSecret,
-			Allowed: secretForms + " (oshrun sets it, or " + EnvSecretFile + "; it is optional only under srun and mpirun)"}
+			Allowed: secretForms + " (oshrun sets it, or " + EnvSecretFile + ")"}
 	}
 	return job, nil
 }
@@ -382,6 +418,73 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	ok = true
 	return job, nil
 }
+
+func deadAfter(get func(string) (string, bool)) (time.Duration, error) {
+	v, ok := get(EnvDeadAfter)
+	if !ok {
+		return DefaultDeadAfter, nil
+	}
+	return core.ParseDurationVar(EnvDeadAfter, v, MinDeadAfter, MaxDeadAfter)
+}
+
+// requireSecret refuses a job with a store but no secret: anyone who
+// reaches an unauthenticated store while the job assembles can take a rank
+// that has not joined yet and read the others' job facts. oshrun and PMI
+// always give one; a launcher without PMI gives none, so the user sets
+// GOSHMEM_SECRET or GOSHMEM_SECRET_FILE, or opts out with
+// GOSHMEM_INSECURE=1.
+func requireSecret(get func(string) (string, bool), job *Job) error {
+	insecure, err := insecureFromEnv(get)
+	if err != nil {
+		return err
+	}
+	if job.Secret != nil || (job.Size == 1 && job.Addr == "") {
+		return nil
+	}
+	if insecure {
+		job.Insecure = true
+		return nil
+	}
+	return fmt.Errorf("bootstrap: PE %d: %s without PMI gives the job no secret, and anyone who reaches an unauthenticated store at %s could join the job in a PE's place: %w",
+		job.Rank, launcherName(job.Launcher), job.Addr, &core.EnvError{Var: EnvSecret,
+			Allowed: secretForms + ", the same for every PE (such as export " + EnvSecret + "=$(openssl rand -hex 16) before launching), or " +
+				EnvSecretFile + " naming a 0600 file that holds one on a file system every PE sees; or " +
+				EnvInsecure + "=1 to run unauthenticated anyway"})
+}
+
+// insecureFromEnv reads GOSHMEM_INSECURE.
+func insecureFromEnv(get func(string) (string, bool)) (bool, error) {
+	v, ok := get(EnvInsecure)
+	if !ok {
+		return false, nil
+	}
+	switch strings.ToLower(v) {
+	case "1", "true", "yes", "on":
+		return true, nil
+	case "0", "false", "no", "off":
+		return false, nil
+	}
+	return false, &core.EnvError{Var: EnvInsecure, Value: v,
+		Allowed: "1 (run without a job secret, unauthenticated) or 0 (refuse to; the default)"}
+}
+
+// launcherName names a launcher for a message.
+func launcherName(l string) string {
+	switch l {
+	case LauncherSlurm:
+		return "srun"
+	case LauncherOpenMPI:
+		return "Open MPI's mpirun"
+	case LauncherHydra:
+		return "mpiexec (Hydra)"
+	case LauncherOshrun:
+		return "oshrun"
+	}
+	return "the launcher"
+}
+
+// insecureWarning is where PE 0 warns of a job run without a secret.
+var insecureWarning io.Writer = os.Stderr
 
 const addrForms = `host:port of the bootstrap store, such as "node01:29500" or "10.0.0.1:29500"`
 
@@ -591,7 +694,13 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 				port, EnvBootstrap, job.Addr, err)
 		}
 	}
+	if job.Insecure && job.Secret == nil {
+		// Once per job: only PE 0 serves the store.
+		fmt.Fprintf(insecureWarning, "goshmem: WARNING: %s=1: the job's bootstrap store at %s is unauthenticated: anyone who reaches it while the job starts can join in a PE's place and read the job's set-up; set %s or %s instead\n",
+			EnvInsecure, job.Addr, EnvSecret, EnvSecretFile)
+	}
 	srv := NewServer(ln, job.Size, job.Secret)
+	srv.DeadAfter = job.DeadAfter
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve() }()
 	logJoin("serving the store", "pe", 0, "addr", job.Addr, "listen", ln.Addr().String(), "npes", job.Size)

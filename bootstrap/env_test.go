@@ -40,20 +40,22 @@ func TestJobFromEnvLaunchers(t *testing.T) {
 		{"oshrun wins over inherited slurm", []string{EnvRank, "0", EnvSize, "1", EnvJobID, "x", EnvBootstrap, "h:1", EnvSecret, hexSecret,
 			EnvSlurmRank, "3", EnvSlurmSize, "8"},
 			Job{Rank: 0, Size: 1, JobID: "x", Secret: secretBytes, Addr: "h:1", Launcher: LauncherOshrun}},
-		{"srun", []string{EnvSlurmRank, "3", EnvSlurmSize, "8", EnvSlurmJobID, "1234", EnvSlurmStepID, "0", EnvBootstrap, "node01:29500"},
-			Job{Rank: 3, Size: 8, JobID: "slurm-1234.0", Addr: "node01:29500", Launcher: LauncherSlurm}},
+		{"srun", []string{EnvSlurmRank, "3", EnvSlurmSize, "8", EnvSlurmJobID, "1234", EnvSlurmStepID, "0", EnvBootstrap, "node01:29500",
+			EnvSecret, hexSecret},
+			Job{Rank: 3, Size: 8, JobID: "slurm-1234.0", Secret: secretBytes, Addr: "node01:29500", Launcher: LauncherSlurm}},
 		{"srun with secret and jobid override", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvSlurmJobID, "1234",
 			EnvBootstrap, "[fe80::1%eth0]:29500", EnvSecret, hexSecret, EnvJobID, "mine"},
 			Job{Rank: 0, Size: 2, JobID: "mine", Secret: secretBytes, Addr: "[fe80::1%eth0]:29500", Launcher: LauncherSlurm}},
-		{"srun without step", []string{EnvSlurmRank, "1", EnvSlurmSize, "2", EnvSlurmJobID, "77", EnvBootstrap, ":29500"},
-			Job{Rank: 1, Size: 2, JobID: "slurm-77", Addr: ":29500", Launcher: LauncherSlurm}},
+		{"srun without step, insecure", []string{EnvSlurmRank, "1", EnvSlurmSize, "2", EnvSlurmJobID, "77", EnvBootstrap, ":29500",
+			EnvInsecure, "1"},
+			Job{Rank: 1, Size: 2, JobID: "slurm-77", Addr: ":29500", Launcher: LauncherSlurm, Insecure: true}},
 		{"srun single task needs no store", []string{EnvSlurmRank, "0", EnvSlurmSize, "1", EnvSlurmJobID, "5"},
 			Job{Rank: 0, Size: 1, JobID: "slurm-5", Launcher: LauncherSlurm}},
 		{"open mpi", []string{EnvOMPIRank, "1", EnvOMPISize, "2", envPMIxNamespace, "prterun-host-123@1", EnvBootstrap, "h:2",
-			EnvSlurmRank, "0", EnvSlurmSize, "1"},
-			Job{Rank: 1, Size: 2, JobID: "ompi-prterun-host-123_1", Addr: "h:2", Launcher: LauncherOpenMPI}},
-		{"open mpi without namespace", []string{EnvOMPIRank, "0", EnvOMPISize, "2", EnvBootstrap, "h:2"},
-			Job{Rank: 0, Size: 2, JobID: "openmpi-h_2", Addr: "h:2", Launcher: LauncherOpenMPI}},
+			EnvSlurmRank, "0", EnvSlurmSize, "1", EnvSecret, hexSecret},
+			Job{Rank: 1, Size: 2, JobID: "ompi-prterun-host-123_1", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI}},
+		{"open mpi without namespace", []string{EnvOMPIRank, "0", EnvOMPISize, "2", EnvBootstrap, "h:2", EnvSecret, hexSecret},
+			Job{Rank: 0, Size: 2, JobID: "openmpi-h_2", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI}},
 		{"hydra", []string{EnvPMIRank, "5", EnvPMISize, "6", EnvBootstrap, "10.0.0.1:7000", EnvSecret, " " + hexSecret + "\n"},
 			Job{Rank: 5, Size: 6, JobID: "hydra-10.0.0.1_7000", Secret: secretBytes, Addr: "10.0.0.1:7000", Launcher: LauncherHydra}},
 	}
@@ -63,6 +65,9 @@ func TestJobFromEnvLaunchers(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, launched)
 			tc.want.JoinTimeout = DefaultJoinTimeout
+			if tc.want.Launcher != LauncherOshrun {
+				tc.want.DeadAfter = DefaultDeadAfter
+			}
 			require.Equal(t, tc.want, job)
 		})
 	}
@@ -122,7 +127,7 @@ func TestJobFromEnvMalformed(t *testing.T) {
 		{"bootstrap bad port", osh(EnvBootstrap, "node01:http"), EnvBootstrap, "port from 1 to 65535"},
 		{"bootstrap port zero", osh(EnvBootstrap, "node01:0"), EnvBootstrap, "port from 1 to 65535"},
 		{"bootstrap port too big", osh(EnvBootstrap, "node01:70000"), EnvBootstrap, "port from 1 to 65535"},
-		{"secret missing", osh(EnvSecret, "<unset>"), EnvSecret, "only under srun and mpirun"},
+		{"secret missing", osh(EnvSecret, "<unset>"), EnvSecret, "oshrun sets it"},
 		{"secret not hex", osh(EnvSecret, "zz"+hexSecret[2:]), EnvSecret, "in hex"},
 		{"secret odd length", osh(EnvSecret, hexSecret+"0"), EnvSecret, "in hex"},
 		{"secret too short", osh(EnvSecret, "00ff"), EnvSecret, "32 to 128 hex digits"},
@@ -237,6 +242,7 @@ func TestConnectOshrun(t *testing.T) {
 // TestConnectSlurm runs a job the way srun would start it: PE 0 serves the
 // store on the port of GOSHMEM_BOOTSTRAP and stays up until every PE left.
 func TestConnectSlurm(t *testing.T) {
+	captureWarnings(t)
 	for _, secret := range []string{"", hexSecret} {
 		t.Run("secret="+strconv.FormatBool(secret != ""), func(t *testing.T) {
 			const n = 4
@@ -251,6 +257,8 @@ func TestConnectSlurm(t *testing.T) {
 						EnvSlurmJobID, "42", EnvSlurmStepID, "1", EnvBootstrap, addr}
 					if secret != "" {
 						kv = append(kv, EnvSecret, secret)
+					} else {
+						kv = append(kv, EnvInsecure, "1")
 					}
 					job, _, err := JobFromEnv(envMap(kv...))
 					if err != nil {
@@ -311,7 +319,7 @@ func TestConnectSlurmRankZeroGone(t *testing.T) {
 	// When PE 0 (the store's host) dies, the others see PE 0 lost.
 	addr := net.JoinHostPort("127.0.0.1", freePort(t))
 	env := func(r int) Job {
-		job, _, err := JobFromEnv(envMap(EnvSlurmRank, strconv.Itoa(r), EnvSlurmSize, "2", EnvBootstrap, addr))
+		job, _, err := JobFromEnv(envMap(EnvSlurmRank, strconv.Itoa(r), EnvSlurmSize, "2", EnvBootstrap, addr, EnvSecret, hexSecret))
 		require.NoError(t, err)
 		return job
 	}

@@ -33,7 +33,7 @@ func joinJob(t *testing.T, kv ...string) Job {
 // the PE and the address it was told.
 func TestJoinTimeoutPE0Alone(t *testing.T) {
 	addr := freeAddr(t)
-	job := joinJob(t, EnvPMIRank, "0", EnvPMISize, "2", EnvBootstrap, addr, EnvJoinTimeout, "1s")
+	job := joinJob(t, EnvPMIRank, "0", EnvPMISize, "2", EnvBootstrap, addr, EnvSecret, hexSecret, EnvJoinTimeout, "1s")
 	require.Equal(t, time.Second, job.JoinTimeout)
 	start := time.Now()
 	b, err := Connect(job, time.Hour)
@@ -48,7 +48,7 @@ func TestJoinTimeoutPE0Alone(t *testing.T) {
 // A PE whose PE 0 never serves the store gives up, naming the address.
 func TestJoinTimeoutNoStore(t *testing.T) {
 	addr := freeAddr(t)
-	job := joinJob(t, EnvPMIRank, "1", EnvPMISize, "2", EnvBootstrap, addr, EnvJoinTimeout, "1s")
+	job := joinJob(t, EnvPMIRank, "1", EnvPMISize, "2", EnvBootstrap, addr, EnvSecret, hexSecret, EnvJoinTimeout, "1s")
 	start := time.Now()
 	b, err := Connect(job, time.Hour)
 	require.Nil(t, b)
@@ -87,6 +87,20 @@ func TestJoinTimeoutOthersHear(t *testing.T) {
 	require.Equal(t, 2, lost.PE, "%v", err)
 	require.Contains(t, err.Error(), addr)
 	b1.Close()
+}
+
+func TestDeadAfterInvalid(t *testing.T) {
+	for _, v := range []string{"1ns", "1s", "2h", "never"} {
+		_, _, err := JobFromEnv(envMap(EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvSecret, hexSecret, EnvDeadAfter, v))
+		var ee *core.EnvError
+		require.True(t, errors.As(err, &ee), "%v", err)
+		require.Equal(t, EnvDeadAfter, ee.Var)
+		require.Equal(t, v, ee.Value)
+		require.Contains(t, err.Error(), "2s", "%v", err)
+	}
+	job, _, err := JobFromEnv(envMap(EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvSecret, hexSecret, EnvDeadAfter, "3s"))
+	require.NoError(t, err)
+	require.Equal(t, 3*time.Second, job.DeadAfter)
 }
 
 func TestJoinTimeoutInvalid(t *testing.T) {

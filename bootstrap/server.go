@@ -9,6 +9,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -68,6 +69,14 @@ type Server struct {
 	Log *slog.Logger
 	// HandshakeTimeout bounds a connection's set-up; zero means 10s.
 	HandshakeTimeout time.Duration
+	// DeadAfter, if positive, is how long a member may send nothing
+	// before it is lost. Every member sends ALIVE several times within
+	// it, so silence means its process is stopped (SIGSTOP: its
+	// connection stays open and the kernel answers TCP keepalives) or its
+	// host unreachable. The store then sends ALIVE to every member too,
+	// announcing DeadAfter, and the members lose the store after as long
+	// a silence. Set before Serve.
+	DeadAfter time.Duration
 
 	ln     net.Listener
 	size   int
@@ -109,8 +118,9 @@ type member struct {
 	rank   int
 	conn   net.Conn
 	remote string
-	seq    uint64 // the next collective this member will enter
-	inside bool   // has contributed to a round that has not ended
+	seq    uint64       // the next collective this member will enter
+	inside bool         // has contributed to a round that has not ended
+	heard  atomic.Int64 // when a frame from it was last read, in Unix nanoseconds
 
 	outMu sync.Mutex
 	out   [][]byte // frames for the writer goroutine
@@ -171,6 +181,10 @@ func (s *Server) Serve() error {
 	s.serving = true
 	s.wg.Add(1)
 	go s.deliverEvents()
+	if s.DeadAfter > 0 {
+		s.wg.Add(1)
+		go s.watchAlive()
+	}
 	s.mu.Unlock()
 
 	var backoff time.Duration
@@ -392,6 +406,10 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 		wake:   make(chan struct{}, 1),
 		quit:   make(chan struct{}),
 	}
+	if s.DeadAfter > 0 {
+		m.out = append(m.out, encodeAlive(s.DeadAfter))
+	}
+	m.heard.Store(time.Now().UnixNano())
 	m.wake <- struct{}{}
 	s.members[claimed] = m
 	s.state[claimed] = stateActive
@@ -414,6 +432,9 @@ func (s *Server) serveMember(m *member) string {
 	var hdr [headerLen]byte
 	for {
 		typ, p, err := readFrame(br, &hdr, MaxFrame)
+		if err == nil {
+			m.heard.Store(time.Now().UnixNano())
+		}
 		if err != nil {
 			switch {
 			case errors.Is(err, io.EOF):
@@ -443,6 +464,10 @@ func (s *Server) serveMember(m *member) string {
 				return "protocol error: " + err.Error()
 			}
 			s.reported(m, l)
+		case frameAlive:
+			if _, err := decodeAlive(p); err != nil {
+				return "protocol error: " + err.Error()
+			}
 		default:
 			return fmt.Sprintf("protocol error: unexpected %s frame from a member", frameName(typ))
 		}
@@ -552,6 +577,28 @@ func (s *Server) reported(m *member, l lost) {
 	s.logger().Info("bootstrap: member lost", "rank", pe, "reason", reason)
 }
 
+// Lose loses rank for a reason the caller saw and the store cannot (a
+// launcher that sees its PE's process stopped): as for a member that
+// reports a peer lost, everyone else is told, every collective fails, and
+// the rank's connection is closed. A rank that has already left is not
+// lost.
+func (s *Server) Lose(rank int, reason string) {
+	if rank < 0 || rank >= s.size {
+		return
+	}
+	s.mu.Lock()
+	if s.closed || (s.state[rank] != stateActive && s.state[rank] != statePending) {
+		s.mu.Unlock()
+		return
+	}
+	s.lose(rank, reason)
+	if mm := s.members[rank]; mm != nil {
+		mm.conn.Close()
+	}
+	s.mu.Unlock()
+	s.logger().Info("bootstrap: member lost", "rank", rank, "reason", reason)
+}
+
 // lose records that rank vanished: everyone else is told, and every
 // running and later collective fails. Called with s.mu held.
 func (s *Server) lose(rank int, reason string) {
@@ -603,6 +650,55 @@ func (s *Server) end(e Event) {
 func (s *Server) notifyChange() {
 	close(s.changed)
 	s.changed = make(chan struct{})
+}
+
+// aliveEvery is how often a member, and a store that watches its members,
+// sends ALIVE: a few times within the dead-after, at most once a second.
+func aliveEvery(deadAfter time.Duration) time.Duration {
+	return min(time.Second, max(deadAfter/4, time.Millisecond))
+}
+
+// watchAlive sends ALIVE to every member and loses those silent for
+// DeadAfter, until Close.
+func (s *Server) watchAlive() {
+	defer s.wg.Done()
+	t := time.NewTicker(aliveEvery(s.DeadAfter))
+	defer t.Stop()
+	alive := encodeAlive(s.DeadAfter)
+	type loss struct {
+		rank   int
+		reason string
+	}
+	var lost []loss
+	for {
+		select {
+		case <-t.C:
+		case <-s.evQuit:
+			return
+		}
+		now := time.Now()
+		s.mu.Lock()
+		for rank, m := range s.members {
+			if m == nil || s.state[rank] != stateActive {
+				continue
+			}
+			silent := now.Sub(time.Unix(0, m.heard.Load()))
+			if silent < s.DeadAfter {
+				m.send(alive)
+				continue
+			}
+			reason := fmt.Sprintf("sent the store nothing for %v (its process is stopped or its host unreachable)",
+				silent.Round(time.Millisecond))
+			s.lose(rank, reason)
+			m.conn.Close()
+			lost = append(lost, loss{rank, reason})
+		}
+		s.mu.Unlock()
+		for _, l := range lost {
+			s.logger().Info("bootstrap: member lost", "rank", l.rank, "reason", l.reason)
+		}
+		lost = lost[:0]
+	}
 }
 
 // send queues a frame for the member's writer. Called with s.mu held; never

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unicode/utf8"
 
 	"github.com/goshmem/goshmem/internal/auth"
@@ -54,6 +55,7 @@ const (
 	frameFail                      // S->C: seq, culprit PE, kind, reason
 	frameLost                      // S->C (async): PE, reason; C->S: the member's transport lost PE
 	frameBye                       // C->S: clean close; the server then disconnects
+	frameAlive                     // C<->S: liveness, with the sender's dead-after (see encodeAlive)
 	frameTypeEnd
 )
 
@@ -61,6 +63,7 @@ var frameNames = [...]string{
 	frameHello: "HELLO", frameChallenge: "CHALLENGE", frameProof: "PROOF",
 	frameWelcome: "WELCOME", frameReject: "REJECT", frameGather: "GATHER",
 	frameResult: "RESULT", frameFail: "FAIL", frameLost: "LOST", frameBye: "BYE",
+	frameAlive: "ALIVE",
 }
 
 func frameName(t byte) string {
@@ -399,4 +402,28 @@ func decodeLost(p []byte, size int) (lost, error) {
 	var err error
 	l.reason, err = decodeReason(frameLost, p[4:])
 	return l, err
+}
+
+// maxDeadAfter bounds the dead-after an ALIVE may announce.
+const maxDeadAfter = time.Hour
+
+// encodeAlive is the liveness frame: 8 bytes, the sender's dead-after in
+// milliseconds. A store that watches its members sends it with its
+// dead-after, and members then watch the store with the same; a member
+// sends 0.
+func encodeAlive(deadAfter time.Duration) []byte {
+	var p [8]byte
+	binary.BigEndian.PutUint64(p[:], uint64(deadAfter/time.Millisecond))
+	return frame(frameAlive, p[:])
+}
+
+func decodeAlive(p []byte) (time.Duration, error) {
+	if len(p) != 8 {
+		return 0, wireErr("ALIVE of %d bytes, want 8", len(p))
+	}
+	ms := binary.BigEndian.Uint64(p)
+	if ms > uint64(maxDeadAfter/time.Millisecond) {
+		return 0, wireErr("ALIVE announces a dead-after of %dms, over %v", ms, maxDeadAfter)
+	}
+	return time.Duration(ms) * time.Millisecond, nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -34,6 +35,8 @@ func validFrames() [][]byte {
 		encodeFail(fail{seq: 9, pe: -1, kind: failTooLarge, reason: "too big"}),
 		encodeLost(lost{pe: 1, reason: "gone"}),
 		frame(frameBye),
+		encodeAlive(0),
+		encodeAlive(30 * time.Second),
 	}
 }
 
@@ -60,6 +63,12 @@ func decodeAny(typ byte, p []byte) ([]byte, error) {
 			return nil, err
 		}
 		return encodeProof(m), nil
+	case frameAlive:
+		d, err := decodeAlive(p)
+		if err != nil {
+			return nil, err
+		}
+		return encodeAlive(d), nil
 	case frameWelcome, frameBye:
 		if err := decodeEmpty(typ, p); err != nil {
 			return nil, err
@@ -143,6 +152,8 @@ func TestFramesRejectMalformed(t *testing.T) {
 		{"proof too long", withPayload(frameProof, make([]byte, macLen+1)...), MaxFrame, "a proof of 33 bytes, want 32"},
 		{"welcome with payload", withPayload(frameWelcome, 1), MaxFrame, "want none"},
 		{"bye with payload", withPayload(frameBye, 1), MaxFrame, "want none"},
+		{"alive short", withPayload(frameAlive, 0, 0, 0, 0), MaxFrame, "want 8"},
+		{"alive over an hour", withPayload(frameAlive, 0xff, 0, 0, 0, 0, 0, 0, 0), MaxFrame, "dead-after"},
 		{"gather too short", withPayload(frameGather, 1, 2), MaxFrame, "GATHER of 2"},
 		{"gather unknown flag", withPayload(frameGather, 0, 0, 0, 0, 0, 0, 0, 0, 0x80), MaxFrame, "unknown flags"},
 		{"oversize gather with data", withPayload(frameGather, 0, 0, 0, 0, 0, 0, 0, 0, gatherOversize, 1), MaxFrame, "marked oversize"},

@@ -21,6 +21,7 @@ import (
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/globalexit"
+	procstate "github.com/goshmem/goshmem/internal/proc"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -83,10 +84,21 @@ type Options struct {
 
 	// place is the host of each rank, "" for this one (set by prepare).
 	place []string
+	// StoppedAfter is how long a PE's process may stay stopped by a
+	// signal (SIGSTOP, SIGTSTP) before the job loses it: a stopped
+	// process keeps its connections open, so neither the store nor most
+	// transports can tell it from a slow one, and the others would wait
+	// for it for ever. The store then tells the others the PE is lost,
+	// their operations fail, and the job ends blaming it. A process a
+	// debugger stops is not counted. Zero means DefaultStoppedAfter,
+	// negative never.
+	StoppedAfter time.Duration
 }
 
 const (
 	DefaultGrace = 3 * time.Second
+	// DefaultStoppedAfter is Options.StoppedAfter's default.
+	DefaultStoppedAfter = 5 * time.Second
 	DefaultBind  = "127.0.0.1:0"
 
 	// ExitUsage is Run's exit code for options that cannot start a job.
@@ -183,6 +195,7 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 		}
 	}
 	j.events = events
+	j.lose = srv.Lose
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve() }()
 
@@ -257,6 +270,9 @@ func prepare(o Options) (Options, string, error) {
 	}
 	if o.Grace == 0 {
 		o.Grace = DefaultGrace
+	}
+	if o.StoppedAfter == 0 {
+		o.StoppedAfter = DefaultStoppedAfter
 	}
 	if o.Bind == "" {
 		o.Bind = DefaultBind
@@ -393,6 +409,7 @@ type job struct {
 	stdout *output
 	stderr *output
 	events <-chan bootstrap.Event
+	lose   func(rank int, reason string) // tells the store a PE is lost
 
 	// PEs on other hosts: how to reach them, and their agents' reports.
 	rsh         []string
@@ -434,6 +451,9 @@ type proc struct {
 	failed   bool   // in job.failed
 	lost     string // the store's reason, if it reported the PE lost
 	flushes  []func()
+	// stopped is when the launcher first saw the process stopped by a
+	// signal, zero while it runs.
+	stopped time.Time
 }
 
 type exitReport struct {
@@ -489,9 +509,17 @@ func (j *job) run(ctx context.Context) (int, error) {
 		startErr = j.startRemote()
 	}
 
+	var watch <-chan time.Time
+	if j.o.StoppedAfter > 0 && j.lose != nil {
+		t := time.NewTicker(stopPoll)
+		defer t.Stop()
+		watch = t.C
+	}
 	done := ctx.Done()
 	for j.running > 0 {
 		select {
+		case <-watch:
+			j.watchStopped()
 		case x := <-j.exits:
 			j.exited(x)
 		case m := <-j.remote:
@@ -540,6 +568,37 @@ func (j *job) run(ctx context.Context) (int, error) {
 		return j.code, fmt.Errorf("launcher: job %s interrupted: %w", j.jobID, context.Cause(ctx))
 	}
 	return j.code, nil
+}
+
+// stopPoll is how often the launcher looks for stopped PEs.
+const stopPoll = 250 * time.Millisecond
+
+// watchStopped loses, in the store, a PE whose process has been stopped by
+// a signal for StoppedAfter. Its state is read from the system, which a
+// stopped process cannot change.
+func (j *job) watchStopped() {
+	if j.cause != "" {
+		return
+	}
+	now := time.Now()
+	for _, p := range j.pes {
+		if p.exited || p.lost != "" || p.agent != nil {
+			// A PE on another host: its pid is not this host's.
+			continue
+		}
+		if !procstate.Stopped(p.pid) {
+			p.stopped = time.Time{}
+			continue
+		}
+		if p.stopped.IsZero() {
+			p.stopped = now
+			j.logf(j.o.Verbose, "PE %d (pid %d) is stopped", p.rank, p.pid)
+			continue
+		}
+		if d := now.Sub(p.stopped); d >= j.o.StoppedAfter {
+			j.lose(p.rank, fmt.Sprintf("its process (pid %d) has been stopped by a signal for %v", p.pid, d.Round(time.Millisecond)))
+		}
+	}
 }
 
 // bindings returns the CPU of each PE, or nil to leave them unbound.

@@ -11,7 +11,10 @@
 // status (128+signal when a signal killed it), or 128+signal when oshrun
 // itself was interrupted. When one PE fails, the others get SIGTERM, then
 // SIGKILL after -grace. A PE that calls shmem_global_exit(status) ends
-// the job the same way, and oshrun exits with that status, even 0.
+// the job the same way, and oshrun exits with that status, even 0. A PE
+// whose process stays stopped by a signal (SIGSTOP, SIGTSTP; not a
+// debugger's stop) for -stopped-after (5s) is lost: the others' operations
+// fail naming it, and the job ends as for a PE that died.
 // Flag parsing stops at PROGRAM, so the program's
 // own flags pass through. Usage errors exit 2; an unknown flag names the
 // known one it resembles. Open MPI's -x, --oversubscribe, --bind-to and

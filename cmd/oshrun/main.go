@@ -103,6 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tag      = fs.Bool("tag", false, "prefix every line of PE output with \"[pe N] \"")
 		bind     = fs.String("bind", "", "`address` the bootstrap store listens on (default "+launcher.DefaultBind+", or every interface when PEs run on other hosts)")
 		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
+		stopped  = fs.Duration("stopped-after", launcher.DefaultStoppedAfter, "how long a PE may stay stopped by a signal (SIGSTOP, SIGTSTP) before the job loses it and ends; 0 never")
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
 		showVer  = fs.Bool("version", false, "print goshmem's version and exit")
 	)
@@ -183,24 +184,28 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if g <= 0 {
 		g = -1 // at once; the launcher reads 0 as "default"
 	}
+	st := *stopped
+	if st <= 0 {
+		st = -1 // never; the launcher reads 0 as "default"
+	}
 	code, err := launcher.Run(ctx, launcher.Options{
-		NP:       np,
-		Program:  fs.Arg(0),
-		Args:     fs.Args()[1:],
-		Provider: *provider,
-		Tag:      *tag,
-		Stdout:   stdout,
-		Stderr:   stderr,
-		Grace:    g,
-		Bind:     *bind,
-		Verbose:  *verbose,
-		CPUBind:  cpubind,
-		Env:      env.set,
-		Export:   env.export,
-		Hosts:    hostList,
-		PerHost:  perHost,
-
-		LaunchAgent: agentCmd,
+		NP:           np,
+		Program:      fs.Arg(0),
+		Args:         fs.Args()[1:],
+		Provider:     *provider,
+		Tag:          *tag,
+		Stdout:       stdout,
+		Stderr:       stderr,
+		Grace:        g,
+		StoppedAfter: st,
+		Bind:         *bind,
+		Verbose:      *verbose,
+		CPUBind:      cpubind,
+		Env:          env.set,
+		Export:       env.export,
+		Hosts:        hostList,
+		PerHost:      perHost,
+		LaunchAgent:  agentCmd,
 	})
 	if err != nil && ctx.Err() == nil {
 		// An interruption has already been reported by the launcher.

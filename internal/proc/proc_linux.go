@@ -64,3 +64,19 @@ func Start(pid int) (uint64, bool) {
 	n, err := strconv.ParseUint(string(f[19]), 10, 64)
 	return n, err == nil
 }
+
+// Stopped reports whether the process with the given id is stopped by a
+// signal (SIGSTOP, SIGTSTP: state 'T' in /proc/PID/stat). A process
+// stopped by a debugger that traces it (state 't') is not: it is being
+// looked at, not gone.
+func Stopped(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'T'
+}

@@ -5,6 +5,7 @@ package proc
 import (
 	"os"
 	"os/exec"
+	"syscall"
 	"testing"
 	"time"
 
@@ -23,4 +24,19 @@ func TestAlive(t *testing.T) {
 	require.Eventually(t, func() bool { return !Alive(cmd.Process.Pid) }, time.Minute, time.Millisecond)
 	require.NoError(t, cmd.Wait())
 	require.False(t, Alive(cmd.Process.Pid), "a reaped child is gone")
+}
+
+// A process stopped by a signal is Stopped until it is continued.
+func TestStopped(t *testing.T) {
+	require.False(t, Stopped(os.Getpid()))
+	require.False(t, Stopped(0))
+	cmd := exec.Command("sleep", "60")
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	pid := cmd.Process.Pid
+	require.False(t, Stopped(pid))
+	require.NoError(t, cmd.Process.Signal(syscall.SIGSTOP))
+	require.Eventually(t, func() bool { return Stopped(pid) }, time.Minute, time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGCONT))
+	require.Eventually(t, func() bool { return !Stopped(pid) }, time.Minute, time.Millisecond)
 }

@@ -125,7 +125,10 @@ func TestHostVanishes(t *testing.T) {
 	p := newNetnsPair(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	env := []string{envScenario + "=lost", envRegionSize + "=4096", "GOSHMEM_TCP_TIMEOUT=2s"}
+	secret := make([]byte, 16)
+	_, _ = rand.Read(secret)
+	env := []string{envScenario + "=lost", envRegionSize + "=4096", "GOSHMEM_TCP_TIMEOUT=2s",
+		bootstrap.EnvSecret + "=" + hex.EncodeToString(secret)}
 	var outs [2]syncBuf
 	cmds := [2]*exec.Cmd{}
 	for rank := range 2 {
