@@ -46,6 +46,7 @@ func checkName(name string) error {
 
 // Providers returns the registered providers sorted by name.
 func Providers() []Provider {
+	consultSources()
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	out := make([]Provider, 0, len(registry))
@@ -68,6 +69,7 @@ func Names() []string {
 
 // Lookup returns the provider registered under name.
 func Lookup(name string) (Provider, error) {
+	consultSources()
 	registryMu.RLock()
 	p, ok := registry[name]
 	registryMu.RUnlock()

@@ -61,12 +61,16 @@ type domain struct {
 
 var _ core.Domain = (*domain)(nil)
 
-// openDomain starts the plugin process and opens the wrapped provider in
-// it. Starting is agreed on by every PE before the collective open
+// openDomain starts the plugin process, asks what it offers and opens the
+// wrapped provider in it. Starting is agreed on by every PE before the collective open
 // begins, so a plugin that fails to start on one PE fails the open on all.
-func openDomain(p *provider, info core.Info, cfg *core.Config, set settings, dir string) (core.Domain, error) {
+func openDomain(p *provider, cfg *core.Config, set settings, dir string) (core.Domain, error) {
 	b := cfg.Bootstrap
 	pr, err := start(p.name, p.path, set.start, set.timeout, dir)
+	var info core.Info
+	if err == nil {
+		info, err = p.ask(pr)
+	}
 	if err := core.Agree(b, err); err != nil {
 		if pr != nil {
 			pr.kill()
