@@ -137,7 +137,7 @@ func (e *endpoint) fail(op string, err error) error {
 	if e.late.Load() {
 		err = fmt.Errorf("no answer within %v: %w", e.dom.set.timeout, core.ErrTimeout)
 	}
-	e.broken = e.dom.proc.fail(op, err)
+	e.broken = e.dom.fail(op, err)
 	if !errors.Is(e.broken, core.ErrInvalid) {
 		e.dom.broken.CompareAndSwap(nil, &e.broken)
 	}
@@ -150,6 +150,11 @@ func (e *endpoint) fail(op string, err error) error {
 // caller holds mu.
 func (e *endpoint) send(wait bool) (*pb.Result, error) {
 	kind := e.req.Kind
+	if e.broken == nil {
+		// The plugin process was found gone, by the domain or another
+		// endpoint: no use sending.
+		e.broken = e.dom.lostErr()
+	}
 	if e.broken != nil {
 		return nil, e.broken
 	}

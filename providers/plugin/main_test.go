@@ -33,6 +33,9 @@ func TestMain(m *testing.M) {
 		if _, ok := os.LookupEnv(envOrphan); ok {
 			orphanMain()
 		}
+		if _, ok := os.LookupEnv(envDeadPluginPE); ok {
+			os.Exit(deadPluginPE())
+		}
 		conformance.Main(m)
 		return
 	}
