@@ -303,6 +303,9 @@ type region struct {
 	id    uint32
 	size  int
 	local []byte
+	// mapped is the whole mapping local is the start of, unmapped at
+	// Close; nil for a registered region.
+	mapped []byte
 	// registered: local is the program's memory (RegisterRegion), shared
 	// in place; it is given back at Close, never unmapped.
 	registered bool
@@ -348,11 +351,14 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	}
 	reg := &region{dom: d, id: r.Id, size: size}
 	if r.Path != "" {
-		reg.local, err = sys.OpenShared(r.Path, size)
+		// The file is whole pages (see pageRound); the region is size
+		// bytes of it.
+		reg.mapped, err = sys.OpenShared(r.Path, pageRound(size))
 		err = errors.Join(err, os.Remove(r.Path))
 		if err != nil {
-			return nil, d.opErr("new region", errors.Join(fmt.Errorf("map the region's file from the plugin: %w", err), sys.Unmap(reg.local)))
+			return nil, d.opErr("new region", errors.Join(fmt.Errorf("map the region's file from the plugin: %w", err), sys.Unmap(reg.mapped)))
 		}
+		reg.local = reg.mapped[:size:size]
 	}
 	d.regions = append(d.regions, reg)
 	return reg, nil
@@ -474,7 +480,7 @@ func (r *region) release() error {
 		}
 		return sys.Unshare(r.local)
 	}
-	return sys.Unmap(r.local)
+	return sys.Unmap(r.mapped)
 }
 
 // checkRegion validates a successful NewRegion reply: the next id, the

@@ -21,6 +21,7 @@ const envPluginDir = "GOSHMEM_PLUGIN_TEST_DIR"
 // modes (see testdata/badplugin).
 const (
 	examplePlugin = "loopback-plugin"
+	tcpPlugin     = "tcp-plugin"
 	badPlugin     = "bad"
 )
 
@@ -62,6 +63,7 @@ func register(dir string) {
 func build(dir string) error {
 	for name, pkg := range map[string]string{
 		examplePlugin: "github.com/goshmem/goshmem/cmd/goshmem-provider-loopback-plugin",
+		tcpPlugin:     "github.com/goshmem/goshmem/cmd/goshmem-provider-tcp-plugin",
 		badPlugin:     "./testdata/badplugin",
 	} {
 		args := []string{"build", "-o", filepath.Join(dir, plugin.Prefix+name)}
