@@ -43,8 +43,17 @@ func (p *provider) ByNameOnly() bool { return true }
 // starts nothing. Without a usable manifest the plugin is listed with the
 // reason as its description, no capabilities and no preference; it can
 // still be named and opened, and Open learns what it offers from the
-// process it starts.
+// process it starts, which Info returns from then on (shmem reads the
+// capabilities of the provider it opened).
 func (p *provider) Info() core.Info {
+	// Once a process of this program's has said what it offers (a domain
+	// opened), that is the truth, manifest or not.
+	p.mu.Lock()
+	live, ok := p.live, p.hasLive
+	p.mu.Unlock()
+	if ok {
+		return hostInfo(live, p.name, p.path)
+	}
 	p.once.Do(func() {
 		in, err := readManifest(p.path)
 		if err != nil {

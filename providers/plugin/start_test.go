@@ -240,3 +240,19 @@ func TestKilledPluginJobLeavesNoSocket(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, rest)
 }
+
+// TestInfoAfterOpen: a plugin without a manifest is unknown until a
+// domain opens on it; from then on Info is what the process said, which
+// is what shmem reads of the provider it opened.
+func TestInfoAfterOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), plugin.Prefix+"unlisted")
+	require.NoError(t, os.Symlink(filepath.Join(os.Getenv(envPluginDir), plugin.Prefix+examplePlugin), path))
+	p := plugin.New("unlisted", path)
+	require.Zero(t, p.Info().Caps)
+	d, err := openOne(t, p)
+	require.NoError(t, err)
+	defer d.Close()
+	in := p.Info()
+	require.True(t, in.Caps.Has(core.CapRMA|core.CapFetchAtomic), "%+v", in)
+	require.Equal(t, "unlisted", in.Name)
+}
