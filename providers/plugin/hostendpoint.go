@@ -83,7 +83,9 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	e.cancel = cancel
 	e.watch = time.AfterFunc(time.Hour, func() { e.late.Store(true); cancel() })
 	e.watch.Stop()
-	if e.stream, err = d.proc.rpc.Endpoint(ctx); err == nil {
+	if e.stream, err = d.proc.rpc.Endpoint(ctx); err != nil {
+		err = d.fail("new endpoint", err)
+	} else {
 		e.req = pb.Op{Kind: pb.Op_OPEN, StagePath: path, StageSize: int64(d.set.staging),
 			Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore}
 		e.pending.push(pending{kind: pb.Op_OPEN, pe: -1, end: -1})
