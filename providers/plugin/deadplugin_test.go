@@ -48,6 +48,9 @@ func deadPluginPE() int {
 		err = w.BarrierAll()
 	}
 	fmt.Fprintf(os.Stderr, "PE %d: wait returned: %v\n", me, err)
+	// The next operation fails at once, with the same cause.
+	err = shmem.Put(w, flag, []int64{1}, (me+1)%w.NPEs())
+	fmt.Fprintf(os.Stderr, "PE %d: next put: %v\n", me, err)
 	return 1
 }
 
@@ -140,6 +143,7 @@ func TestDeadPluginEndsTheJob(t *testing.T) {
 			// The PE whose plugin died names it; the others name that PE.
 			require.Regexp(t, fmt.Sprintf(`PE %d: wait returned: .*plugin %s .*PE %d lost: its provider process, plugin %s .* is gone`,
 				victim, examplePlugin, victim, examplePlugin), out)
+			require.Regexp(t, fmt.Sprintf(`PE %d: next put: .*plugin %s .*PE %d lost`, victim, examplePlugin, victim), out)
 			for other := range np {
 				if other != victim {
 					require.Regexp(t, fmt.Sprintf(`PE %d: wait returned: .*PE %d lost`, other, victim), out)
