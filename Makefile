@@ -17,6 +17,8 @@ all: build
 build: lib
 	$(GO) build -o $(BIN)/ ./cmd/... ./examples/...
 	ln -sf oshcc $(BIN)/oshc++
+	@# Each plugin's manifest: what provinfo lists without starting it.
+	for p in $(BIN)/goshmem-provider-*-plugin; do $$p -manifest > $$p.json; done
 
 # The C interface: lib/libgoshmem.so, which OpenSHMEM C and C++ programs
 # link against with include/shmem.h. The header cgo generates beside it

@@ -49,6 +49,7 @@ func CheckName(name string) error {
 
 // Providers returns the registered providers sorted by name.
 func Providers() []Provider {
+	consultSources()
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	out := make([]Provider, 0, len(registry))
@@ -71,6 +72,7 @@ func Names() []string {
 
 // Lookup returns the provider registered under name.
 func Lookup(name string) (Provider, error) {
+	consultSources()
 	registryMu.RLock()
 	p, ok := registry[name]
 	registryMu.RUnlock()

@@ -19,9 +19,9 @@ import (
 
 // TestListingIsBounded puts executables that never answer on the search
 // path: one whose child holds its stdout open, one that execs sleep.
-// provinfo must still list every provider, those two as unavailable
-// saying why, within a bound set by GOSHMEM_PLUGIN_START_TIMEOUT, and
-// leave none of their processes behind; -e names the variable.
+// provinfo lists every provider without starting either; its self-test
+// of each fails within the bound set by GOSHMEM_PLUGIN_START_TIMEOUT and
+// leaves none of their processes behind; -e names the variable.
 func TestListingIsBounded(t *testing.T) {
 	dir := t.TempDir()
 	for name, script := range map[string]string{
@@ -58,8 +58,25 @@ func TestListingIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	require.Regexp(t, `(?m)^loopback\s`, string(out))
 	for _, name := range []string{"sleepy", "execsleep"} {
-		require.Regexp(t, `(?m)^`+name+`\s.*unavailable: .*no handshake within 1s \(GOSHMEM_PLUGIN_START_TIMEOUT\)`, string(out))
+		require.Regexp(t, `(?m)^`+name+`\s.*unknown until started: no manifest`, string(out))
 	}
+	require.Empty(t, pids(), "listing started a plugin")
+
+	// Named for a self-test, each is started, and fails within the bound.
+	for _, name := range []string{"sleepy", "execsleep"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		cmd := exec.CommandContext(ctx, os.Args[0], "-check", name)
+		cmd.Env = append(os.Environ(), envAsMain+"=1", core.EnvProviderPath+"="+dir, "GOSHMEM_PLUGIN_START_TIMEOUT=1s")
+		cmd.WaitDelay = time.Second
+		out, err := cmd.CombinedOutput()
+		late := ctx.Err()
+		cancel()
+		t.Logf("provinfo -check %s: %v\n%s", name, err, out)
+		require.NoError(t, late, "provinfo -check %s still ran after 20s", name)
+		require.Error(t, err)
+		require.Contains(t, string(out), "no handshake within 1s (GOSHMEM_PLUGIN_START_TIMEOUT)")
+	}
+	require.NotEmpty(t, pids(), "the self-tests started them")
 	for _, pid := range pids() {
 		require.Eventually(t, func() bool { return !proc.Alive(pid) }, 5*time.Second, 10*time.Millisecond,
 			"process %d of a plugin outlived provinfo", pid)

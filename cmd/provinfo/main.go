@@ -10,9 +10,10 @@
 //
 // Plugin providers (executables named goshmem-provider-NAME in the
 // directories of GOSHMEM_PROVIDER_PATH) are listed beside the built-in
-// ones; listing starts each plugin once to ask it, all of them at once and
-// each bounded by GOSHMEM_PLUGIN_START_TIMEOUT, so a broken one is listed
-// unavailable, saying why, instead of holding the listing up.
+// ones, with what their manifests (goshmem-provider-NAME.json beside the
+// executable) say they offer; listing starts none of them. -check NAME
+// starts the plugin, bounded by GOSHMEM_PLUGIN_START_TIMEOUT, and once the
+// self-test passed writes its manifest.
 //
 // Exit status: 0 on success; 1 on failure (a named provider is unknown,
 // the self-test failed, output could not be written); 2 on a usage error.
@@ -26,7 +27,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"github.com/goshmem/goshmem/core"
@@ -86,6 +86,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "provinfo:", err)
 			return 1
 		}
+		if plugin.IsPlugin(p) {
+			// What the plugin said it offers, for listings that start nothing.
+			path, err := plugin.WriteManifest(p)
+			if err != nil {
+				fmt.Fprintln(stderr, "provinfo: the self-test passed, but the plugin's manifest could not be written:", err)
+				return 1
+			}
+			fmt.Fprintln(stdout, "manifest written:", path)
+		}
 		return 0
 	}
 	providers := core.Providers()
@@ -97,14 +106,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		providers = []core.Provider{p}
 	}
-	// Asking a plugin starts it, which may take up to its start timeout:
-	// ask all at once, so the listing takes the slowest one's time.
+	// Info starts nothing: a plugin's comes from its manifest.
 	infos := make([]core.Info, len(providers))
-	var wg sync.WaitGroup
 	for i, p := range providers {
-		wg.Go(func() { infos[i] = p.Info() })
+		infos[i] = p.Info()
 	}
-	wg.Wait()
 	var err error
 	switch {
 	case *env && *asJSON:

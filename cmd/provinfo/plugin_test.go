@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -42,16 +41,28 @@ func provinfo(t *testing.T, dir string, args ...string) (int, string) {
 
 // TestListsPlugins builds the example plugin and checks that provinfo
 // lists it beside the built-ins, marked as a plugin with its path and
-// protocol, and that its self-test passes.
+// protocol, unknown until its self-test passed and wrote its manifest,
+// then with what it offers.
 func TestListsPlugins(t *testing.T) {
 	dir := t.TempDir()
 	exe := filepath.Join(dir, "goshmem-provider-loopback-plugin")
 	out, err := exec.Command("go", "build", "-o", exe, "../goshmem-provider-loopback-plugin").CombinedOutput()
 	require.NoError(t, err, string(out))
 
+	// Without a manifest the plugin is listed, and not started, as unknown.
 	code, text := provinfo(t, dir)
 	require.Equal(t, 0, code, text)
 	require.Regexp(t, `(?m)^loopback\s+one-host\s+.*built-in`, text)
+	require.Regexp(t, `(?m)^loopback-plugin\s+any-host\s+\S+\s+plugin\s+unknown until started: no manifest`, text)
+
+	// The self-test starts it, and writes the manifest.
+	code, text = provinfo(t, dir, "-check", "loopback-plugin")
+	require.Equal(t, 0, code, text)
+	require.Contains(t, text, "PASS", text)
+	require.Contains(t, text, "manifest written: "+exe+".json")
+
+	code, text = provinfo(t, dir)
+	require.Equal(t, 0, code, text)
 	require.Regexp(t, `(?m)^loopback-plugin\s+one-host\s+rma,atomic\S*\s+plugin\s`, text)
 
 	code, text = provinfo(t, dir, "-json")
@@ -71,8 +82,4 @@ func TestListsPlugins(t *testing.T) {
 	code, text = provinfo(t, dir, "-e")
 	require.Equal(t, 0, code, text)
 	require.Contains(t, text, "GOSHMEM_LOOPBACK_PLUGIN_TIMEOUT")
-
-	code, text = provinfo(t, dir, "-check", "loopback-plugin")
-	require.Equal(t, 0, code, text)
-	require.True(t, strings.HasSuffix(strings.TrimSpace(text), "PASS"), text)
 }

@@ -15,21 +15,22 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// capture finds the file that holds the wrapped provider's part of a new
-// region, so the PE can map the same memory. Shared-memory providers such
-// as loopback create that file in the job directory, map it, and remove
-// its name once their peers have mapped it too, all inside NewRegion. So
-// while a region is being made, before each collective the capture links
-// every file of the job directory this process has mapped into a hold
-// directory of its own (the name still exists then: the peers have not
-// mapped it yet, so its owner has not removed it). When NewRegion returns,
-// the mapping that holds the region's local part names the file by inode;
-// its link is handed to the PE, the others are removed.
+// capture finds the file that holds the wrapped provider's part of a
+// region when the provider moved the memory the plugin registered with it
+// onto a file of its own: shared-memory providers such as loopback create
+// that file in the job directory, map it, and remove its name once their
+// peers have mapped it too, all inside RegisterRegion. So while a region
+// is being made, before each collective the capture links every file of
+// the job directory this process has mapped into a hold directory of its
+// own (the name still exists then: the peers have not mapped it yet, so
+// its owner has not removed it). When the call returns, the mapping that
+// holds the region's local part names the file by inode; its link is
+// handed to the PE, the others are removed.
 //
-// A provider whose local part is not a whole file of the job directory,
-// mapped from offset 0 (anonymous memory, say), and which cannot place its
-// regions (core.RegionPlacer) either, cannot be served: its NewRegion
-// fails with core.ErrNotSupported.
+// A provider whose local part is then neither the memory it was given nor
+// a whole file of the job directory, mapped from offset 0 (anonymous
+// memory, say), cannot be served: the call fails with
+// core.ErrNotSupported.
 type capture struct {
 	dir  string // the job directory
 	hold string // the hold directory, inside dir

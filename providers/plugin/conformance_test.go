@@ -4,13 +4,33 @@ import (
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
+	"github.com/goshmem/goshmem/providers/plugin"
 )
+
+// startEnv gives plugins a start timeout for a loaded machine: race-built
+// plugins of several PEs start at once, each a process.
+var startEnv = map[string]string{plugin.EnvStartTimeout: "60s"}
 
 // The whole suite, through the plugin boundary: every PE's provider is the
 // example plugin, a separate process serving loopback, with 2, 3 and 4 PEs
 // in-process and as processes (each PE then two processes).
-var harness = conformance.Harness{Provider: examplePlugin, NPEs: []int{2, 3, 4}}
+var harness = conformance.Harness{Provider: examplePlugin, NPEs: []int{2, 3, 4}, Env: startEnv}
 
 func TestConformance(t *testing.T) { conformance.Run(t, harness) }
 
 func TestConformanceProcesses(t *testing.T) { conformance.RunProcesses(t, harness) }
+
+// The whole suite through a plugin serving tcp, a provider whose regions
+// are its own memory: the plugin registers a shared file with it, which
+// the PE maps. Three PEs in-process (the barrier's tree then has a leaf
+// under the root and one beside it) and two as processes keep the run
+// short; the loopback plugin covers the other job sizes of the boundary.
+var tcpHarness = conformance.Harness{Provider: tcpPlugin, NPEs: []int{3}, Env: startEnv}
+
+func TestConformanceTCP(t *testing.T) { conformance.Run(t, tcpHarness) }
+
+func TestConformanceTCPProcesses(t *testing.T) {
+	h := tcpHarness
+	h.NPEs = []int{2}
+	conformance.RunProcesses(t, h)
+}

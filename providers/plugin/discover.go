@@ -49,14 +49,34 @@ func Find(pathList string) []Found {
 	return out
 }
 
+// Importing this package is how a program asks for plugins: it adds a
+// core.Source that lists the plugins on GOSHMEM_PROVIDER_PATH at the
+// program's first provider lookup, after every package's init, so a
+// provider linked into the program always keeps its name. A program that
+// does not import this package never scans the path, and links neither
+// go-plugin nor gRPC.
+func init() { core.AddSource(found) }
+
+// found is the Source: every plugin on GOSHMEM_PROVIDER_PATH whose name
+// no provider has.
+func found(taken func(string) bool) []core.Provider {
+	pathList, _ := os.LookupEnv(core.EnvProviderPath)
+	var out []core.Provider
+	for _, f := range Find(pathList) {
+		if !taken(f.Name) {
+			out = append(out, New(f.Name, f.Path))
+		}
+	}
+	return out
+}
+
 // RegisterFound registers, with core.Register, every plugin that Find
 // lists on GOSHMEM_PROVIDER_PATH (read from lookup; nil means the process
 // environment) under a name no provider has yet: a built-in provider
 // always wins over a plugin of the same name. Plugins are registered
-// lazily: nothing starts until the provider's Info or Open is called. It
-// returns the plugins it registered.
-//
-// providers/all calls it after every built-in provider has registered.
+// lazily: nothing starts until the provider's Open is called. It
+// returns the plugins it registered. Importing the package does this for
+// the process environment already; RegisterFound is for another path.
 func RegisterFound(lookup func(string) (string, bool)) []Found {
 	if lookup == nil {
 		lookup = os.LookupEnv

@@ -3,21 +3,26 @@
 // github.com/hashicorp/go-plugin, and lets any core.Provider be served
 // that way. A vendor ships a provider as an executable named
 // goshmem-provider-NAME; users put its directory on GOSHMEM_PROVIDER_PATH,
-// and NAME is then listed, selected and tested like a built-in provider.
+// and in a program that imports this package NAME is then listed,
+// selected by name and tested like a built-in provider. Programs that do
+// not import it (providers/all does not) link neither go-plugin nor gRPC.
 //
 // # Two sides
 //
 // The serve side is Serve: the main of a plugin executable hands it a
 // core.Provider and it serves that provider's Info, Open, NewRegion,
 // endpoints and Close to one host. Re-exporting a provider is a few lines
-// (see cmd/goshmem-provider-loopback-plugin).
+// (see cmd/goshmem-provider-tcp-plugin). Run with ManifestFlag, the
+// executable prints its manifest instead.
 //
-// The host side is the provider New returns for an executable, which
-// RegisterFound registers for every plugin on GOSHMEM_PROVIDER_PATH whose
-// name no built-in provider has (providers/all calls it after the
-// built-ins register). Nothing starts at registration: Info starts the
-// plugin once, asks, remembers the answer and ends it; Open starts one
-// plugin process per domain, which ends when the domain closes.
+// The host side is the provider New returns for an executable. Importing
+// the package adds a core.Source that, at the program's first provider
+// lookup, registers one for every plugin on GOSHMEM_PROVIDER_PATH whose
+// name no linked provider has. Nothing starts to list a plugin: Info reads
+// its manifest (ManifestPath), written by the plugin itself or by
+// WriteManifest after provinfo -check; Open starts one plugin process per
+// domain, asks it what it offers, and the process ends when the domain
+// closes.
 // Automatic selection never starts one (the provider is core.ByName): a
 // plugin serves only a job whose GOSHMEM_PROVIDER names it. A plugin runs
 // in a process group of its own, which is killed when it does not finish
@@ -45,15 +50,16 @@
 //
 // Bulk data never travels in gRPC messages. The wrapped provider's part
 // of each region is a file the PE maps too, so Region.Local on the PE is
-// the very memory the provider's peers write. A provider that implements
-// core.RegionPlacer gets that file from the plugin: the plugin creates and
-// maps it and the provider makes the region in the mapping. Any other
-// must keep its regions in files of the job directory, as shared-memory
-// providers such as loopback do; they remove the names before NewRegion
-// returns, so the serve side keeps a hard link to each file of the job
-// directory it maps while NewRegion runs, finds the one holding the
-// region's local part by inode (/proc/self/maps), and hands it to the PE
-// (see capture).
+// the very memory the provider's peers write. The plugin creates and maps
+// that file (whole pages); a provider that implements core.RegionPlacer
+// makes the region in the mapping, any other has the mapping registered
+// (core.Domain's RegisterRegion), so any provider can be served: tcp
+// works on the file's pages in place. A provider that moves registered
+// memory onto a file of its own, as loopback does, removes that file's
+// name before RegisterRegion returns, so the serve side keeps a hard link
+// to each file of the job directory it maps while the call runs, finds
+// the one holding the region's local part by inode (/proc/self/maps), and
+// hands it to the PE instead (see capture).
 //
 // RegisterRegion (memory the PE already has) goes the other way: the PE
 // moves the memory in place onto a file of the job directory
@@ -89,7 +95,11 @@
 // (handshake, garbage), core.ErrPeerLost (it died or the connection broke;
 // the last panic line it wrote to stderr is quoted) or core.ErrTimeout (it
 // hung). After such an error the endpoint and domain fail every call with
-// it; Close then ends the process without asking it anything. Collective
+// it; Close then ends the process without asking it anything. A plugin
+// process found gone while its domain is open is this PE's provider lost:
+// the error becomes a *core.PeerLostError for this PE, the domain reports
+// it (core.Failer) and tells the job's bootstrap (core.ReportLost), so the
+// other PEs and the launcher end the job. Collective
 // calls (Open, NewRegion, Close) wait for the other PEs, so the timeout
 // bounds only the time the plugin spends on them outside the job's
 // bootstrap: a slow peer is no hang, a plugin stuck in Open is. Errors of
@@ -103,8 +113,8 @@
 //
 // # Limits
 //
-// A provider that neither implements core.RegionPlacer nor keeps its
-// regions' local parts in whole files of the job directory gets
+// A provider whose registered region's local part is neither the memory
+// it was given nor a whole file of the job directory gets
 // core.ErrNotSupported from NewRegion. The host
 // does not implement core.DirectAccess. It implements core.LocalWaiter
 // when the wrapped domain does, by asking the plugin, where the wake-ups

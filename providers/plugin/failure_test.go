@@ -44,6 +44,9 @@ func openOne(t *testing.T, p core.Provider) (core.Domain, error) {
 	b := bootstrap.NewLocal(1)[0]
 	t.Cleanup(func() { b.Close() })
 	return p.Open(&core.Config{Bootstrap: b, JobID: "failure", Env: func(k string) (string, bool) {
+		if k == plugin.EnvStartTimeout {
+			return os.LookupEnv(k) // as the test sets it
+		}
 		v, ok := env[k]
 		return v, ok
 	}})
@@ -75,11 +78,6 @@ func bounded(t *testing.T, what string, f func()) {
 
 func TestWrongCookie(t *testing.T) {
 	p := badProvider(t, "cookie")
-	bounded(t, "info", func() {
-		if in := p.Info(); !strings.HasPrefix(in.Description, "unavailable:") || in.Preference != 0 || in.Caps != 0 {
-			t.Errorf("info of a plugin that fails its handshake: %+v", in)
-		}
-	})
 	bounded(t, "open", func() {
 		_, err := openOne(t, p)
 		// What the refusing plugin wrote to stderr is quoted.

@@ -49,6 +49,9 @@ type domain struct {
 	// broken is the first error that made the plugin unusable (it died or
 	// hung); Close then ends the process without asking it anything.
 	broken atomic.Pointer[error]
+	// lost is set with broken when the plugin process is found gone (see
+	// fail): the error every later call returns.
+	lost atomic.Pointer[error]
 
 	closed    atomic.Bool
 	closeOnce sync.Once
@@ -59,14 +62,21 @@ type domain struct {
 	endpoints map[*endpoint]struct{}
 }
 
-var _ core.Domain = (*domain)(nil)
+var (
+	_ core.Domain = (*domain)(nil)
+	_ core.Failer = (*domain)(nil)
+)
 
-// openDomain starts the plugin process and opens the wrapped provider in
-// it. Starting is agreed on by every PE before the collective open
+// openDomain starts the plugin process, asks what it offers and opens the
+// wrapped provider in it. Starting is agreed on by every PE before the collective open
 // begins, so a plugin that fails to start on one PE fails the open on all.
-func openDomain(p *provider, info core.Info, cfg *core.Config, set settings, dir string) (core.Domain, error) {
+func openDomain(p *provider, cfg *core.Config, set settings, dir string) (core.Domain, error) {
 	b := cfg.Bootstrap
 	pr, err := start(p.name, p.path, set.start, set.timeout, dir)
+	var info core.Info
+	if err == nil {
+		info, err = p.ask(pr)
+	}
 	if err := core.Agree(b, err); err != nil {
 		if pr != nil {
 			pr.kill()
@@ -105,10 +115,10 @@ func (d *domain) open(ctx context.Context, cfg *core.Config) error {
 	}
 	var err error
 	if d.session, err = d.proc.rpc.Session(ctx); err != nil {
-		return d.proc.fail("open", err)
+		return d.fail("open", err)
 	}
 	if err := d.session.Send(&pb.HostMsg{Msg: &pb.HostMsg_Open{Open: req}}); err != nil {
-		return d.proc.fail("open", err)
+		return d.fail("open", err)
 	}
 	go d.serveSession()
 	return d.collective("open", func(wctx context.Context) error {
@@ -120,7 +130,7 @@ func (d *domain) open(ctx context.Context, cfg *core.Config) error {
 			case err := <-d.opened: // the result came just before the end
 				return err
 			default:
-				return d.proc.fail("open", d.sessErr)
+				return d.fail("open", d.sessErr)
 			}
 		case <-wctx.Done():
 			return wctx.Err()
@@ -185,6 +195,11 @@ func (d *domain) serveSession() {
 		m, err := d.session.Recv()
 		if err != nil {
 			d.sessErr = err
+			if !d.closed.Load() {
+				// Nobody ended it: the plugin process died or its
+				// connection broke while the domain was open.
+				d.fail("session", err)
+			}
 			return
 		}
 		switch m := m.Msg.(type) {
@@ -231,6 +246,48 @@ func (d *domain) serveSession() {
 	}
 }
 
+// fail is proc.fail for this PE's domain. A plugin process that is gone
+// (it died, or its connection broke) is this PE's provider lost: the
+// error becomes a *core.PeerLostError naming this PE, inside an *Error
+// naming the plugin; every later call of the domain and its endpoints
+// fails with it, and the job's bootstrap is told (core.ReportLost), so
+// that the other PEs, and the launcher, stop waiting for this one.
+func (d *domain) fail(op string, err error) error {
+	err = d.proc.fail(op, err)
+	if !errors.Is(err, core.ErrPeerLost) {
+		return err
+	}
+	if lost := d.lostErr(); lost != nil {
+		return lost
+	}
+	var pe *Error
+	why := err.Error()
+	if errors.As(err, &pe) {
+		why = pe.Err.Error()
+	}
+	var lost error = &Error{Name: d.p.name, Path: d.p.path, Op: op, Err: &core.PeerLostError{PE: d.rank,
+		Reason: fmt.Sprintf("its provider process, plugin %s (%s), is gone: %s", d.p.name, d.p.path, why)}}
+	if !d.lost.CompareAndSwap(nil, &lost) {
+		return *d.lost.Load()
+	}
+	d.broken.CompareAndSwap(nil, &lost)
+	core.ReportLost(d.boot, lost)
+	return lost
+}
+
+// lostErr is the error of a plugin process found gone, or nil.
+func (d *domain) lostErr() error {
+	if p := d.lost.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// Err implements core.Failer: once this PE's plugin process is found
+// gone, the domain can carry nothing more, and waits on memory (which
+// poll Err) end with the error naming the plugin.
+func (d *domain) Err() error { return d.lostErr() }
+
 func (d *domain) Rank() int { return d.rank }
 func (d *domain) Size() int { return d.npes }
 
@@ -246,6 +303,9 @@ type region struct {
 	id    uint32
 	size  int
 	local []byte
+	// mapped is the whole mapping local is the start of, unmapped at
+	// Close; nil for a registered region.
+	mapped []byte
 	// registered: local is the program's memory (RegisterRegion), shared
 	// in place; it is given back at Close, never unmapped.
 	registered bool
@@ -274,7 +334,7 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		return err
 	})
 	if err != nil {
-		return nil, d.proc.fail("new region", err)
+		return nil, d.fail("new region", err)
 	}
 	rerr, derr := decodeErr(r.Err)
 	if derr == nil && rerr == nil {
@@ -291,11 +351,14 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	}
 	reg := &region{dom: d, id: r.Id, size: size}
 	if r.Path != "" {
-		reg.local, err = sys.OpenShared(r.Path, size)
+		// The file is whole pages (see pageRound); the region is size
+		// bytes of it.
+		reg.mapped, err = sys.OpenShared(r.Path, pageRound(size))
 		err = errors.Join(err, os.Remove(r.Path))
 		if err != nil {
-			return nil, d.opErr("new region", errors.Join(fmt.Errorf("map the region's file from the plugin: %w", err), sys.Unmap(reg.local)))
+			return nil, d.opErr("new region", errors.Join(fmt.Errorf("map the region's file from the plugin: %w", err), sys.Unmap(reg.mapped)))
 		}
+		reg.local = reg.mapped[:size:size]
 	}
 	d.regions = append(d.regions, reg)
 	return reg, nil
@@ -361,7 +424,7 @@ func (d *domain) registerRemote(id int, m []byte, path string) (*region, error) 
 		return err
 	})
 	if err != nil {
-		return nil, d.proc.fail(op, err)
+		return nil, d.fail(op, err)
 	}
 	rerr, derr := decodeErr(r.Err)
 	if derr == nil && rerr == nil {
@@ -417,7 +480,7 @@ func (r *region) release() error {
 		}
 		return sys.Unshare(r.local)
 	}
-	return sys.Retire(r.local)
+	return sys.Retire(r.mapped)
 }
 
 // checkRegion validates a successful NewRegion reply: the next id, the
@@ -525,7 +588,7 @@ func (d *domain) closeRemote() error {
 		return err
 	})
 	if err != nil {
-		return d.proc.fail("close", err)
+		return d.fail("close", err)
 	}
 	rerr, derr := decodeErr(r.Err)
 	if derr != nil {

@@ -83,7 +83,9 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	e.cancel = cancel
 	e.watch = time.AfterFunc(time.Hour, func() { e.late.Store(true); cancel() })
 	e.watch.Stop()
-	if e.stream, err = d.proc.rpc.Endpoint(ctx); err == nil {
+	if e.stream, err = d.proc.rpc.Endpoint(ctx); err != nil {
+		err = d.fail("new endpoint", err)
+	} else {
 		e.req = pb.Op{Kind: pb.Op_OPEN, StagePath: path, StageSize: int64(d.set.staging),
 			Serialized: opts.Serialized, Private: opts.Private, NoStore: opts.NoStore}
 		e.pending.push(pending{kind: pb.Op_OPEN, pe: -1, end: -1})
@@ -137,7 +139,7 @@ func (e *endpoint) fail(op string, err error) error {
 	if e.late.Load() {
 		err = fmt.Errorf("no answer within %v: %w", e.dom.set.timeout, core.ErrTimeout)
 	}
-	e.broken = e.dom.proc.fail(op, err)
+	e.broken = e.dom.fail(op, err)
 	if !errors.Is(e.broken, core.ErrInvalid) {
 		e.dom.broken.CompareAndSwap(nil, &e.broken)
 	}
@@ -150,6 +152,11 @@ func (e *endpoint) fail(op string, err error) error {
 // caller holds mu.
 func (e *endpoint) send(wait bool) (*pb.Result, error) {
 	kind := e.req.Kind
+	if e.broken == nil {
+		// The plugin process was found gone, by the domain or another
+		// endpoint: no use sending.
+		e.broken = e.dom.lostErr()
+	}
 	if e.broken != nil {
 		return nil, e.broken
 	}

@@ -20,7 +20,7 @@ import (
 )
 
 // EnvStartTimeout bounds the start of every plugin: from exec to the end
-// of the handshake, and for Info, the answer too.
+// of the handshake and its answer to what it offers.
 const EnvStartTimeout = "GOSHMEM_PLUGIN_START_TIMEOUT"
 
 const (
@@ -32,7 +32,7 @@ const (
 // StartTimeoutParam describes EnvStartTimeout, for listings of variables.
 func StartTimeoutParam() core.Param {
 	return core.Param{Name: "PLUGIN_START_TIMEOUT", Env: EnvStartTimeout, Default: defaultStartTimeout.String(),
-		Help: "longest wait for a plugin provider to start and say what it offers; one that takes longer is killed with its children and listed unavailable"}
+		Help: "longest wait for a plugin provider to start and say what it offers; one that takes longer is killed with its children and the open fails"}
 }
 
 // startTimeout reads EnvStartTimeout from lookup.

@@ -34,7 +34,19 @@ import (
 //		}
 //		plugin.Serve(p)
 //	}
-func Serve(p core.Provider) { ServeServer(NewServer(p)) }
+//
+// Run with the single argument ManifestFlag, it prints p's manifest on
+// stdout and exits instead (see ManifestPath).
+func Serve(p core.Provider) {
+	if len(os.Args) == 2 && os.Args[1] == ManifestFlag {
+		if err := printManifest(os.Stdout, p); err != nil {
+			fmt.Fprintln(os.Stderr, "goshmem plugin:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	ServeServer(NewServer(p))
+}
 
 // ServeServer is Serve for a protocol server other than NewServer's, such
 // as one that wraps it.

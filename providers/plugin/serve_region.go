@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/goshmem/goshmem/core"
@@ -14,10 +15,15 @@ import (
 // regionFile names the file of region id handed to the PE.
 func regionFile(id uint32) string { return fmt.Sprintf("r%d", id) }
 
-// NewRegion implements the protocol's NewRegion. A provider that can
-// place a region in given memory (core.RegionPlacer) gets a shared file
-// the plugin creates; any other has its own file found by the capture.
-// Either way the reply names the file of this PE's part, for the PE to map.
+// NewRegion implements the protocol's NewRegion. This PE's part of the
+// region must be memory the PE can map too, so the plugin creates it as a
+// shared file of the job directory and hands the provider its mapping: a
+// provider that can place a region in given memory (core.RegionPlacer)
+// makes the region there; any other registers it (core.Domain's
+// RegisterRegion, as for memory a program already has), and a provider
+// that moves registered memory onto a file of its own (loopback) is
+// captured. Either way the reply names the file of this PE's part, for
+// the PE to map.
 func (s *server) NewRegion(_ context.Context, req *pb.NewRegionRequest) (*pb.NewRegionReply, error) {
 	d, err := s.domain()
 	if err != nil {
@@ -31,9 +37,15 @@ func (s *server) NewRegion(_ context.Context, req *pb.NewRegionRequest) (*pb.New
 	if p, ok := d.(core.RegionPlacer); ok {
 		r, path, err = s.placeRegion(p, id, int(req.Size))
 	} else {
-		r, path, err = s.captureRegion(d, id, int(req.Size))
+		r, path, err = s.placeRegistered(d, id, int(req.Size))
 	}
 	if err != nil {
+		if r != nil {
+			// It exists on every PE, but this one cannot use it.
+			s.mu.Lock()
+			s.regions = append(s.regions, r)
+			s.mu.Unlock()
+		}
 		return &pb.NewRegionReply{Err: encodeErr(err)}, nil
 	}
 	s.mu.Lock()
@@ -42,39 +54,93 @@ func (s *server) NewRegion(_ context.Context, req *pb.NewRegionRequest) (*pb.New
 	return &pb.NewRegionReply{Id: id, Size: req.Size, Path: path}, nil
 }
 
-// captureRegion has the provider make the region and finds its file.
-func (s *server) captureRegion(d core.Domain, id uint32, size int) (core.Region, string, error) {
-	s.capture.begin()
-	r, err := d.NewRegion(size)
-	if err != nil || len(r.Local()) == 0 {
-		s.capture.abort()
-		return r, "", err
+// pageRound is size rounded up to whole pages: a region's file is, since
+// only whole pages can be registered; the PE maps the whole file, and its
+// bounds checks allow the region's size.
+func pageRound(size int) int {
+	page := os.Getpagesize()
+	if size <= 0 || size > math.MaxInt-page {
+		return size
 	}
-	// On failure the region exists on every PE, but this one cannot use it.
-	path, err := s.capture.claim(r.Local(), id)
-	return r, path, err
+	return (size + page - 1) &^ (page - 1)
 }
 
-// placeRegion creates the file of this PE's part and has the provider
-// make the region in its mapping. Whether every PE got its file is agreed
-// before the provider's collective starts, so a PE that failed never
-// leaves the others waiting in it.
-func (s *server) placeRegion(p core.RegionPlacer, id uint32, size int) (core.Region, string, error) {
+// sharedFile creates the file of this PE's part of region id, of size
+// rounded up to whole pages, and maps it whole. Whether every PE got its file is agreed before the provider's
+// collective starts, so a PE that failed never leaves the others waiting
+// in it.
+func (s *server) sharedFile(id uint32, size int) ([]byte, string, error) {
 	var mem []byte
 	var path string
 	var err error
-	if size > 0 {
+	switch {
+	case size < 0:
+		err = fmt.Errorf("size %d: %w", size, core.ErrInvalid)
+	case size > 0:
 		if path, err = s.capture.holdPath(regionFile(id)); err == nil {
-			mem, err = sys.CreateShared(path, size)
+			mem, err = sys.CreateShared(path, pageRound(size))
 		}
 	}
-	var r core.Region
-	if err = core.Agree(s.boot, err); err == nil {
-		r, err = p.NewRegionAt(mem)
+	if err = core.Agree(s.boot, err); err != nil {
+		if mem != nil {
+			err = errors.Join(err, sys.Unmap(mem), os.Remove(path))
+		}
+		return nil, "", err
 	}
-	if err == nil && size < 0 {
-		err = fmt.Errorf("size %d: %w", size, core.ErrInvalid)
+	return mem, path, nil
+}
+
+// placeRegistered makes a region of a provider that cannot place one:
+// the shared file's mapping is registered with it. A network provider
+// (tcp) leaves registered memory where it is, so the PE maps the file
+// the plugin created; one that moves it onto a file of its own, as
+// loopback does, is captured, and that file is handed over instead.
+func (s *server) placeRegistered(d core.Domain, id uint32, size int) (core.Region, string, error) {
+	mem, path, err := s.sharedFile(id, size)
+	if err != nil {
+		return nil, "", err
 	}
+	var ino uint64
+	if mem != nil {
+		ino, err = inodeAt(mem)
+	}
+	// Every PE has its file, or all stop here.
+	if err = core.Agree(s.boot, err); err != nil {
+		if mem != nil {
+			err = errors.Join(err, sys.Unmap(mem), os.Remove(path))
+		}
+		return nil, "", err
+	}
+	s.capture.begin()
+	r, err := d.RegisterRegion(mem)
+	if err != nil || mem == nil {
+		s.capture.abort()
+		if mem != nil {
+			err = errors.Join(err, sys.Unmap(mem), os.Remove(path))
+		}
+		return r, "", err
+	}
+	// From here mem is the region's, and the wrapped Close lets go of it.
+	s.mu.Lock()
+	s.placed = append(s.placed, mem)
+	s.mu.Unlock()
+	if now, err := inodeAt(r.Local()); err == nil && now == ino {
+		s.capture.abort()
+		return r, path, nil
+	}
+	os.Remove(path) // moved: the provider's own file holds it now
+	claimed, err := s.capture.claim(r.Local(), id)
+	return r, claimed, err
+}
+
+// placeRegion has a provider that can place a region make it in the
+// mapping of the shared file.
+func (s *server) placeRegion(p core.RegionPlacer, id uint32, size int) (core.Region, string, error) {
+	mem, path, err := s.sharedFile(id, size)
+	if err != nil {
+		return nil, "", err
+	}
+	r, err := p.NewRegionAt(mem[:size:size])
 	if err != nil {
 		if mem != nil {
 			err = errors.Join(err, sys.Unmap(mem), os.Remove(path))

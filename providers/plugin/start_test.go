@@ -68,22 +68,29 @@ func within(t *testing.T, d time.Duration, what string, f func()) {
 	}
 }
 
-// TestStartIsBounded starts programs that are no plugins and hold their
-// output open or flood it: Info must report them unavailable within the
-// start timeout (plus the kill), and nothing they started may survive.
+// TestStartIsBounded opens a domain on programs that are no plugins and
+// hold their output open or flood it: Open must fail within the start
+// timeout (plus the kill), and nothing they started may survive.
 func TestStartIsBounded(t *testing.T) {
 	for name := range misfits {
 		t.Run(name, func(t *testing.T) {
 			path, pidFile := misfit(t, name)
 			t.Setenv(plugin.EnvStartTimeout, "1s")
 			p := plugin.New(name, path)
-			var in core.Info
+			var err error
 			start := time.Now()
-			within(t, 15*time.Second, "Info of "+name, func() { in = p.Info() })
-			t.Logf("%s: Info took %v: %s", name, time.Since(start), in.Description)
-			require.True(t, strings.HasPrefix(in.Description, "unavailable:"), in.Description)
-			require.Zero(t, in.Preference)
+			within(t, 15*time.Second, "Open of "+name, func() { _, err = openOne(t, p) })
+			t.Logf("%s: Open took %v: %v", name, time.Since(start), err)
+			var pe *plugin.Error
+			require.ErrorAs(t, err, &pe)
+			if !strings.HasPrefix(name, "flood") { // a flood is refused at once
+				require.ErrorIs(t, err, core.ErrTimeout)
+				require.ErrorContains(t, err, "no handshake within 1s ("+plugin.EnvStartTimeout+")")
+			}
 			child := readPid(pidFile)
+			if strings.HasPrefix(name, "flood") && child == 0 {
+				return // refused, and its group killed, before it wrote its child's pid
+			}
 			require.Positive(t, child, "the script did not start")
 			waitExit(t, child, 5*time.Second, "process %d of the plugin outlived its failed start", child)
 		})
@@ -96,37 +103,92 @@ func TestStartTimeoutVariable(t *testing.T) {
 	path, _ := misfit(t, "execsleep")
 	t.Setenv(plugin.EnvStartTimeout, "300ms")
 	start := time.Now()
-	in := plugin.New("execsleep", path).Info()
+	_, err := openOne(t, plugin.New("execsleep", path))
 	require.Less(t, time.Since(start), 5*time.Second)
-	require.Contains(t, in.Description, "no handshake within 300ms ("+plugin.EnvStartTimeout+")")
+	require.ErrorContains(t, err, "no handshake within 300ms ("+plugin.EnvStartTimeout+")")
 
 	for _, bad := range []string{"soon", "0", "-1s", "1h"} {
 		t.Setenv(plugin.EnvStartTimeout, bad)
-		in := plugin.New("execsleep", path).Info()
-		require.Contains(t, in.Description, plugin.EnvStartTimeout, bad)
-		require.Contains(t, in.Description, strconv.Quote(bad))
-		require.Contains(t, in.Description, "a duration from 10ms to 10m0s")
+		_, err := openOne(t, plugin.New("execsleep", path))
+		require.ErrorContains(t, err, plugin.EnvStartTimeout, bad)
+		require.ErrorContains(t, err, strconv.Quote(bad))
+		require.ErrorContains(t, err, "a duration from 10ms to 10m0s")
 	}
+}
+
+// spy writes a plugin executable that records being started (and then
+// fails its handshake) into dir, and returns the file it touches.
+func spy(t *testing.T, dir, name string) (path, marker string) {
+	t.Helper()
+	marker = filepath.Join(dir, name+".started")
+	path = filepath.Join(dir, plugin.Prefix+name)
+	require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755))
+	return path, marker
 }
 
 // TestAutomaticSelectionStartsNoPlugin: a job that names no provider, or
 // only excludes some, never starts a plugin, however many are on the
-// search path.
+// search path, and neither does listing one (Info): only naming it does.
 func TestAutomaticSelectionStartsNoPlugin(t *testing.T) {
 	dir := t.TempDir()
-	marker := filepath.Join(dir, "started")
-	path := filepath.Join(dir, plugin.Prefix+"marker")
-	require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\ntouch '"+marker+"'\n"), 0o755))
-	core.Register(plugin.New("marker", path))
+	_, marker := spy(t, dir, "marker")
+	found := plugin.RegisterFound(func(k string) (string, bool) {
+		if k == core.EnvProviderPath {
+			return dir, true
+		}
+		return "", false
+	})
+	require.Len(t, found, 1)
+	p, err := core.Lookup("marker")
+	require.NoError(t, err)
 	t.Setenv(plugin.EnvStartTimeout, "2s")
 	for _, spec := range []string{"", "^tcp"} {
 		within(t, 15*time.Second, "selection", func() { core.Select(spec, 1) })
 		require.NoFileExists(t, marker, "selection with %s=%q started a plugin", core.EnvProvider, spec)
 	}
-	// Named, it is started, and is unavailable.
-	_, err := core.Select("marker", 1)
+	for _, q := range core.Providers() {
+		q.Info()
+	}
+	in := p.Info()
+	require.NoFileExists(t, marker, "Info started a plugin")
+	require.Contains(t, in.Description, "no manifest "+plugin.ManifestPath(filepath.Join(dir, plugin.Prefix+"marker")))
+	require.Zero(t, in.Preference)
+	require.Zero(t, in.Caps)
+	// Named, it is selected; opened, it is started, and fails.
+	q, err := core.Select("marker", 1)
 	require.NoError(t, err)
+	require.Same(t, p, q)
+	require.NoFileExists(t, marker, "naming a plugin started it before its Open")
+	_, err = openOne(t, p)
+	require.Error(t, err)
 	require.FileExists(t, marker)
+}
+
+// TestManifest: Info reads the manifest beside the executable; one that
+// is older than its executable, or garbage, is not believed.
+func TestManifest(t *testing.T) {
+	dir := t.TempDir()
+	path, marker := spy(t, dir, "listed")
+	exe := filepath.Join(os.Getenv(envPluginDir), plugin.Prefix+examplePlugin)
+	good, err := os.ReadFile(plugin.ManifestPath(exe))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(plugin.ManifestPath(path), good, 0o644))
+	in := plugin.New("listed", path).Info()
+	require.Equal(t, "listed", in.Name)
+	require.True(t, in.Caps.Has(core.CapRMA), "%+v", in)
+	require.False(t, in.Caps.Has(core.CapDirectAccess))
+	require.Equal(t, "plugin "+path+", protocol 1", in.Origin)
+
+	old := time.Now().Add(-time.Hour)
+	require.NoError(t, os.Chtimes(plugin.ManifestPath(path), old, old))
+	in = plugin.New("listed", path).Info()
+	require.Contains(t, in.Description, "older than its executable")
+	require.Zero(t, in.Caps)
+
+	require.NoError(t, os.WriteFile(plugin.ManifestPath(path), []byte(`{"protocol":1,"locality":42}`), 0o644))
+	in = plugin.New("listed", path).Info()
+	require.Contains(t, in.Description, "locality 42")
+	require.NoFileExists(t, marker)
 }
 
 // TestKilledPluginJobLeavesNoSocket kills a PE whose plugin is running:
@@ -166,4 +228,20 @@ func TestKilledPluginJobLeavesNoSocket(t *testing.T) {
 	rest, err := os.ReadDir(shm)
 	require.NoError(t, err)
 	require.Empty(t, rest)
+}
+
+// TestInfoAfterOpen: a plugin without a manifest is unknown until a
+// domain opens on it; from then on Info is what the process said, which
+// is what shmem reads of the provider it opened.
+func TestInfoAfterOpen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), plugin.Prefix+"unlisted")
+	require.NoError(t, os.Symlink(filepath.Join(os.Getenv(envPluginDir), plugin.Prefix+examplePlugin), path))
+	p := plugin.New("unlisted", path)
+	require.Zero(t, p.Info().Caps)
+	d, err := openOne(t, p)
+	require.NoError(t, err)
+	defer d.Close()
+	in := p.Info()
+	require.True(t, in.Caps.Has(core.CapRMA|core.CapFetchAtomic), "%+v", in)
+	require.Equal(t, "unlisted", in.Name)
 }

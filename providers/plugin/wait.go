@@ -83,7 +83,7 @@ func (w waitingDomain) waitCall(op string, extra time.Duration, f func(ctx conte
 	ctx, cancel := context.WithTimeout(context.Background(), extra+w.set.timeout)
 	defer cancel()
 	if err := f(ctx); err != nil {
-		err = w.proc.fail(op, err)
+		err = w.fail(op, err)
 		w.broken.CompareAndSwap(nil, &err)
 		return false
 	}

@@ -125,6 +125,16 @@ func (d domain) NewRegion(size int) (core.Region, error) {
 	return anonRegion{make([]byte, size)}, nil
 }
 
+// RegisterRegion, in mode "anon", registers the memory and hands out
+// other memory as the region's local part, which the PE cannot map.
+func (d domain) RegisterRegion(m []byte) (core.Region, error) {
+	r, err := d.Domain.RegisterRegion(m)
+	if err != nil || d.mode != "anon" {
+		return r, err
+	}
+	return anonRegion{make([]byte, len(m))}, nil
+}
+
 type anonRegion struct{ b []byte }
 
 func (r anonRegion) Local() []byte { return r.b }
