@@ -1,0 +1,22 @@
+package hybrid_test
+
+import (
+	"testing"
+
+	"github.com/goshmem/goshmem/conformance"
+	_ "github.com/goshmem/goshmem/providers/hybrid"
+	_ "github.com/goshmem/goshmem/providers/tcp"
+)
+
+func TestMain(m *testing.M) { conformance.Main(m) }
+
+// The whole suite over tcp between hosts and loopback inside them, the
+// PEs posing as 2 hosts of 2 PEs and 3 hosts of 2 PEs.
+// -short runs the 2 x 2 job only.
+func TestConformanceTCP(t *testing.T) {
+	npes := []int{4, 6}
+	if testing.Short() {
+		npes = npes[:1]
+	}
+	conformance.Run(t, conformance.Harness{Provider: "tcp", PEsPerHost: 2, NPEs: npes})
+}

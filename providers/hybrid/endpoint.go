@@ -1,0 +1,282 @@
+package hybrid
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// endpoint is an endpoint of each transport behind one: every operation
+// goes to the one that serves its target PE; Fence and Quiet span both.
+type endpoint struct {
+	d            *domain
+	intra, inter core.Endpoint
+	closed       atomic.Bool
+	closeOnce    sync.Once
+	closeErr     error
+
+	// ctr counts the operations issued through this endpoint. Those that
+	// complete as they return (get, get-value, fetching atomics) complete
+	// at once; the others complete at the next Quiet, the only point at
+	// which both transports say so. pending holds their numbers, as runs.
+	ctr     core.Counter
+	mu      sync.Mutex
+	pending []run
+}
+
+// run is the operations numbered first..first+n-1.
+type run struct{ first, n uint64 }
+
+var _ core.Endpoint = (*endpoint)(nil)
+
+// atomics is what the composite executes: what both transports do.
+func (e *endpoint) atomics() *core.AtomicSupport { return &e.d.atomics }
+
+func (e *endpoint) opErr(op string, pe int, err error) error {
+	return &core.OpError{Op: op, PE: pe, Provider: e.d.p.Name(), Err: err}
+}
+
+// target checks r and returns it as the composite's region.
+func (e *endpoint) target(r core.Region) (*region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.d != e.d {
+		return nil, errNotRegion
+	}
+	return reg, nil
+}
+
+var errNotRegion = errors.Join(core.ErrInvalid, errors.New("region is not one of this domain's"))
+
+// deferred counts an operation that completes at the next Quiet.
+func (e *endpoint) deferred() {
+	e.mu.Lock()
+	s := e.ctr.Issue(1)
+	if k := len(e.pending) - 1; k >= 0 && e.pending[k].first+e.pending[k].n == s {
+		e.pending[k].n++
+	} else {
+		e.pending = append(e.pending, run{s, 1})
+	}
+	e.mu.Unlock()
+}
+
+// completed counts an operation that completed as it returned.
+func (e *endpoint) completed() {
+	e.ctr.Complete(e.ctr.Issue(1), 1)
+}
+
+// intraErr numbers the PE of an intra-host error in the job.
+func (e *endpoint) intraErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return e.d.globalPE(err)
+}
+
+func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.Put(l, reg.intra, off, src))
+	} else {
+		err = e.inter.Put(pe, reg.inter, off, src)
+	}
+	if err == nil {
+		e.deferred()
+	}
+	return err
+}
+
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.PutNBI(l, reg.intra, off, src))
+	} else {
+		err = e.inter.PutNBI(pe, reg.inter, off, src)
+	}
+	if err == nil {
+		e.deferred()
+	}
+	return err
+}
+
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
+	}
+	if err != nil {
+		return e.opErr("get", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.Get(l, reg.intra, off, dst))
+	} else {
+		err = e.inter.Get(pe, reg.inter, off, dst)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return err
+}
+
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
+	}
+	if err != nil {
+		return e.opErr("get", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.GetNBI(l, reg.intra, off, dst))
+	} else {
+		err = e.inter.GetNBI(pe, reg.inter, off, dst)
+	}
+	if err == nil {
+		e.deferred()
+	}
+	return err
+}
+
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.PutValue(l, reg.intra, off, v, size))
+	} else {
+		err = e.inter.PutValue(pe, reg.inter, off, v, size)
+	}
+	if err == nil {
+		e.deferred()
+	}
+	return err
+}
+
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
+	}
+	if err != nil {
+		return 0, e.opErr("get", pe, err)
+	}
+	var v uint64
+	if l := e.d.route[pe]; l >= 0 {
+		v, err = e.intra.GetValue(l, reg.intra, off, size)
+		err = e.intraErr(err)
+	} else {
+		v, err = e.inter.GetValue(pe, reg.inter, off, size)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return v, err
+}
+
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
+	}
+	if err != nil {
+		return e.opErr("atomic", pe, err)
+	}
+	if l := e.d.route[pe]; l >= 0 {
+		err = e.intraErr(e.intra.Atomic(l, reg.intra, off, op, t, operand))
+	} else {
+		err = e.inter.Atomic(pe, reg.inter, off, op, t, operand)
+	}
+	if err == nil {
+		e.deferred()
+	}
+	return err
+}
+
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
+	}
+	if err != nil {
+		return 0, e.opErr("fetch atomic", pe, err)
+	}
+	var v uint64
+	if l := e.d.route[pe]; l >= 0 {
+		v, err = e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
+		err = e.intraErr(err)
+	} else {
+		v, err = e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return v, err
+}
+
+// Fence orders both transports: a PE is served by one of them, so each
+// orders what it carries to that PE.
+func (e *endpoint) Fence() error {
+	return errors.Join(e.intraErr(e.intra.Fence()), e.inter.Fence())
+}
+
+// Quiet waits for both transports, then counts complete the operations
+// issued before it.
+func (e *endpoint) Quiet() error {
+	hi := e.ctr.Issued()
+	err := errors.Join(e.intraErr(e.intra.Quiet()), e.inter.Quiet())
+	e.mu.Lock()
+	keep := e.pending[:0]
+	for _, p := range e.pending {
+		switch {
+		case p.first > hi:
+			keep = append(keep, p)
+			continue
+		case p.first+p.n-1 > hi:
+			keep = append(keep, run{hi + 1, p.first + p.n - 1 - hi})
+			p.n = hi + 1 - p.first
+		}
+		if err != nil {
+			e.ctr.Fail(p.first, err)
+			p.first, p.n = p.first+1, p.n-1
+		}
+		e.ctr.Complete(p.first, p.n)
+	}
+	e.pending = keep
+	e.mu.Unlock()
+	return err
+}
+
+func (e *endpoint) Counter() *core.Counter { return &e.ctr }
+
+// Close quiets and releases both endpoints.
+func (e *endpoint) Close() error {
+	e.closeOnce.Do(func() {
+		e.closed.Store(true)
+		qerr := e.Quiet()
+		if errors.Is(qerr, core.ErrClosed) {
+			qerr = nil
+		}
+		e.closeErr = errors.Join(qerr, e.intra.Close(), e.inter.Close())
+		e.d.mu.Lock()
+		delete(e.d.endpoints, e)
+		e.d.mu.Unlock()
+	})
+	return e.closeErr
+}
