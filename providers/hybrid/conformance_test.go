@@ -1,6 +1,7 @@
 package hybrid_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
@@ -8,11 +9,18 @@ import (
 	_ "github.com/goshmem/goshmem/providers/tcp"
 )
 
-func TestMain(m *testing.M) { conformance.Main(m) }
+// TestMain runs a scenario's PE (see fail_test.go) in processes started
+// for one, else the conformance child or the tests.
+func TestMain(m *testing.M) {
+	if name, ok := os.LookupEnv(envScenario); ok {
+		os.Exit(runScenario(name))
+	}
+	conformance.Main(m)
+}
 
 // The whole suite over tcp between hosts and loopback inside them, the
-// PEs posing as 2 hosts of 2 PEs and 3 hosts of 2 PEs.
-// -short runs the 2 x 2 job only.
+// PEs posing as 2 hosts of 2 PEs and 3 hosts of 2 PEs; -short runs the
+// 2 x 2 job only.
 func TestConformanceTCP(t *testing.T) {
 	npes := []int{4, 6}
 	if testing.Short() {
