@@ -64,6 +64,17 @@ func (c *Config) HybridSetting() (bool, error) {
 		Allowed: `"1" (the default: shared memory between the PEs of a host when the job spans hosts) or "0" (the selected provider serves every pair)`}
 }
 
+// TransportDescriber is implemented by domains that serve pairs of PEs
+// through more than one transport. Transports says which serves which,
+// on one line, as SHMEM_INFO prints it.
+type TransportDescriber interface {
+	Transports() string
+}
+
+// HybridParam describes GOSHMEM_HYBRID, for the composite's Info.
+var HybridParam = Param{Name: "HYBRID", Env: EnvHybrid, Default: "1",
+	Help: "0 turns off shared memory between the PEs of a host in a job that spans hosts (the selected provider then serves every pair)"}
+
 // HostMap says which PEs share a host: Host[pe] numbers pe's host (0, 1,
 // ... in order of each host's first PE) and PEs[h] lists, in order, the PEs
 // of host h.

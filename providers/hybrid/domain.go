@@ -39,6 +39,8 @@ var (
 	_ core.Domain       = (*domain)(nil)
 	_ core.DirectAccess = (*domain)(nil)
 	_ core.Failer       = (*domain)(nil)
+
+	_ core.TransportDescriber = (*domain)(nil)
 )
 
 func (d *domain) Rank() int { return d.rank }

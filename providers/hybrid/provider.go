@@ -61,7 +61,7 @@ func (p *Provider) Info() core.Info {
 		MaxMsgSize: min(in.MaxMsgSize, out.MaxMsgSize),
 		InjectSize: min(in.InjectSize, out.InjectSize),
 		Preference: 0,
-		Params:     append(append([]core.Param(nil), out.Params...), in.Params...),
+		Params:     append(append([]core.Param{core.HybridParam}, out.Params...), in.Params...),
 		Origin:     out.Origin,
 	}
 	if in.Progress == core.ProgressManual || out.Progress == core.ProgressManual {
@@ -138,14 +138,14 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 	d.failers = failersOf(inter, intra)
 	d.atomics = p.Info().Atomics
 	if cfg.Log != nil {
-		cfg.Log.Debug("hybrid transports", "pairs", d.Describe())
+		cfg.Log.Debug("hybrid transports", "pairs", d.Transports())
 	}
 	return d, nil
 }
 
-// Describe says which transport serves which pairs, for SHMEM_INFO: the
-// hosts and their PEs, and the two providers.
-func (d *domain) Describe() string {
+// Transports implements core.TransportDescriber, for SHMEM_INFO: the
+// two providers, and the hosts with their PEs.
+func (d *domain) Transports() string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "%s between hosts, %s between PEs of one host;", d.p.Inter.Name(), d.p.Intra.Name())
 	for h, pes := range d.hosts.PEs {

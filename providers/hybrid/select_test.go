@@ -15,6 +15,13 @@ import (
 // running on hosts[i], and returns the provider each PE got or its error;
 // it closes the domains.
 func openAll(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []error) {
+	names, _, errs := openDescribe(t, spec, hosts, env)
+	return names, errs
+}
+
+// openDescribe is openAll that also returns what each PE's domain says
+// of its transports (core.TransportDescriber), or "".
+func openDescribe(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []string, []error) {
 	t.Helper()
 	shm := t.TempDir()
 	lookup := func(k string) (string, bool) {
@@ -26,6 +33,7 @@ func openAll(t *testing.T, spec string, hosts []string, env map[string]string) (
 	}
 	boots := bootstrap.NewLocal(len(hosts))
 	names := make([]string, len(hosts))
+	desc := make([]string, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for pe, b := range boots {
@@ -34,13 +42,16 @@ func openAll(t *testing.T, spec string, hosts []string, env map[string]string) (
 			p, d, err := core.Open(cfg, spec)
 			if err == nil {
 				names[pe] = p.Name()
+				if td, ok := d.(core.TransportDescriber); ok {
+					desc[pe] = td.Transports()
+				}
 				err = d.Close()
 			}
 			errs[pe] = errors.Join(err, b.Close())
 		})
 	}
 	wg.Wait()
-	return names, errs
+	return names, desc, errs
 }
 
 // Which provider a job gets: the composite only when the job spans hosts
@@ -75,5 +86,14 @@ func TestHybridSettingBad(t *testing.T) {
 		var ee *core.EnvError
 		require.ErrorAs(t, err, &ee, "PE %d", pe)
 		require.Equal(t, core.EnvHybrid, ee.Var)
+	}
+}
+
+// What SHMEM_INFO prints of the transports: which serves which pairs.
+func TestTransports(t *testing.T) {
+	_, desc, errs := openDescribe(t, "tcp", []string{"a", "b", "a", "c", "c"}, nil)
+	for pe := range desc {
+		require.NoError(t, errs[pe])
+		require.Equal(t, "tcp between hosts, loopback between PEs of one host; host 0: PEs 0,2, host 1: PEs 1, host 2: PEs 3-4", desc[pe])
 	}
 }
