@@ -24,6 +24,13 @@ type endpoint struct {
 	ctr     core.Counter
 	mu      sync.Mutex
 	pending []run
+
+	// busyInter says an operation that completes at Quiet went between
+	// hosts since the last Quiet began: a Quiet asks the inter-host
+	// transport only then, so puts that stay inside the host pay nothing
+	// for it. The intra-host transport's Quiet, a memory barrier, is
+	// always asked: it orders direct stores (shmem_ptr) too.
+	busyInter atomic.Bool
 }
 
 // run is the operations numbered first..first+n-1.
@@ -49,8 +56,12 @@ func (e *endpoint) target(r core.Region) (*region, error) {
 
 var errNotRegion = errors.Join(core.ErrInvalid, errors.New("region is not one of this domain's"))
 
-// deferred counts an operation that completes at the next Quiet.
-func (e *endpoint) deferred() {
+// deferred counts an operation that completes at the next Quiet, issued
+// through the intra-host transport or not.
+func (e *endpoint) deferred(intra bool) {
+	if !intra {
+		e.busyInter.Store(true)
+	}
 	e.mu.Lock()
 	s := e.ctr.Issue(1)
 	if k := len(e.pending) - 1; k >= 0 && e.pending[k].first+e.pending[k].n == s {
@@ -82,13 +93,14 @@ func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
 	if err != nil {
 		return e.opErr("put", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.Put(l, reg.intra, off, src))
 	} else {
 		err = e.inter.Put(pe, reg.inter, off, src)
 	}
 	if err == nil {
-		e.deferred()
+		e.deferred(l >= 0)
 	}
 	return err
 }
@@ -101,13 +113,14 @@ func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
 	if err != nil {
 		return e.opErr("put", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.PutNBI(l, reg.intra, off, src))
 	} else {
 		err = e.inter.PutNBI(pe, reg.inter, off, src)
 	}
 	if err == nil {
-		e.deferred()
+		e.deferred(l >= 0)
 	}
 	return err
 }
@@ -120,7 +133,8 @@ func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
 	if err != nil {
 		return e.opErr("get", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.Get(l, reg.intra, off, dst))
 	} else {
 		err = e.inter.Get(pe, reg.inter, off, dst)
@@ -139,13 +153,14 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 	if err != nil {
 		return e.opErr("get", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.GetNBI(l, reg.intra, off, dst))
 	} else {
 		err = e.inter.GetNBI(pe, reg.inter, off, dst)
 	}
 	if err == nil {
-		e.deferred()
+		e.deferred(l >= 0)
 	}
 	return err
 }
@@ -158,13 +173,14 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 	if err != nil {
 		return e.opErr("put", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.PutValue(l, reg.intra, off, v, size))
 	} else {
 		err = e.inter.PutValue(pe, reg.inter, off, v, size)
 	}
 	if err == nil {
-		e.deferred()
+		e.deferred(l >= 0)
 	}
 	return err
 }
@@ -178,7 +194,8 @@ func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, e
 		return 0, e.opErr("get", pe, err)
 	}
 	var v uint64
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		v, err = e.intra.GetValue(l, reg.intra, off, size)
 		err = e.intraErr(err)
 	} else {
@@ -198,13 +215,14 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	if err != nil {
 		return e.opErr("atomic", pe, err)
 	}
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		err = e.intraErr(e.intra.Atomic(l, reg.intra, off, op, t, operand))
 	} else {
 		err = e.inter.Atomic(pe, reg.inter, off, op, t, operand)
 	}
 	if err == nil {
-		e.deferred()
+		e.deferred(l >= 0)
 	}
 	return err
 }
@@ -218,7 +236,8 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 		return 0, e.opErr("fetch atomic", pe, err)
 	}
 	var v uint64
-	if l := e.d.route[pe]; l >= 0 {
+	l := e.d.route[pe]
+	if l >= 0 {
 		v, err = e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
 		err = e.intraErr(err)
 	} else {
@@ -239,8 +258,16 @@ func (e *endpoint) Fence() error {
 // Quiet waits for both transports, then counts complete the operations
 // issued before it.
 func (e *endpoint) Quiet() error {
+	if e.closed.Load() {
+		return e.opErr("quiet", -1, core.ErrClosed)
+	}
 	hi := e.ctr.Issued()
-	err := errors.Join(e.intraErr(e.intra.Quiet()), e.inter.Quiet())
+	errIntra := e.intraErr(e.intra.Quiet())
+	var errInter error
+	if e.busyInter.Swap(false) {
+		errInter = e.inter.Quiet()
+	}
+	err := errors.Join(errIntra, errInter)
 	e.mu.Lock()
 	keep := e.pending[:0]
 	for _, p := range e.pending {
@@ -268,8 +295,8 @@ func (e *endpoint) Counter() *core.Counter { return &e.ctr }
 // Close quiets and releases both endpoints.
 func (e *endpoint) Close() error {
 	e.closeOnce.Do(func() {
-		e.closed.Store(true)
 		qerr := e.Quiet()
+		e.closed.Store(true)
 		if errors.Is(qerr, core.ErrClosed) {
 			qerr = nil
 		}
