@@ -17,13 +17,17 @@ type endpoint struct {
 	closeOnce    sync.Once
 	closeErr     error
 
-	// ctr counts the operations issued through this endpoint. Those that
-	// complete as they return (get, get-value, fetching atomics) complete
-	// at once; the others complete at the next Quiet, the only point at
-	// which both transports say so. pending holds their numbers, as runs.
-	ctr     core.Counter
-	mu      sync.Mutex
-	pending []run
+	// The operations issued through this endpoint are counted with three
+	// words on the hot path: issued, done (those that completed as they
+	// returned: gets, fetching atomics; and those a Quiet completed) and
+	// pend (those that complete at the next Quiet, not yet taken by one).
+	// Counter brings ctr up to date from them when asked, so an
+	// operation costs two atomic adds rather than the counter's lock.
+	issued, done, pend atomic.Uint64
+	failed             atomic.Pointer[error] // a Quiet's error, for ctr
+	syncMu             sync.Mutex
+	ctr                core.Counter
+	synced, syncedDone uint64 // what ctr counts, under syncMu
 
 	// busyInter says an operation that completes at Quiet went between
 	// hosts since the last Quiet began: a Quiet asks the inter-host
@@ -32,9 +36,6 @@ type endpoint struct {
 	// always asked: it orders direct stores (shmem_ptr) too.
 	busyInter atomic.Bool
 }
-
-// run is the operations numbered first..first+n-1.
-type run struct{ first, n uint64 }
 
 var _ core.Endpoint = (*endpoint)(nil)
 
@@ -62,19 +63,14 @@ func (e *endpoint) deferred(intra bool) {
 	if !intra {
 		e.busyInter.Store(true)
 	}
-	e.mu.Lock()
-	s := e.ctr.Issue(1)
-	if k := len(e.pending) - 1; k >= 0 && e.pending[k].first+e.pending[k].n == s {
-		e.pending[k].n++
-	} else {
-		e.pending = append(e.pending, run{s, 1})
-	}
-	e.mu.Unlock()
+	e.issued.Add(1)
+	e.pend.Add(1)
 }
 
 // completed counts an operation that completed as it returned.
 func (e *endpoint) completed() {
-	e.ctr.Complete(e.ctr.Issue(1), 1)
+	e.issued.Add(1)
+	e.done.Add(1)
 }
 
 // intraErr numbers the PE of an intra-host error in the job.
@@ -261,36 +257,46 @@ func (e *endpoint) Quiet() error {
 	if e.closed.Load() {
 		return e.opErr("quiet", -1, core.ErrClosed)
 	}
-	hi := e.ctr.Issued()
+	n := e.pend.Swap(0)
 	errIntra := e.intraErr(e.intra.Quiet())
 	var errInter error
 	if e.busyInter.Swap(false) {
 		errInter = e.inter.Quiet()
 	}
 	err := errors.Join(errIntra, errInter)
-	e.mu.Lock()
-	keep := e.pending[:0]
-	for _, p := range e.pending {
-		switch {
-		case p.first > hi:
-			keep = append(keep, p)
-			continue
-		case p.first+p.n-1 > hi:
-			keep = append(keep, run{hi + 1, p.first + p.n - 1 - hi})
-			p.n = hi + 1 - p.first
-		}
-		if err != nil {
-			e.ctr.Fail(p.first, err)
-			p.first, p.n = p.first+1, p.n-1
-		}
-		e.ctr.Complete(p.first, p.n)
+	if err != nil && n > 0 {
+		e.fail(err)
 	}
-	e.pending = keep
-	e.mu.Unlock()
+	e.done.Add(n)
 	return err
 }
 
-func (e *endpoint) Counter() *core.Counter { return &e.ctr }
+// fail keeps a Quiet's error for the counter, unless one is kept.
+func (e *endpoint) fail(err error) { e.failed.CompareAndSwap(nil, &err) }
+
+// Counter brings the counter up to date with the operations counted so
+// far, numbering completions in issue order, and returns it.
+func (e *endpoint) Counter() *core.Counter {
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	// done before issued: every operation counted done was counted
+	// issued first, so done never runs ahead.
+	d, i := e.done.Load(), e.issued.Load()
+	if i > e.synced {
+		e.ctr.Issue(i - e.synced)
+		e.synced = i
+	}
+	if d > e.syncedDone {
+		first, n := e.syncedDone+1, d-e.syncedDone
+		if p := e.failed.Swap(nil); p != nil {
+			e.ctr.Fail(first, *p)
+			first, n = first+1, n-1
+		}
+		e.ctr.Complete(first, n)
+		e.syncedDone = d
+	}
+	return &e.ctr
+}
 
 // Close quiets and releases both endpoints.
 func (e *endpoint) Close() error {
