@@ -152,7 +152,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if err != nil {
 		return nil, errors.Join(err, in.Close())
 	}
-	e := &endpoint{d: d, intra: in, inter: out}
+	e := &endpoint{d: d, intra: in, inter: out, serial: opts.Serialized}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {

@@ -17,13 +17,19 @@ type endpoint struct {
 	closeOnce    sync.Once
 	closeErr     error
 
-	// The operations issued through this endpoint are counted with three
-	// words on the hot path: issued, done (those that completed as they
-	// returned: gets, fetching atomics; and those a Quiet completed) and
-	// pend (those that complete at the next Quiet, not yet taken by one).
-	// Counter brings ctr up to date from them when asked, so an
-	// operation costs two atomic adds rather than the counter's lock.
-	issued, done, pend atomic.Uint64
+	// The operations issued through this endpoint are counted with two
+	// words on the hot path: done (those that completed as they returned:
+	// gets, fetching atomics; and those a Quiet completed) and pend (those
+	// that complete at the next Quiet, not yet taken by one); issued is
+	// their sum. Counter brings ctr up to date from them when asked, so an
+	// operation costs one atomic add rather than the counter's lock.
+	done, pend atomic.Uint64
+	// serial: the endpoint is Serialized (one goroutine at a time, its
+	// Counter included), so doneS, pendS and busyS, plain words, stand in
+	// for done, pend and busyInter and an operation writes nothing shared.
+	serial             bool
+	doneS, pendS       uint64
+	busyS              bool
 	failed             atomic.Pointer[error] // a Quiet's error, for ctr
 	syncMu             sync.Mutex
 	ctr                core.Counter
@@ -60,16 +66,23 @@ var errNotRegion = errors.Join(core.ErrInvalid, errors.New("region is not one of
 // deferred counts an operation that completes at the next Quiet, issued
 // through the intra-host transport or not.
 func (e *endpoint) deferred(intra bool) {
+	if e.serial {
+		e.busyS = e.busyS || !intra
+		e.pendS++
+		return
+	}
 	if !intra {
 		e.busyInter.Store(true)
 	}
-	e.issued.Add(1)
 	e.pend.Add(1)
 }
 
 // completed counts an operation that completed as it returned.
 func (e *endpoint) completed() {
-	e.issued.Add(1)
+	if e.serial {
+		e.doneS++
+		return
+	}
 	e.done.Add(1)
 }
 
@@ -257,17 +270,47 @@ func (e *endpoint) Quiet() error {
 	if e.closed.Load() {
 		return e.opErr("quiet", -1, core.ErrClosed)
 	}
-	n := e.pend.Swap(0)
+	if e.serial {
+		return e.quietSerial()
+	}
+	// Loads before the read-modify-writes: a quiet with nothing to do
+	// (the common case of a put inside the host) writes nothing shared.
+	var n uint64
+	if e.pend.Load() != 0 {
+		n = e.pend.Swap(0)
+	}
 	errIntra := e.intraErr(e.intra.Quiet())
 	var errInter error
-	if e.busyInter.Swap(false) {
+	if e.busyInter.Load() && e.busyInter.Swap(false) {
 		errInter = e.inter.Quiet()
 	}
+	if errIntra == nil && errInter == nil {
+		if n > 0 {
+			e.done.Add(n)
+		}
+		return nil
+	}
 	err := errors.Join(errIntra, errInter)
+	if n > 0 {
+		e.fail(err)
+		e.done.Add(n)
+	}
+	return err
+}
+
+// quietSerial is Quiet on a Serialized endpoint.
+func (e *endpoint) quietSerial() error {
+	n := e.pendS
+	e.pendS = 0
+	err := e.intraErr(e.intra.Quiet())
+	if e.busyS {
+		e.busyS = false
+		err = errors.Join(err, e.inter.Quiet())
+	}
+	e.doneS += n
 	if err != nil && n > 0 {
 		e.fail(err)
 	}
-	e.done.Add(n)
 	return err
 }
 
@@ -279,9 +322,15 @@ func (e *endpoint) fail(err error) { e.failed.CompareAndSwap(nil, &err) }
 func (e *endpoint) Counter() *core.Counter {
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
-	// done before issued: every operation counted done was counted
-	// issued first, so done never runs ahead.
-	d, i := e.done.Load(), e.issued.Load()
+	// An operation a running Quiet has taken from pend but not yet added
+	// to done is in neither: issued may read low for a moment, never
+	// below done, and ctr only ever counts up.
+	d := e.done.Load()
+	i := d + e.pend.Load()
+	if e.serial {
+		d = e.doneS
+		i = d + e.pendS
+	}
 	if i > e.synced {
 		e.ctr.Issue(i - e.synced)
 		e.synced = i
