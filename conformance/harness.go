@@ -45,7 +45,8 @@ type Harness struct {
 	// first, and so on), through Config.HostID: a job that spans hosts
 	// with several PEs on one gets the selected provider composed with
 	// shared memory inside each host (see core.Composer), and the cases
-	// are skipped by what the composite offers.
+	// are skipped by what the composite offers. Run (in process) only:
+	// RunProcesses starts every PE on this host as it is.
 	PEsPerHost int
 }
 
