@@ -54,14 +54,28 @@ func (g *group) Allgather(data []byte) ([][]byte, error) {
 		g.broken = err
 		return nil, err
 	}
+	out, err := groupParts(all, g.members)
+	if err != nil {
+		g.broken = err
+		return nil, err
+	}
+	return out, nil
+}
+
+// groupParts decodes a group collective's round of the job: every PE's
+// part must carry tagGroup, and the members' parts, untagged, are the
+// group's result.
+func groupParts(all [][]byte, members []int) ([][]byte, error) {
 	for pe, m := range all {
 		if len(m) == 0 || m[0] != tagGroup {
-			g.broken = fmt.Errorf("PE %d left the intra-host provider's collectives, having failed a step: %w", pe, core.ErrInvalid)
-			return nil, g.broken
+			return nil, fmt.Errorf("PE %d left the intra-host provider's collectives, having failed a step: %w", pe, core.ErrInvalid)
 		}
 	}
-	out := make([][]byte, len(g.members))
-	for i, pe := range g.members {
+	out := make([][]byte, len(members))
+	for i, pe := range members {
+		if pe < 0 || pe >= len(all) {
+			return nil, fmt.Errorf("member PE %d of a job of %d: %w", pe, len(all), core.ErrInvalid)
+		}
 		out[i] = all[pe][1:]
 	}
 	return out, nil
@@ -107,20 +121,9 @@ func (a agreeBoot) Allgather(data []byte) ([][]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		behind := false
-		for _, m := range all {
-			if len(m) == 0 || m[0] != tagAgree {
-				behind = true
-			}
+		if out, ok := agreeParts(all); ok {
+			return out, nil
 		}
-		if behind {
-			continue
-		}
-		out := make([][]byte, len(all))
-		for pe, m := range all {
-			out[pe] = m[1:]
-		}
-		return out, nil
 	}
 	return nil, errors.New("hybrid: PEs out of step after an intra-host step")
 }
@@ -129,4 +132,19 @@ func (a agreeBoot) Allgather(data []byte) ([][]byte, error) {
 // job's (see group).
 func agree(parent core.Bootstrap, err error) error {
 	return core.Agree(agreeBoot{parent}, err)
+}
+
+// agreeParts decodes an agreement's round: the parts, untagged, if every
+// PE's carries tagAgree; not ok if some PE is still in a group step.
+func agreeParts(all [][]byte) ([][]byte, bool) {
+	for _, m := range all {
+		if len(m) == 0 || m[0] != tagAgree {
+			return nil, false
+		}
+	}
+	out := make([][]byte, len(all))
+	for pe, m := range all {
+		out[pe] = m[1:]
+	}
+	return out, true
 }

@@ -113,3 +113,23 @@ func TestHostMapDescribe(t *testing.T) {
 	require.True(t, m.Shared())
 	require.False(t, core.NewHostMap([]string{"a", "b"}).Shared())
 }
+
+// The parts of a round come from other processes: any bytes decode to a
+// result or an error, never a panic, and a result keeps the members'
+// parts without their tag.
+func FuzzRoundParts(f *testing.F) {
+	f.Add([]byte{tagGroup, 1, tagGroup}, []byte{tagGroup}, uint8(0))
+	f.Add([]byte{tagAgree}, []byte{tagAgree, 9}, uint8(1))
+	f.Add([]byte{}, []byte{tagGroup}, uint8(1))
+	f.Fuzz(func(t *testing.T, a, b []byte, member uint8) {
+		all := [][]byte{a, b}
+		m := int(member % 3) // 2 names no PE of the job
+		if out, err := groupParts(all, []int{m}); err == nil {
+			require.Equal(t, all[m][1:], out[0])
+		}
+		if out, ok := agreeParts(all); ok {
+			require.Equal(t, a[1:], out[0])
+			require.Equal(t, b[1:], out[1])
+		}
+	})
+}
