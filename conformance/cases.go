@@ -550,6 +550,17 @@ func casePtr(t *T, w *shmem.World) {
 		require.Nil(t, p)
 		return
 	}
+	// Direct access reaches the PEs of this host (TeamShared), and nil
+	// the others: a job that spans hosts maps only its host's.
+	sh := w.TeamShared()
+	for pe := range w.NPEs() {
+		if shmem.Translate(w.TeamWorld(), pe, sh) < 0 {
+			require.Nil(t, shmem.Ptr(w, buf, pe), "PE %d on another host", pe)
+		}
+	}
+	left = shmem.Translate(sh, (sh.MyPE()+sh.NPEs()-1)%sh.NPEs(), w.TeamWorld())
+	right = shmem.Translate(sh, (sh.MyPE()+1)%sh.NPEs(), w.TeamWorld())
+	p = shmem.Ptr(w, buf, right)
 	require.Len(t, p, 4)
 	p[1] = int64(1000 + w.MyPE())
 	require.NoError(t, w.BarrierAll())

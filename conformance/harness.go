@@ -40,6 +40,33 @@ type Harness struct {
 	Env map[string]string
 	// Timeout is the watchdog of one case at one job size; 0 means 2 min.
 	Timeout time.Duration
+	// PEsPerHost, if not 0, makes the PEs of an in-process job pose as
+	// running on hosts of that many PEs each (PEs 0..PEsPerHost-1 on the
+	// first, and so on), through Config.HostID: a job that spans hosts
+	// with several PEs on one gets the selected provider composed with
+	// shared memory inside each host (see core.Composer), and the cases
+	// are skipped by what the composite offers. Run (in process) only:
+	// RunProcesses starts every PE on this host as it is.
+	PEsPerHost int
+}
+
+// hostID is the host rank poses as running on, or "" for the real one.
+func (h *Harness) hostID(rank int) string {
+	if h.PEsPerHost <= 0 {
+		return ""
+	}
+	return "conformance-host-" + strconv.Itoa(rank/h.PEsPerHost)
+}
+
+// info is what the cases are skipped by: the provider's Info, or the
+// composite's when the PEs pose as several hosts.
+func (h *Harness) info(t *testing.T) core.Info {
+	info := providerInfo(t, h.Provider)
+	if c := core.RegisteredComposer(); c != nil && h.PEsPerHost > 0 {
+		p, _ := core.Lookup(h.Provider)
+		info = c.Compose(p).Info()
+	}
+	return info
 }
 
 func (h *Harness) npes() []int {
@@ -89,7 +116,7 @@ type CoreJob struct {
 
 // Run runs every case in this process, PEs as goroutines.
 func Run(t *testing.T, h Harness) {
-	info := providerInfo(t, h.Provider)
+	info := h.info(t)
 	eachCase(t, h, info, func(t *testing.T, c Case, n int) { runInProcess(t, h, c, n, info) })
 }
 
@@ -153,11 +180,13 @@ func runInProcess(t *testing.T, h Harness, c Case, n int, info core.Info) {
 			defer wg.Done()
 			runPE(pt, c, info, peSetup{
 				shmemOpts: []shmem.Option{shmem.WithBootstrap(b, jobID), shmem.WithProvider(h.Provider),
-					shmem.WithHeapSize(h.heapSize()), shmem.WithEnv(env), shmem.WithLogger(log)},
+					shmem.WithHeapSize(h.heapSize()), shmem.WithEnv(env), shmem.WithLogger(log),
+					shmem.WithHostID(h.hostID(pt.pe))},
 				coreConfig: func() (*core.Config, error) {
-					return &core.Config{Bootstrap: b, JobID: jobID, Env: env, Log: log}, nil
+					return &core.Config{Bootstrap: b, JobID: jobID, Env: env, Log: log, HostID: h.hostID(pt.pe)}, nil
 				},
 				kill: b.Kill,
+				spec: h.Provider,
 			})
 		}(pes[rank], boots[rank])
 	}
@@ -187,6 +216,8 @@ type peSetup struct {
 	// kill marks the PE lost after a fatal failure, so the others stop
 	// waiting for it.
 	kill func()
+	// spec is what Core cases open with; "" means the provider's name.
+	spec string
 }
 
 // runPE runs one PE of a case: it joins the job, runs the case and leaves.
@@ -220,7 +251,11 @@ func runPE(pt *T, c Case, info core.Info, s peSetup) {
 		if err != nil {
 			pt.Fatalf("bootstrap: %v", err)
 		}
-		_, d, err := core.Open(cfg, info.Name)
+		spec := s.spec
+		if spec == "" {
+			spec = info.Name
+		}
+		_, d, err := core.Open(cfg, spec)
 		if err != nil {
 			cfg.Bootstrap.Close()
 			pt.Fatalf("open: %v", err)

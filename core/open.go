@@ -16,20 +16,36 @@ func Open(cfg *Config, spec string) (Provider, Domain, error) {
 	if host == "" {
 		host = HostID()
 	}
-	all, err := b.Allgather([]byte(spec + "\x00" + host))
+	hybrid, herr := cfg.HybridSetting()
+	if err := Agree(b, herr); err != nil {
+		return nil, nil, fmt.Errorf("open: %w", err)
+	}
+	setting, _ := cfg.Lookup(EnvHybrid)
+	all, err := b.Allgather([]byte(spec + "\x00" + host + "\x00" + setting))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open: exchange of provider choice: %w", err)
 	}
-	hosts := map[string]bool{}
+	ids := make([]string, len(all))
 	for pe, m := range all {
-		s, h, _ := strings.Cut(string(m), "\x00")
-		hosts[h] = true
+		s, rest, _ := strings.Cut(string(m), "\x00")
+		h, set, _ := strings.Cut(rest, "\x00")
+		ids[pe] = h
 		if s != spec {
 			return nil, nil, fmt.Errorf("open: %s differs between PEs: %q on PE %d, %q on PE %d: %w",
 				EnvProvider, spec, b.Rank(), s, pe, ErrInvalid)
 		}
+		if set != setting {
+			return nil, nil, fmt.Errorf("open: %s differs between PEs: %q on PE %d, %q on PE %d: %w",
+				EnvHybrid, setting, b.Rank(), set, pe, ErrInvalid)
+		}
 	}
-	p, serr := Select(spec, len(hosts))
+	hosts := NewHostMap(ids)
+	p, serr := Select(spec, len(hosts.PEs))
+	if serr == nil {
+		// Pairs of PEs on one host go through shared memory when the job
+		// spans hosts and a composer is linked (see Composer).
+		p = compose(p, hybrid, hosts)
+	}
 	choice := ""
 	if serr == nil {
 		choice = p.Name()

@@ -316,6 +316,9 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 	}
 	fmt.Fprintf(out, "goshmem: provider %s (%s), %d PEs, symmetric heap %s per PE\n",
 		w.provider.Name(), w.info.Description, w.npes, core.FormatSize(int64(w.heapSize)))
+	if td, ok := w.dom.(core.TransportDescriber); ok {
+		fmt.Fprintf(out, "goshmem: transports: %s\n", td.Transports())
+	}
 	for _, p := range append(EnvVars(), w.info.Params...) {
 		v, ok := lookup(p.Env)
 		if !ok {

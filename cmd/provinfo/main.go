@@ -98,8 +98,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	providers := core.Providers()
+	if !*env {
+		providers = append(providers, composites(providers)...)
+	}
 	if *name != "" {
-		p, err := core.Lookup(*name)
+		p, err := lookup(*name)
 		if err != nil {
 			fmt.Fprintln(stderr, "provinfo:", err)
 			return 1
@@ -260,6 +263,7 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 		}
 		out = append(out,
 			paramView{Env: core.EnvShmDir, Default: "/dev/shm", Help: "directory for the job's shared-memory files (removed when the job ends)"},
+			paramView{Env: core.HybridParam.Env, Default: core.HybridParam.Default, Help: core.HybridParam.Help},
 			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
 			paramView{Env: plugin.EnvStartTimeout, Default: plugin.StartTimeoutParam().Default, Help: plugin.StartTimeoutParam().Help},
 			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},

@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "github.com/goshmem/goshmem/providers/hybrid"
 	_ "github.com/goshmem/goshmem/providers/loopback"
 	_ "github.com/goshmem/goshmem/providers/ntbring"
 	_ "github.com/goshmem/goshmem/providers/tcp"

@@ -1,0 +1,242 @@
+package hybrid
+
+import (
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// domain is one PE's membership in a job on both transports.
+type domain struct {
+	p     *Provider
+	cfg   *core.Config
+	rank  int
+	npes  int
+	boot  core.Bootstrap
+	hosts core.HostMap
+	group *group
+	// route[pe] is pe's rank among this host's PEs, or -1 for a PE of
+	// another host.
+	route   []int
+	inter   core.Domain
+	intra   core.Domain
+	direct  core.DirectAccess // intra's, or nil
+	failers []core.Failer
+	atomics core.AtomicSupport // what both transports execute
+
+	mu        sync.Mutex
+	nregions  int
+	endpoints map[*endpoint]struct{}
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var (
+	_ core.Domain       = (*domain)(nil)
+	_ core.DirectAccess = (*domain)(nil)
+	_ core.Failer       = (*domain)(nil)
+
+	_ core.TransportDescriber = (*domain)(nil)
+)
+
+func (d *domain) Rank() int { return d.rank }
+func (d *domain) Size() int { return d.npes }
+
+func (d *domain) opErr(op string, err error) error {
+	return &core.OpError{Op: op, PE: -1, Provider: d.p.Name(), Err: err}
+}
+
+// region is a symmetric region of both transports: the intra-host
+// provider's memory, which the inter-host provider serves as registered
+// memory, so a put lands in the same bytes whichever way it came.
+type region struct {
+	d     *domain
+	size  int
+	local []byte
+	intra core.Region
+	inter core.Region
+}
+
+func (r *region) Local() []byte {
+	if r.d.closed.Load() {
+		return nil
+	}
+	return r.local
+}
+
+// pages rounds n up to whole pages, as RegisterRegion wants its memory.
+func pages(n int) int {
+	page := os.Getpagesize()
+	return (n + page - 1) / page * page
+}
+
+// NewRegion implements core.Domain: the intra-host provider creates the
+// region, in memory its host's PEs map, rounded up to whole pages; the
+// inter-host provider then registers that memory. Every PE first agrees
+// on the size over the whole job, since each transport sees only its own
+// part of the job's sizes.
+func (d *domain) NewRegion(size int) (core.Region, error) {
+	const op = "new region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	max := d.p.Info().MaxRegionSize
+	if max == 0 {
+		max = core.Unbounded
+	}
+	if err := core.AgreeRegion(d.boot, idx, size, max); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	in, err := d.intra.NewRegion(pages(size))
+	if err = agree(d.boot, err); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	mem := in.Local()
+	out, err := d.inter.RegisterRegion(mem)
+	if err != nil {
+		return nil, d.opErr(op, err)
+	}
+	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out}, nil
+}
+
+// RegisterRegion implements core.Domain: the intra-host provider moves
+// mem onto shared memory in place, and the inter-host provider serves
+// the same bytes.
+func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
+	const op = "register region"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	max := d.p.Info().MaxRegionSize
+	if max == 0 {
+		max = core.Unbounded
+	}
+	if err := core.AgreeRegister(d.boot, idx, mem, max); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	in, err := d.intra.RegisterRegion(mem)
+	if err = agree(d.boot, err); err != nil {
+		return nil, d.opErr(op, err)
+	}
+	out, err := d.inter.RegisterRegion(mem)
+	if err != nil {
+		return nil, d.opErr(op, err)
+	}
+	return &region{d: d, size: len(mem), local: mem, intra: in, inter: out}, nil
+}
+
+// NewEndpoint implements core.Domain: an endpoint of each transport
+// behind one.
+func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
+	const op = "new endpoint"
+	if d.closed.Load() {
+		return nil, d.opErr(op, core.ErrClosed)
+	}
+	in, err := d.intra.NewEndpoint(opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := d.inter.NewEndpoint(opts)
+	if err != nil {
+		return nil, errors.Join(err, in.Close())
+	}
+	e := &endpoint{d: d, intra: in, inter: out, serial: opts.Serialized}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed.Load() {
+		return nil, d.opErr(op, errors.Join(core.ErrClosed, in.Close(), out.Close()))
+	}
+	if d.endpoints == nil {
+		d.endpoints = map[*endpoint]struct{}{}
+	}
+	d.endpoints[e] = struct{}{}
+	return e, nil
+}
+
+// PeerBytes implements core.DirectAccess: the PEs of this host only.
+func (d *domain) PeerBytes(pe int, r core.Region) []byte {
+	reg, ok := r.(*region)
+	if !ok || reg.d != d || d.direct == nil || d.closed.Load() || uint(pe) >= uint(d.npes) || d.route[pe] < 0 {
+		return nil
+	}
+	b := d.direct.PeerBytes(d.route[pe], reg.intra)
+	if len(b) < reg.size {
+		return nil
+	}
+	return b[:reg.size:reg.size]
+}
+
+// Err implements core.Failer: either transport's failure is the domain's.
+func (d *domain) Err() error {
+	for _, f := range d.failers {
+		if err := f.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func failersOf(ds ...core.Domain) []core.Failer {
+	var out []core.Failer
+	for _, d := range ds {
+		if f, ok := d.(core.Failer); ok {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// Close implements core.Domain. The inter-host provider closes first:
+// its close returns once no PE of another host touches this PE's
+// regions, which live in the intra-host provider's memory; the
+// intra-host provider's close then waits for this host's PEs and unmaps
+// them. Idempotent.
+func (d *domain) Close() error {
+	first := false
+	d.closeOnce.Do(func() {
+		first = true
+		d.mu.Lock()
+		d.closed.Store(true)
+		eps := d.endpoints
+		d.endpoints = nil
+		d.mu.Unlock()
+		var errs []error
+		for e := range eps {
+			e.closed.Store(true)
+		}
+		errs = append(errs, d.inter.Close(), d.intra.Close())
+		if err := errors.Join(errs...); err != nil {
+			d.closeErr = d.opErr("close", err)
+		}
+	})
+	if first {
+		return d.closeErr
+	}
+	return nil
+}
+
+func errorsJoin(errs ...error) error { return errors.Join(errs...) }
+
+// globalPE rewrites an intra-host provider's error, which numbers PEs
+// among this host's, to number them in the job.
+func (d *domain) globalPE(err error) error {
+	var oe *core.OpError
+	if !errors.As(err, &oe) || oe.PE < 0 || oe.PE >= len(d.group.members) {
+		return err
+	}
+	c := *oe
+	c.PE = d.group.members[oe.PE]
+	return &c
+}

@@ -1,0 +1,364 @@
+package hybrid
+
+import (
+	"errors"
+	"sync"
+	"sync/atomic"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// endpoint is an endpoint of each transport behind one: every operation
+// goes to the one that serves its target PE; Fence and Quiet span both.
+type endpoint struct {
+	d            *domain
+	intra, inter core.Endpoint
+	closed       atomic.Bool
+	closeOnce    sync.Once
+	closeErr     error
+
+	// The operations issued through this endpoint are counted with two
+	// words on the hot path: done (those that completed as they returned:
+	// gets, fetching atomics; and those a Quiet completed) and pend (those
+	// that complete at the next Quiet, not yet taken by one); issued is
+	// their sum. Counter brings ctr up to date from them when asked, so an
+	// operation costs one atomic add rather than the counter's lock.
+	done, pend atomic.Uint64
+	// serial: the endpoint is Serialized (one goroutine at a time, its
+	// Counter included), so doneS, pendS and busyS, plain words, stand in
+	// for done, pend and busyInter and an operation writes nothing shared.
+	serial             bool
+	doneS, pendS       uint64
+	busyS              bool
+	failed             atomic.Pointer[error] // a Quiet's error, for ctr
+	syncMu             sync.Mutex
+	ctr                core.Counter
+	synced, syncedDone uint64 // what ctr counts, under syncMu
+
+	// busyInter says an operation that completes at Quiet went between
+	// hosts since the last Quiet began: a Quiet asks the inter-host
+	// transport only then, so puts that stay inside the host pay nothing
+	// for it. The intra-host transport's Quiet, a memory barrier, is
+	// always asked: it orders direct stores (shmem_ptr) too.
+	busyInter atomic.Bool
+}
+
+var _ core.Endpoint = (*endpoint)(nil)
+
+// atomics is what the composite executes: what both transports do.
+func (e *endpoint) atomics() *core.AtomicSupport { return &e.d.atomics }
+
+func (e *endpoint) opErr(op string, pe int, err error) error {
+	return &core.OpError{Op: op, PE: pe, Provider: e.d.p.Name(), Err: err}
+}
+
+// target checks r and returns it as the composite's region.
+func (e *endpoint) target(r core.Region) (*region, error) {
+	reg, ok := r.(*region)
+	if !ok || reg.d != e.d {
+		return nil, errNotRegion
+	}
+	return reg, nil
+}
+
+var errNotRegion = errors.Join(core.ErrInvalid, errors.New("region is not one of this domain's"))
+
+// deferred counts an operation that completes at the next Quiet, issued
+// through the intra-host transport or not.
+func (e *endpoint) deferred(intra bool) {
+	if e.serial {
+		e.busyS = e.busyS || !intra
+		e.pendS++
+		return
+	}
+	if !intra {
+		e.busyInter.Store(true)
+	}
+	e.pend.Add(1)
+}
+
+// completed counts an operation that completed as it returned.
+func (e *endpoint) completed() {
+	if e.serial {
+		e.doneS++
+		return
+	}
+	e.done.Add(1)
+}
+
+// intraErr numbers the PE of an intra-host error in the job.
+func (e *endpoint) intraErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return e.d.globalPE(err)
+}
+
+func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.Put(l, reg.intra, off, src))
+	} else {
+		err = e.inter.Put(pe, reg.inter, off, src)
+	}
+	if err == nil {
+		e.deferred(l >= 0)
+	}
+	return err
+}
+
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.PutNBI(l, reg.intra, off, src))
+	} else {
+		err = e.inter.PutNBI(pe, reg.inter, off, src)
+	}
+	if err == nil {
+		e.deferred(l >= 0)
+	}
+	return err
+}
+
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
+	}
+	if err != nil {
+		return e.opErr("get", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.Get(l, reg.intra, off, dst))
+	} else {
+		err = e.inter.Get(pe, reg.inter, off, dst)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return err
+}
+
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
+	}
+	if err != nil {
+		return e.opErr("get", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.GetNBI(l, reg.intra, off, dst))
+	} else {
+		err = e.inter.GetNBI(pe, reg.inter, off, dst)
+	}
+	if err == nil {
+		e.deferred(l >= 0)
+	}
+	return err
+}
+
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
+	}
+	if err != nil {
+		return e.opErr("put", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.PutValue(l, reg.intra, off, v, size))
+	} else {
+		err = e.inter.PutValue(pe, reg.inter, off, v, size)
+	}
+	if err == nil {
+		e.deferred(l >= 0)
+	}
+	return err
+}
+
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
+	}
+	if err != nil {
+		return 0, e.opErr("get", pe, err)
+	}
+	var v uint64
+	l := e.d.route[pe]
+	if l >= 0 {
+		v, err = e.intra.GetValue(l, reg.intra, off, size)
+		err = e.intraErr(err)
+	} else {
+		v, err = e.inter.GetValue(pe, reg.inter, off, size)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return v, err
+}
+
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
+	}
+	if err != nil {
+		return e.opErr("atomic", pe, err)
+	}
+	l := e.d.route[pe]
+	if l >= 0 {
+		err = e.intraErr(e.intra.Atomic(l, reg.intra, off, op, t, operand))
+	} else {
+		err = e.inter.Atomic(pe, reg.inter, off, op, t, operand)
+	}
+	if err == nil {
+		e.deferred(l >= 0)
+	}
+	return err
+}
+
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
+	}
+	if err != nil {
+		return 0, e.opErr("fetch atomic", pe, err)
+	}
+	var v uint64
+	l := e.d.route[pe]
+	if l >= 0 {
+		v, err = e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
+		err = e.intraErr(err)
+	} else {
+		v, err = e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
+	}
+	if err == nil {
+		e.completed()
+	}
+	return v, err
+}
+
+// Fence orders both transports: a PE is served by one of them, so each
+// orders what it carries to that PE.
+func (e *endpoint) Fence() error {
+	return errors.Join(e.intraErr(e.intra.Fence()), e.inter.Fence())
+}
+
+// Quiet waits for both transports, then counts complete the operations
+// issued before it.
+func (e *endpoint) Quiet() error {
+	if e.closed.Load() {
+		return e.opErr("quiet", -1, core.ErrClosed)
+	}
+	if e.serial {
+		return e.quietSerial()
+	}
+	// Loads before the read-modify-writes: a quiet with nothing to do
+	// (the common case of a put inside the host) writes nothing shared.
+	var n uint64
+	if e.pend.Load() != 0 {
+		n = e.pend.Swap(0)
+	}
+	errIntra := e.intraErr(e.intra.Quiet())
+	var errInter error
+	if e.busyInter.Load() && e.busyInter.Swap(false) {
+		errInter = e.inter.Quiet()
+	}
+	if errIntra == nil && errInter == nil {
+		if n > 0 {
+			e.done.Add(n)
+		}
+		return nil
+	}
+	err := errors.Join(errIntra, errInter)
+	if n > 0 {
+		e.fail(err)
+		e.done.Add(n)
+	}
+	return err
+}
+
+// quietSerial is Quiet on a Serialized endpoint.
+func (e *endpoint) quietSerial() error {
+	n := e.pendS
+	e.pendS = 0
+	err := e.intraErr(e.intra.Quiet())
+	if e.busyS {
+		e.busyS = false
+		err = errors.Join(err, e.inter.Quiet())
+	}
+	e.doneS += n
+	if err != nil && n > 0 {
+		e.fail(err)
+	}
+	return err
+}
+
+// fail keeps a Quiet's error for the counter, unless one is kept.
+func (e *endpoint) fail(err error) { e.failed.CompareAndSwap(nil, &err) }
+
+// Counter brings the counter up to date with the operations counted so
+// far, numbering completions in issue order, and returns it.
+func (e *endpoint) Counter() *core.Counter {
+	e.syncMu.Lock()
+	defer e.syncMu.Unlock()
+	// An operation a running Quiet has taken from pend but not yet added
+	// to done is in neither: issued may read low for a moment, never
+	// below done, and ctr only ever counts up.
+	d := e.done.Load()
+	i := d + e.pend.Load()
+	if e.serial {
+		d = e.doneS
+		i = d + e.pendS
+	}
+	if i > e.synced {
+		e.ctr.Issue(i - e.synced)
+		e.synced = i
+	}
+	if d > e.syncedDone {
+		first, n := e.syncedDone+1, d-e.syncedDone
+		if p := e.failed.Swap(nil); p != nil {
+			e.ctr.Fail(first, *p)
+			first, n = first+1, n-1
+		}
+		e.ctr.Complete(first, n)
+		e.syncedDone = d
+	}
+	return &e.ctr
+}
+
+// Close quiets and releases both endpoints.
+func (e *endpoint) Close() error {
+	e.closeOnce.Do(func() {
+		qerr := e.Quiet()
+		e.closed.Store(true)
+		if errors.Is(qerr, core.ErrClosed) {
+			qerr = nil
+		}
+		e.closeErr = errors.Join(qerr, e.intra.Close(), e.inter.Close())
+		e.d.mu.Lock()
+		delete(e.d.endpoints, e)
+		e.d.mu.Unlock()
+	})
+	return e.closeErr
+}

@@ -1,0 +1,99 @@
+package hybrid_test
+
+import (
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+)
+
+// openAll opens a job of len(hosts) PEs in process, PE i posing as
+// running on hosts[i], and returns the provider each PE got or its error;
+// it closes the domains.
+func openAll(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []error) {
+	names, _, errs := openDescribe(t, spec, hosts, env)
+	return names, errs
+}
+
+// openDescribe is openAll that also returns what each PE's domain says
+// of its transports (core.TransportDescriber), or "".
+func openDescribe(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []string, []error) {
+	t.Helper()
+	shm := t.TempDir()
+	lookup := func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return shm, true
+		}
+		v, ok := env[k]
+		return v, ok
+	}
+	boots := bootstrap.NewLocal(len(hosts))
+	names := make([]string, len(hosts))
+	desc := make([]string, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for pe, b := range boots {
+		wg.Go(func() {
+			cfg := &core.Config{Bootstrap: b, JobID: "select-test", Env: lookup, HostID: hosts[pe]}
+			p, d, err := core.Open(cfg, spec)
+			if err == nil {
+				names[pe] = p.Name()
+				if td, ok := d.(core.TransportDescriber); ok {
+					desc[pe] = td.Transports()
+				}
+				err = d.Close()
+			}
+			errs[pe] = errors.Join(err, b.Close())
+		})
+	}
+	wg.Wait()
+	return names, desc, errs
+}
+
+// Which provider a job gets: the composite only when the job spans hosts
+// with several PEs on some host and GOSHMEM_HYBRID allows it.
+func TestSelection(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		hosts []string
+		env   map[string]string
+		want  string
+	}{
+		{"two hosts of two", []string{"a", "a", "b", "b"}, nil, "tcp+loopback"},
+		{"uneven hosts", []string{"a", "b", "b"}, nil, "tcp+loopback"},
+		{"intra-host part off", []string{"a", "a", "b", "b"}, map[string]string{core.EnvHybrid: "0"}, "tcp"},
+		{"one host", []string{"a", "a"}, nil, "tcp"},
+		{"one PE per host", []string{"a", "b"}, nil, "tcp"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			names, errs := openAll(t, "tcp", c.hosts, c.env)
+			for pe := range names {
+				require.NoError(t, errs[pe], "PE %d", pe)
+				require.Equal(t, c.want, names[pe], "PE %d", pe)
+			}
+		})
+	}
+}
+
+// A GOSHMEM_HYBRID that is neither on nor off fails every PE, naming it.
+func TestHybridSettingBad(t *testing.T) {
+	_, errs := openAll(t, "tcp", []string{"a", "a", "b", "b"}, map[string]string{core.EnvHybrid: "maybe"})
+	for pe, err := range errs {
+		var ee *core.EnvError
+		require.ErrorAs(t, err, &ee, "PE %d", pe)
+		require.Equal(t, core.EnvHybrid, ee.Var)
+	}
+}
+
+// What SHMEM_INFO prints of the transports: which serves which pairs.
+func TestTransports(t *testing.T) {
+	_, desc, errs := openDescribe(t, "tcp", []string{"a", "b", "a", "c", "c"}, nil)
+	for pe := range desc {
+		require.NoError(t, errs[pe])
+		require.Equal(t, "tcp between hosts, loopback between PEs of one host; host 0: PEs 0,2, host 1: PEs 1, host 2: PEs 3-4", desc[pe])
+	}
+}
