@@ -13,8 +13,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap/pmi"
+	"github.com/goshmem/goshmem/core"
 )
 
 // The environment contract between a launcher and its PEs. oshrun sets the

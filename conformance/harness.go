@@ -21,8 +21,8 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/launcher"
 	"github.com/goshmem/goshmem/shmem"
 )

@@ -148,9 +148,9 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer) 
 		spec:   spec,
 		env:    env,
 		jobDir: core.JobDir(lookup, spec.JobID),
-		fw:    &frameWriter{w: out},
-		exits: make(chan int, len(spec.Ranks)),
-		cmds:  make(chan string, 4),
+		fw:     &frameWriter{w: out},
+		exits:  make(chan int, len(spec.Ranks)),
+		cmds:   make(chan string, 4),
 	}
 	go a.readCommands(br)
 	code := a.run(ctx)
@@ -190,10 +190,10 @@ type agent struct {
 	spec   agentSpec
 	env    []string
 	jobDir string
-	fw    *frameWriter
-	pes   []*exec.Cmd
-	exits chan int    // index into pes of a PE that has been waited for
-	cmds  chan string // from the launcher: TERM, KILL, or EOF at its end
+	fw     *frameWriter
+	pes    []*exec.Cmd
+	exits  chan int    // index into pes of a PE that has been waited for
+	cmds   chan string // from the launcher: TERM, KILL, or EOF at its end
 }
 
 // readCommands passes the launcher's commands on; its input's end (or an

@@ -99,7 +99,7 @@ const (
 	DefaultGrace = 3 * time.Second
 	// DefaultStoppedAfter is Options.StoppedAfter's default.
 	DefaultStoppedAfter = 5 * time.Second
-	DefaultBind  = "127.0.0.1:0"
+	DefaultBind         = "127.0.0.1:0"
 
 	// ExitUsage is Run's exit code for options that cannot start a job.
 	ExitUsage = 2

@@ -105,7 +105,7 @@ type remoteMsg struct {
 	done  bool        // the agent ended; err says how, if it ended badly
 	// globalExit is the status rank gave global_exit.
 	globalExit *int
-	err   error
+	err        error
 }
 
 // startAgent starts the agent for host's ranks and sends it the job.

@@ -5,8 +5,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 )
 
 // The spec's environment variables.

@@ -11,8 +11,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/internal/version"
 )

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	_ "github.com/goshmem/goshmem/providers/loopback"
 	"github.com/goshmem/goshmem/shmem"
 )

@@ -29,8 +29,8 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/providers/plugin"
 	"github.com/goshmem/goshmem/shmem"

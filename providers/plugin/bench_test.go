@@ -4,8 +4,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/providers/loopback"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 )
 
 // testSecret is the job secret of the tests' jobs.

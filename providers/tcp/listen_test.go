@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 )
 
 // openHosts opens a job of n PEs posing on the hosts named, with the

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/shmem"
 )
 

@@ -20,8 +20,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
 )
 
 // Child scenarios: this test binary started as one PE of a job.
