@@ -539,7 +539,7 @@ func caseContexts(t *T, w *shmem.World) {
 
 // Ptr gives direct access where the provider maps peers, and nil elsewhere.
 func casePtr(t *T, w *shmem.World) {
-	left, right := neighbours(w)
+	_, right := neighbours(w)
 	buf, err := shmem.Malloc[int64](w, 4)
 	require.NoError(t, err)
 	require.Equal(t, buf, shmem.Ptr(w, buf, w.MyPE()))
@@ -558,7 +558,7 @@ func casePtr(t *T, w *shmem.World) {
 			require.Nil(t, shmem.Ptr(w, buf, pe), "PE %d on another host", pe)
 		}
 	}
-	left = shmem.Translate(sh, (sh.MyPE()+sh.NPEs()-1)%sh.NPEs(), w.TeamWorld())
+	left := shmem.Translate(sh, (sh.MyPE()+sh.NPEs()-1)%sh.NPEs(), w.TeamWorld())
 	right = shmem.Translate(sh, (sh.MyPE()+1)%sh.NPEs(), w.TeamWorld())
 	p = shmem.Ptr(w, buf, right)
 	require.Len(t, p, 4)

@@ -27,14 +27,13 @@ import (
 // hostname, its own /dev/shm, and an sshd that lets the test's key in.
 // The namespaces live as long as their sshd, whose pid commands enter.
 type sshHosts struct {
-	names  [2]string
-	addrs  [2]string
-	netns  [2]string
-	sshd   [2]*exec.Cmd
-	dir    string
-	rsh    string // GOSHMEM_RSH for jobs on these hosts
-	bin    string // where oshrun and ringshift are
-	tmpDir string
+	names [2]string
+	addrs [2]string
+	netns [2]string
+	sshd  [2]*exec.Cmd
+	dir   string
+	rsh   string // GOSHMEM_RSH for jobs on these hosts
+	bin   string // where oshrun and ringshift are
 }
 
 func need(t *testing.T, cmds ...string) {
