@@ -10,7 +10,7 @@ func TestExtraProcs(t *testing.T) {
 		v    string
 		set  bool
 		want int
-	}{{"", false, extraProcsDefault}, {"", true, extraProcsDefault}, {"0", true, 0}, {"3", true, 3}, {"64", true, 64}} {
+	}{{"", false, extraProcsDefault}, {"", true, extraProcsDefault}, {"0", true, 0}, {"1", true, 1}, {"3", true, 3}, {"64", true, 64}} {
 		n, err := extraProcs(c.v, c.set)
 		if err != nil || n != c.want {
 			t.Errorf("extraProcs(%q, %v) = %d, %v; want %d", c.v, c.set, n, err, c.want)
