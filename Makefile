@@ -40,7 +40,7 @@ install: build
 	install -m 0755 $(BIN)/oshcc $(BIN)/oshrun $(BIN)/provinfo $(BIN)/shmemperf $(BIN)/ntbtool \
 		$(BIN)/goshmem-provider-loopback-plugin $(DESTDIR)$(PREFIX)/bin/
 	ln -sf oshcc $(DESTDIR)$(PREFIX)/bin/oshc++
-	install -m 0644 include/shmem.h include/shmemx.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/shmem.h include/shmemx.h include/pshmem.h $(DESTDIR)$(PREFIX)/include/
 	install -m 0755 lib/libgoshmem.so $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' tools/goshmem.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/goshmem.pc
 

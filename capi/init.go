@@ -77,11 +77,20 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 	if staticBase != nil && staticLen > 0 {
 		opts = append(opts, staticData(cbytes(fn, staticBase, staticLen))...)
 	}
+	v, set := os.LookupEnv(extraProcsEnv)
+	extra, err := extraProcs(v, set)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", C.GoString(fn), err)
+		return 1
+	}
 	w, err := shmem.Init(opts...)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", C.GoString(fn), err)
 		return 1
 	}
+	// After Init, so the provider and shmem size their polling and
+	// spinning as for a Go PE.
+	addProcs(extra, w.ProviderInfo().Caps)
 	def := &ctxEntry{c: w, q: w}
 	C.gsh_ctx_default.h = C.uintptr_t(cgo.NewHandle(def))
 	fillTeam(&C.gsh_team_world, w.TeamWorld())

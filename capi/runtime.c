@@ -1304,3 +1304,6 @@ void gsh_reduce_as(void *dest, const void *src, int nreduce, int op, int kind, i
 {
 	gshgo_reduce_as(dest, (void *)src, nreduce, op, kind, size, PE_start, logPE_stride, PE_size, pWrk, pSync, GSH_FN(fn));
 }
+
+/* The profiling names of the routines above: pshmem_ weak aliases. */
+#include "pshmem_gen.h"

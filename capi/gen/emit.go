@@ -288,6 +288,8 @@ static inline double gsh_bits_f64(uint64_t b)
 			fmt.Fprintf(&b, "\n%s\n{\n\t%s\n}\n", proto, r.body)
 		}
 	}
+	b.WriteString("\n/* The profiling interface: pshmem_ names for the routines above. */\n")
+	a.aliases(&b, true)
 	return b.String()
 }
 

@@ -322,6 +322,12 @@ func TestTypedRoutinesCompile(t *testing.T) {
 			if !defined[r.name] {
 				t.Errorf("%s is not defined", r.name)
 			}
+			if profiled(r) {
+				want++
+				if !defined[pname(r)] {
+					t.Errorf("%s, the profiling name of %s, is not defined", pname(r), r.name)
+				}
+			}
 		}
 	}
 	if len(defined) != want {

@@ -17,9 +17,11 @@ import (
 func files() map[string][]byte {
 	a := build()
 	return map[string][]byte{
-		"include/shmem.h":  []byte(a.header()),
-		"include/shmemx.h": []byte(shmemx),
-		"capi/typed_gen.c": []byte(a.typed()),
+		"include/shmem.h":   []byte(a.header()),
+		"include/shmemx.h":  []byte(shmemx),
+		"capi/typed_gen.c":  []byte(a.typed()),
+		"include/pshmem.h":  []byte(a.pheader()),
+		"capi/pshmem_gen.h": []byte(a.runtimeAliases()),
 	}
 }
 
