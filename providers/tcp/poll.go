@@ -73,9 +73,12 @@ func (p *poll) on() bool { return p.until > p.start }
 // A look at the socket costs a read, a yield as much again: yielding at
 // every look doubled the time between looks, so that a frame waited half
 // a look more before it was seen, twice per round trip.
+//
+// Where the host's CPUs have no room (cpuRoom), it yields at every look:
+// there the thread that the answer waits for may be queued behind it.
 func (p *poll) next() bool {
 	now := nanotime()
-	if now-p.yielded >= pollYieldGap {
+	if now-p.yielded >= pollYieldGap || !cpuRoom(now) {
 		sys.Yield()
 		now = nanotime()
 		p.yielded = now
