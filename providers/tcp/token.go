@@ -114,7 +114,9 @@ func (c *conn) assist(pl *poll, done func() bool) {
 	}
 	if canWait && c.alone() {
 		c.rd.tok.Lock()
-	} else if !c.rd.tok.TryLock() {
+	} else if !pl.on() || !c.rd.tok.TryLock() {
+		// Taking the token for nothing would only make the reader
+		// goroutine wait for it.
 		return
 	}
 	defer c.rd.tok.Unlock()
