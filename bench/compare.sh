@@ -23,7 +23,8 @@
 # reduce_lat), MORE_PES (the larger jobs, "4 8"; empty for none), OUT
 # (where the JSON lines, the table and the plot go; bin/compare-MODE),
 # TARGETS (ratio targets, see shmemperf -targets; the
-# loopback default is the project's), BIND (1 binds every PE of both sides
+# loopback and tcp defaults are the project's), FLOOR_TARGETS (tcp: how
+# far above the floor each 8-byte latency may be, in us), BIND (1 binds every PE of both sides
 # to one CPU, PE r to CPU r mod CPUs, as oshrun -cpubind does; 0 leaves
 # placement to the kernel; 1 for loopback, where an unbound 4-PE job on 2
 # CPUs runs in one of two speeds by where the PEs first land, 0 for tcp,
@@ -72,6 +73,10 @@ loopback)
 	;;
 c-loopback)
 	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
+	;;
+tcp)
+	# Against the floor of TCP itself, FLOOR_TARGETS below.
+	default_targets="get_lat:8=0.92,fadd_lat:8=0.92,cswap_lat:8=0.92,put_rate:8=10,put_bw:1M=2,put_bw:4M=2"
 	;;
 c-go)
 	# C programs get what Go programs get, within 10 %.
@@ -162,11 +167,45 @@ for r in $(seq "$rounds"); do
 done
 
 echo "# bench/compare.sh $mode: $rounds rounds, medians, PEs bound to CPUs: $bind; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/table.txt"
-status=0
-./bin/shmemperf -compare "$out/peer.jsonl,$out/ours.jsonl" -targets "$targets" | tee -a "$out/table.txt" || status=$?
+floor=""
 if [ -s "$out/floor.jsonl" ]; then
 	floor=$(sed -n 's/.*"latency_us":\([0-9.]*\).*/\1/p' "$out/floor.jsonl" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-	echo "# floor: an 8-byte round trip over loopback TCP between two C processes polling their sockets: $floor us (median of $rounds)" |
+fi
+# above_floor: beside the ratio of each 8-byte latency on 2 PEs, ours
+# less the floor, and whether it is within FLOOR_TARGETS (TEST=US above
+# the floor, separated by commas).
+floor_targets=${FLOOR_TARGETS-$([ "$mode" = tcp ] && echo "get_lat=0.6,fadd_lat=0.6,cswap_lat=0.6,put_lat=0.9")}
+above_floor() {
+	awk -v floor="$floor" -v targets="$floor_targets" '
+	BEGIN {
+		n = split(targets, t, ",")
+		for (i = 1; i <= n; i++) if (split(t[i], kv, "=") == 2) limit[kv[1]] = kv[2]
+	}
+	floor != "" && $1 == "test" && match($0, / ratio/) {
+		cut = RSTART + RLENGTH - 1
+		print substr($0, 1, cut) sprintf("%-21s", "  above floor") substr($0, cut + 1)
+		next
+	}
+	floor == "" || !match($0, / [0-9.]+x/) { print; next }
+	{
+		cut = RSTART + RLENGTH - 1
+		col = sprintf("%21s", "")
+		if ($1 ~ /_lat$/ && $2 == 2 && $3 == 8 && $4 == "us" && $6 ~ /^[0-9.]+$/) {
+			d = $6 - floor
+			col = sprintf("%+7.2f floor", d)
+			if ($1 in limit) col = col sprintf(" %s", d <= limit[$1] + 0 ? "met" : "MISSED")
+			col = sprintf("%-21s", "  " col)
+			if ($1 in limit && d > limit[$1] + 0) missed = 1
+		}
+		print substr($0, 1, cut) col substr($0, cut + 1)
+	}
+	END { exit missed }'
+}
+status=0
+./bin/shmemperf -compare "$out/peer.jsonl,$out/ours.jsonl" -targets "$targets" | above_floor | tee -a "$out/table.txt" || status=$?
+if [ -n "$floor" ]; then
+	echo "# floor: an 8-byte round trip over loopback TCP between two C processes polling their sockets: $floor us (median of $rounds);" \
+		"beside the ratio, ours less the floor, in us, against FLOOR_TARGETS ($floor_targets)" |
 		tee -a "$out/table.txt"
 fi
 files="$out/peer.jsonl"

@@ -42,6 +42,8 @@ type conn struct {
 	reqs requestTable
 	rd   reader
 
+	only atomic.Int32 // alone's answer: 1 the domain's only connection, -1 not, 0 not known yet
+
 	stopOnce   sync.Once
 	closeOnce  sync.Once
 	failed     atomic.Pointer[core.PeerLostError]
@@ -61,6 +63,10 @@ type reader struct {
 	rx   rxState
 	out  rxOut
 	end  bool // the stream ended: the connection is stopped or failed
+	// lazy says that the holder, the reader goroutine, parks next: once
+	// it applied a frame it stops at a boundary without reading the
+	// socket, which its park looks at anyway (token.go).
+	lazy bool
 
 	dirty   bool // frames were queued that have not been flushed
 	frames  uint64
@@ -90,7 +96,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
 		s := &c.rd.sock
-		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
+		s.raw, s.rawRead, s.peek, s.wait = raw, s.readRaw, s.peekRaw, s.waitRaw
 	}
 	return c
 }

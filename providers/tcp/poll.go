@@ -36,6 +36,9 @@ const (
 	// pollMin is the smallest budget worth polling: a budget that halves
 	// below it becomes zero.
 	pollMin = int64(2 * time.Microsecond)
+	// pollYieldGap is how long a poll looks at its socket between two
+	// yields of the CPU to other threads (poll.next).
+	pollYieldGap = int64(4 * time.Microsecond)
 )
 
 // poll is one bounded poll of a budget (how long to poll before sleeping,
@@ -44,6 +47,7 @@ type poll struct {
 	budget       *int64
 	start, until int64
 	limit        int64
+	yielded      int64 // when next last yielded
 }
 
 // startPoll begins a poll of budget under d's POLL limit: until is start
@@ -51,7 +55,7 @@ type poll struct {
 // no room.
 func startPoll(d *domain, budget *int64) poll {
 	now := nanotime()
-	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load()}
+	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now}
 	if p.limit > 0 && (!d.pollGated || cpuRoom(now)) {
 		p.until += min(*budget, p.limit)
 	}
@@ -61,12 +65,25 @@ func startPoll(d *domain, budget *int64) poll {
 // on says whether the poll has a budget at all.
 func (p *poll) on() bool { return p.until > p.start }
 
-// next yields the CPU to other threads, then says whether the budget
-// has time left. It does not yield to goroutines (runtime.Gosched): that
-// wakes another thread for an idle P each time.
+// next yields the CPU to other threads once pollYieldGap has passed
+// since it last did, then says whether the budget has time left. It does
+// not yield to goroutines (runtime.Gosched): that wakes another thread
+// for an idle P each time.
+//
+// A look at the socket costs a read, a yield as much again: yielding at
+// every look doubled the time between looks, so that a frame waited half
+// a look more before it was seen, twice per round trip.
+//
+// Where the host's CPUs have no room (cpuRoom), it yields at every look:
+// there the thread that the answer waits for may be queued behind it.
 func (p *poll) next() bool {
-	sys.Yield()
-	return nanotime() < p.until
+	now := nanotime()
+	if now-p.yielded >= pollYieldGap || !cpuRoom(now) {
+		sys.Yield()
+		now = nanotime()
+		p.yielded = now
+	}
+	return now < p.until
 }
 
 // hit records that what the poll waited for came: the budget grows to
@@ -114,9 +131,15 @@ type sockReader struct {
 	rawRead func(fd uintptr)
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
-	buf     []byte
-	n       int
-	err     error
+	// The kernel wait of an issuer that holds the token (await), with a
+	// method value made once.
+	wait   func(fd uintptr)
+	waitNs int64
+	waitOK bool
+
+	buf []byte
+	n   int
+	err error
 }
 
 // errEmpty is what sockReader reads at a frame's boundary from an empty
@@ -151,4 +174,18 @@ func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
 		err = rerr
 	}
 	return n, err, n > 0 || err != nil
+}
+
+// waitReadable sleeps in the kernel until the socket is readable or for
+// at most ns nanoseconds, on the calling thread, without the runtime's
+// poller; it says false where it cannot wait so.
+func (s *sockReader) waitReadable(ns int64) bool {
+	if !canWait || s.raw == nil {
+		return false
+	}
+	s.waitNs, s.waitOK = ns, false
+	if err := s.raw.Control(s.wait); err != nil {
+		return false
+	}
+	return s.waitOK
 }

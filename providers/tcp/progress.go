@@ -56,6 +56,12 @@ func (c *conn) serve(done func() bool) (got bool) {
 			if done != nil && done() {
 				return got
 			}
+			if r.lazy && got {
+				// The reader goroutine parks next, and its look
+				// before parking is the look for more: a read here
+				// would find the socket empty twice.
+				return got
+			}
 			r.sock.edge = true
 			_, err := r.br.Peek(1)
 			r.sock.edge = false
