@@ -18,6 +18,7 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/sys"
 	pb "github.com/goshmem/goshmem/providers/plugin/proto"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // domain is a PE's domain on a plugin provider. Its plugin process holds
@@ -230,7 +231,7 @@ func (d *domain) serveSession() {
 				return
 			}
 			if err != nil {
-				err = &core.OpError{Op: "open", PE: -1, Provider: d.p.name, Err: err}
+				err = provkit.Err(d.p.name, "open", -1, err)
 			}
 			d.waiter = m.Opened.Waiter
 			select {
@@ -292,7 +293,7 @@ func (d *domain) Rank() int { return d.rank }
 func (d *domain) Size() int { return d.npes }
 
 func (d *domain) opErr(op string, err error) error {
-	return &core.OpError{Op: op, PE: -1, Provider: d.p.name, Err: err}
+	return provkit.Err(d.p.name, op, -1, err)
 }
 
 // region is a symmetric region of a plugin domain. Local is this PE's part

@@ -15,6 +15,7 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/sys"
 	pb "github.com/goshmem/goshmem/providers/plugin/proto"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // endpoint sends its operations to the plugin on one stream, pipelined:
@@ -35,9 +36,8 @@ import (
 // not answer in time is reported hung, the stream is cancelled, and every
 // later call fails with the same error.
 type endpoint struct {
-	dom    *domain
-	npes   int
-	closed atomic.Bool
+	provkit.Endpoint // the provider's name, the job's PEs, closed
+	dom              *domain
 
 	mu      sync.Mutex // serializes the stream and guards the fields below
 	stream  pb.Provider_EndpointClient
@@ -68,7 +68,7 @@ var _ core.Endpoint = (*endpoint)(nil)
 const stagePrefix = "plugin-stage-"
 
 func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
-	e := &endpoint{dom: d, npes: d.npes, ring: ring{size: d.set.staging}}
+	e := &endpoint{Endpoint: provkit.Endpoint{Provider: d.p.name, NPEs: d.npes}, dom: d, ring: ring{size: d.set.staging}}
 	// The job directory only, never the user's directory above it.
 	if err := os.Mkdir(d.dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil, d.opErr("new endpoint", err)
@@ -98,28 +98,19 @@ func newEndpoint(d *domain, opts core.EndpointOptions) (*endpoint, error) {
 	return e, nil
 }
 
-func (e *endpoint) err(op string, pe int, err error) error {
-	return &core.OpError{Op: op, PE: pe, Provider: e.dom.p.name, Err: err}
-}
-
 var opNames = map[pb.Op_Kind]string{
 	pb.Op_OPEN: "new endpoint", pb.Op_PUT: "put", pb.Op_GET: "get", pb.Op_PUT_VALUE: "put-value",
 	pb.Op_GET_VALUE: "get-value", pb.Op_ATOMIC: "atomic", pb.Op_FETCH_ATOMIC: "fetch-atomic",
 	pb.Op_FENCE: "fence", pb.Op_QUIET: "quiet",
 }
 
-// region returns r as this domain's region, or why it is not one.
-func (e *endpoint) region(op string, pe int, r core.Region) (*region, error) {
-	reg, ok := r.(*region)
-	switch {
-	case e.closed.Load():
-		return nil, e.err(op, pe, core.ErrClosed)
-	case r == nil:
-		return nil, e.err(op, pe, fmt.Errorf("nil region: %w", core.ErrInvalid))
-	case !ok || reg.dom != e.dom:
-		return nil, e.err(op, pe, fmt.Errorf("region %T was not created by this endpoint's domain: %w", r, core.ErrInvalid))
+// region returns r as this domain's region and the size of each PE's
+// part of it, or provkit.Foreign when it is not one of the domain's.
+func (e *endpoint) region(r core.Region) (*region, int) {
+	if reg, ok := r.(*region); ok && reg.dom == e.dom {
+		return reg, reg.size
 	}
-	return reg, nil
+	return nil, provkit.Foreign
 }
 
 // timed runs f, one wait for the plugin, under the watch.
@@ -198,7 +189,7 @@ func (e *endpoint) collect(mine bool) (*pb.Result, error) {
 		return nil, e.fail(opNames[p.kind], garbage("%v", derr))
 	}
 	if rerr != nil {
-		rerr = e.err(opNames[p.kind], p.pe, rerr)
+		rerr = e.Err(opNames[p.kind], p.pe, rerr)
 	}
 	switch {
 	case !counted(p.kind):
@@ -247,12 +238,9 @@ func (e *endpoint) rmaReq(kind pb.Op_Kind, pe int, reg *region, off, n, stage in
 }
 
 func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) error {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
+	reg, size := e.region(r)
+	if err := e.CheckRMA(op, pe, r, size, off, len(src)); err != nil {
 		return err
-	}
-	if err := core.CheckRMA(pe, e.npes, off, len(src), reg.size); err != nil {
-		return e.err(op, pe, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -273,12 +261,9 @@ func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) er
 }
 
 func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) error {
-	reg, err := e.region(op, pe, r)
-	if err != nil {
+	reg, size := e.region(r)
+	if err := e.CheckRMA(op, pe, r, size, off, len(dst)); err != nil {
 		return err
-	}
-	if err := core.CheckRMA(pe, e.npes, off, len(dst), reg.size); err != nil {
-		return e.err(op, pe, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -320,29 +305,23 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 
 // PutValue implements core.Endpoint: the value travels in the request.
 func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
-	reg, err := e.region("put-value", pe, r)
-	if err != nil {
+	reg, rsize := e.region(r)
+	if err := e.CheckValue("put-value", pe, r, rsize, off, size); err != nil {
 		return err
-	}
-	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
-		return e.err("put-value", pe, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.rmaReq(pb.Op_PUT_VALUE, pe, reg, off, size, 0)
 	e.req.Value = v
-	_, err = e.issue(pe, -1, false)
+	_, err := e.issue(pe, -1, false)
 	return err
 }
 
 // GetValue implements core.Endpoint: the value travels in the result.
 func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
-	reg, err := e.region("get-value", pe, r)
-	if err != nil {
+	reg, rsize := e.region(r)
+	if err := e.CheckValue("get-value", pe, r, rsize, off, size); err != nil {
 		return 0, err
-	}
-	if err := core.CheckValue(pe, e.npes, off, size, reg.size); err != nil {
-		return 0, e.err("get-value", pe, err)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -358,16 +337,14 @@ func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, e
 }
 
 func (e *endpoint) amo(opName string, pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64, fetch bool) (uint64, error) {
-	reg, err := e.region(opName, pe, r)
-	if err != nil {
+	reg, size := e.region(r)
+	if err := e.CheckAtomic(opName, pe, r, size, off, op, t, &e.dom.info.Atomics); err != nil {
 		return 0, err
 	}
-	if err := core.CheckAtomic(pe, e.npes, off, reg.size, op, t, &e.dom.info.Atomics); err != nil {
-		return 0, e.err(opName, pe, err)
-	}
-	if !fetch && op == core.AtomicCSwap {
-		return 0, e.err(opName, pe, fmt.Errorf("compare-swap needs a compare value, which only FetchAtomic takes: %w",
-			&core.AtomicOpError{Op: op, Type: t, Err: core.ErrInvalid}))
+	if !fetch {
+		if err := e.CheckNonFetching(opName, pe, op, t); err != nil {
+			return 0, err
+		}
 	}
 	kind := pb.Op_ATOMIC
 	if fetch {
@@ -401,8 +378,8 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 // Fence implements core.Endpoint: the plugin fences the wrapped endpoint
 // in stream order.
 func (e *endpoint) Fence() error {
-	if e.closed.Load() {
-		return e.err("fence", -1, core.ErrClosed)
+	if err := e.CheckOpen("fence"); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -415,8 +392,8 @@ func (e *endpoint) Fence() error {
 // and every result up to its own is collected; the first error of an
 // operation nobody waited for is returned.
 func (e *endpoint) Quiet() error {
-	if e.closed.Load() {
-		return e.err("quiet", -1, core.ErrClosed)
+	if err := e.CheckOpen("quiet"); err != nil {
+		return err
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -437,7 +414,7 @@ func (e *endpoint) Counter() *core.Counter { return &e.counter }
 // Close implements core.Endpoint: it quiets, ends the stream and unmaps
 // the staging area. It is idempotent.
 func (e *endpoint) Close() error {
-	if !e.closed.CompareAndSwap(false, true) {
+	if !e.MarkClosed() {
 		return nil
 	}
 	e.dom.forget(e)

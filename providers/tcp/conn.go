@@ -11,6 +11,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/sys"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // conn is this PE's one connection to one peer, composed of parts with one
@@ -160,7 +161,7 @@ func (c *conn) stop(reason string) {
 			c.reqs.finish(r, lost)
 		}
 		for _, b := range pending {
-			b.ep.fail(&core.OpError{Op: "put", PE: c.peer, Provider: Name, Err: lost}, b.seq, b.n)
+			b.ep.fail(provkit.Err(Name, "put", c.peer, lost), b.seq, b.n)
 		}
 	})
 }

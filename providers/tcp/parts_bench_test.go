@@ -107,4 +107,3 @@ func BenchmarkPartYield(b *testing.B) {
 		sys.Yield()
 	}
 }
-

@@ -3,7 +3,7 @@ package tcp
 import (
 	"sync"
 
-	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // request is an operation that waits for a reply: its payload is read
@@ -122,7 +122,7 @@ func (t *requestTable) finish(r *request, err error) {
 		return
 	}
 	if err != nil {
-		r.ep.fail(&core.OpError{Op: "get-nbi", PE: t.peer, Provider: Name, Err: err}, r.seq, 1)
+		r.ep.fail(provkit.Err(Name, "get-nbi", t.peer, err), r.seq, 1)
 	} else {
 		r.ep.complete(r.seq, 1)
 	}
