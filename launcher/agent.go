@@ -22,6 +22,7 @@ import (
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/globalexit"
+	procstate "github.com/goshmem/goshmem/internal/proc"
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
@@ -275,8 +276,24 @@ func (a *agent) run(ctx context.Context) int {
 	cmds := a.cmds
 	done := ctx.Done()
 	globalSent := false
+	// The launcher cannot see this host's processes: the agent tells it
+	// when one is stopped by a signal, or runs again, and the launcher
+	// decides when a stopped PE is lost.
+	stopped := make([]bool, len(a.pes))
+	watch := time.NewTicker(stopPoll)
+	defer watch.Stop()
 	for running > 0 {
 		select {
+		case <-watch.C:
+			for i, cmd := range a.pes {
+				if exited[i] {
+					continue
+				}
+				if s := procstate.Stopped(cmd.Process.Pid); s != stopped[i] {
+					stopped[i] = s
+					_ = a.fw.write(frameStopped, a.spec.Ranks[i], stoppedPayload(s))
+				}
+			}
 		case i := <-a.exits:
 			exited[i] = true
 			running--

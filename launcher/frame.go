@@ -23,6 +23,8 @@ import (
 //	         host's job files are gone
 //	global   the PE that called global_exit, before its exit frame;
 //	         payload: the status it gave (4 bytes, signed)
+//	stopped  the PE's process was stopped by a signal (payload 1) or runs
+//	         again (payload 0), sent when the agent sees it change
 type frameKind uint8
 
 const (
@@ -32,6 +34,7 @@ const (
 	frameExit
 	frameDone
 	frameGlobalExit
+	frameStopped
 )
 
 const (
@@ -60,7 +63,7 @@ func readFrame(r *bufio.Reader, buf []byte) (frame, []byte, error) {
 	}
 	f := frame{kind: frameKind(h[0]), rank: int(binary.BigEndian.Uint32(h[1:5]))}
 	n := binary.BigEndian.Uint32(h[5:9])
-	if f.kind < frameStarted || f.kind > frameGlobalExit {
+	if f.kind < frameStarted || f.kind > frameStopped {
 		return frame{}, buf, fmt.Errorf("agent sent a frame of unknown kind %d: %w", h[0], core.ErrInvalid)
 	}
 	if n > maxFrame {
@@ -90,6 +93,8 @@ func frameBounds(k frameKind) (lo, hi uint32) {
 		return 0, 0
 	case frameGlobalExit:
 		return 4, 4
+	case frameStopped:
+		return 1, 1
 	}
 	return 0, maxFrame
 }
@@ -109,6 +114,14 @@ func parseExit(p []byte) (code int, signaled bool, what string, err error) {
 		return 0, false, "", fmt.Errorf("agent sent a malformed exit frame (%d bytes): %w", len(p), core.ErrInvalid)
 	}
 	return int(int32(binary.BigEndian.Uint32(p))), p[4] == 1, string(p[5:]), nil
+}
+
+// stoppedPayload is the stopped frame's payload.
+func stoppedPayload(stopped bool) []byte {
+	if stopped {
+		return []byte{1}
+	}
+	return []byte{0}
 }
 
 // frameWriter writes whole frames to one stream for many goroutines.

@@ -58,6 +58,7 @@ func TestBadFramesAreRefused(t *testing.T) {
 		"too long":     {2, 0, 0, 0, 0, 0, 1, 0, 1},
 		"cut header":   {2, 0, 0},
 		"cut payload":  {2, 0, 0, 0, 0, 0, 0, 0, 5, 'a'},
+		"long stopped": {7, 0, 0, 0, 1, 0, 0, 0, 2, 1, 0},
 	} {
 		_, _, err := readFrame(bufio.NewReader(bytes.NewReader(in)), nil)
 		require.ErrorIs(t, err, core.ErrInvalid, name)
@@ -74,6 +75,7 @@ func FuzzReadFrame(f *testing.F) {
 	fw := &frameWriter{w: &b}
 	_ = fw.write(frameStarted, 1, []byte("42"))
 	_ = fw.write(frameExit, 1, exitPayload(3, false, "exited with status 3"))
+	_ = fw.write(frameStopped, 1, stoppedPayload(true))
 	f.Add(b.Bytes())
 	f.Add([]byte{4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -85,7 +87,7 @@ func FuzzReadFrame(f *testing.F) {
 			if err != nil {
 				return
 			}
-			if len(fr.payload) > maxFrame || fr.kind < frameStarted || fr.kind > frameGlobalExit {
+			if len(fr.payload) > maxFrame || fr.kind < frameStarted || fr.kind > frameStopped {
 				t.Fatalf("frame out of bounds: kind %d, %d bytes", fr.kind, len(fr.payload))
 			}
 			if fr.kind == frameExit {

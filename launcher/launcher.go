@@ -454,6 +454,9 @@ type proc struct {
 	// stopped is when the launcher first saw the process stopped by a
 	// signal, zero while it runs.
 	stopped time.Time
+	// remoteStopped is what the agent of a PE on another host last said
+	// of its process: stopped by a signal, or running.
+	remoteStopped bool
 }
 
 type exitReport struct {
@@ -472,6 +475,14 @@ func (p *proc) who() string {
 		return fmt.Sprintf("PE %d (pid %d on %s)", p.rank, p.pid, p.agent.host)
 	}
 	return fmt.Sprintf("PE %d (pid %d)", p.rank, p.pid)
+}
+
+// where names a PE's process: its pid and, if not this one, its host.
+func (p *proc) where() string {
+	if p.agent != nil {
+		return fmt.Sprintf("pid %d on %s", p.pid, p.agent.host)
+	}
+	return fmt.Sprintf("pid %d", p.pid)
 }
 
 func (j *job) run(ctx context.Context) (int, error) {
@@ -582,21 +593,24 @@ func (j *job) watchStopped() {
 	}
 	now := time.Now()
 	for _, p := range j.pes {
-		if p.exited || p.lost != "" || p.agent != nil {
-			// A PE on another host: its pid is not this host's.
+		if p.exited || p.lost != "" {
 			continue
 		}
-		if !procstate.Stopped(p.pid) {
+		stopped := p.remoteStopped // on another host, its agent reads it there
+		if p.agent == nil {
+			stopped = procstate.Stopped(p.pid)
+		}
+		if !stopped {
 			p.stopped = time.Time{}
 			continue
 		}
 		if p.stopped.IsZero() {
 			p.stopped = now
-			j.logf(j.o.Verbose, "PE %d (pid %d) is stopped", p.rank, p.pid)
+			j.logf(j.o.Verbose, "%s is stopped", p.who())
 			continue
 		}
 		if d := now.Sub(p.stopped); d >= j.o.StoppedAfter {
-			j.lose(p.rank, fmt.Sprintf("its process (pid %d) has been stopped by a signal for %v", p.pid, d.Round(time.Millisecond)))
+			j.lose(p.rank, fmt.Sprintf("its process (%s) has been stopped by a signal for %v", p.where(), d.Round(time.Millisecond)))
 		}
 	}
 }
@@ -706,6 +720,14 @@ func (j *job) fromAgent(m remoteMsg) {
 		j.logf(j.o.Verbose, "PE %d: pid %d on %s", m.rank, m.pid, m.agent.host)
 		if j.o.Started != nil {
 			j.o.Started(m.rank, m.pid)
+		}
+	case m.stopped != nil:
+		// The agent watches its host's processes; the launcher's clock
+		// decides how long is too long, as for its own.
+		p := j.pes[m.rank]
+		p.remoteStopped = *m.stopped
+		if !p.remoteStopped {
+			p.stopped = time.Time{}
 		}
 	case m.globalExit != nil:
 		if j.cause == "" {

@@ -105,7 +105,10 @@ type remoteMsg struct {
 	done  bool        // the agent ended; err says how, if it ended badly
 	// globalExit is the status rank gave global_exit.
 	globalExit *int
-	err        error
+	// stopped says the PE's process was stopped by a signal (true) or
+	// runs again (false).
+	stopped *bool
+	err     error
 }
 
 // startAgent starts the agent for host's ranks and sends it the job.
@@ -218,6 +221,13 @@ func (j *job) readAgent(a *agentConn, r io.Reader) {
 			}
 			status := int(int32(binary.BigEndian.Uint32(f.payload)))
 			j.remote <- remoteMsg{agent: a, rank: f.rank, globalExit: &status}
+		case frameStopped:
+			if f.payload[0] > 1 {
+				ferr = fmt.Errorf("agent sent stopped state %d for PE %d; 0 and 1 are allowed: %w", f.payload[0], f.rank, core.ErrInvalid)
+				break
+			}
+			stopped := f.payload[0] == 1
+			j.remote <- remoteMsg{agent: a, rank: f.rank, stopped: &stopped}
 		}
 		if ferr != nil {
 			break
