@@ -13,8 +13,9 @@
 // SIGKILL after -grace. A PE that calls shmem_global_exit(status) ends
 // the job the same way, and oshrun exits with that status, even 0. A PE
 // whose process stays stopped by a signal (SIGSTOP, SIGTSTP; not a
-// debugger's stop) for -stopped-after (5s) is lost: the others' operations
-// fail naming it, and the job ends as for a PE that died.
+// debugger's stop) for -stopped-after (5s) is lost, on this host or
+// another (whose agent watches its PEs): the others' operations fail
+// naming it, and the job ends as for a PE that died.
 // Flag parsing stops at PROGRAM, so the program's
 // own flags pass through. Usage errors exit 2; an unknown flag names the
 // known one it resembles. Open MPI's -x, --oversubscribe, --bind-to and
