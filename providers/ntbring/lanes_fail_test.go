@@ -1,0 +1,170 @@
+package ntbring_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/hex"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/shmem"
+)
+
+// A test binary started with envScenario runs one PE of a scenario in
+// this process instead of the tests (see TestMain).
+const (
+	envScenario   = "GOSHMEM_NTBRING_TEST_SCENARIO"
+	envPEsPerHost = "GOSHMEM_NTBRING_TEST_PES_PER_HOST"
+)
+
+// runScenario runs this process's PE of the named scenario and returns
+// its exit code.
+func runScenario(name string) int {
+	rank, _ := strconv.Atoi(os.Getenv(bootstrap.EnvRank))
+	per, _ := strconv.Atoi(os.Getenv(envPEsPerHost))
+	per = max(per, 1)
+	var err error
+	switch name {
+	case "lost":
+		err = lostScenario(rank, fmt.Sprintf("lanes-host-%d", rank/per))
+	default:
+		err = fmt.Errorf("no scenario %q", name)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "scenario %s, PE %d: %v\n", name, rank, err)
+		return 1
+	}
+	return 0
+}
+
+// lostScenario: the last PE says it is ready and waits to be killed;
+// every other PE runs barriers and gets from every PE until one fails,
+// says how, and leaves without finalizing (the job cannot finalize).
+func lostScenario(rank int, host string) error {
+	w, err := shmem.Init(shmem.WithHostID(host))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("provider %s\n", w.Provider())
+	buf, err := shmem.Malloc[int64](w, 1)
+	if err != nil {
+		return err
+	}
+	if err := w.BarrierAll(); err != nil {
+		return err
+	}
+	if rank == w.NPEs()-1 {
+		fmt.Println("ready")
+		select {} // until the test kills this process
+	}
+	for err == nil {
+		for pe := range w.NPEs() {
+			if _, err = shmem.G(w, &buf[0], pe); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			err = w.BarrierAll()
+		}
+	}
+	fmt.Printf("error: %v\n", err)
+	os.Exit(0)
+	return nil
+}
+
+// syncBuf is a bytes.Buffer that a child's output goroutine writes while
+// the test reads.
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A PE killed on one of two hosts of 2 PEs (separate processes, each
+// PE the node of its lane of its host's emulated device, loopback inside
+// the hosts): every other PE, on its host, on its lane and on the other
+// lane, errors within the bound instead of waiting for it.
+func TestLanesPEKilled(t *testing.T) {
+	if testing.Short() {
+		t.Skip("process runs are skipped in -short mode")
+	}
+	const n, per = 4, 2
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	secret := make([]byte, 16)
+	srv := bootstrap.NewServer(ln, n, secret)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	defer func() {
+		require.NoError(t, srv.Close())
+		require.NoError(t, <-served)
+	}()
+	jobID, err := bootstrap.NewJobID()
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	shm := t.TempDir()
+	outs := make([]syncBuf, n)
+	cmds := make([]*exec.Cmd, n)
+	for rank := range n {
+		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(),
+			envScenario+"=lost",
+			envPEsPerHost+"="+strconv.Itoa(per),
+			bootstrap.EnvRank+"="+strconv.Itoa(rank),
+			bootstrap.EnvSize+"="+strconv.Itoa(n),
+			bootstrap.EnvJobID+"="+jobID,
+			bootstrap.EnvBootstrap+"="+ln.Addr().String(),
+			bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
+			core.EnvProvider+"=ntbring",
+			core.EnvShmDir+"="+shm,
+			"GOSHMEM_NTBRING_TIMEOUT=5s",
+			"GOSHMEM_NTB_MODEL=off",
+			"GORACE=atexit_sleep_ms=0")
+		cmd.Stdout, cmd.Stderr = &outs[rank], &outs[rank]
+		require.NoError(t, cmd.Start())
+		cmds[rank] = cmd
+	}
+	victim := cmds[n-1]
+	defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
+	require.Eventually(t, func() bool { return strings.Contains(outs[n-1].String(), "ready") },
+		time.Minute, 10*time.Millisecond, "the last PE never got ready:\n%s", &outs[n-1])
+	require.Contains(t, outs[0].String(), "provider ntbring+loopback")
+
+	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
+	killed := time.Now()
+	for rank := range n - 1 {
+		err := cmds[rank].Wait()
+		require.NoError(t, err, "PE %d:\n%s", rank, &outs[rank])
+		require.Contains(t, outs[rank].String(), "error: ", "PE %d", rank)
+		require.Contains(t, outs[rank].String(), fmt.Sprintf("PE %d", n-1), "PE %d names the lost PE", rank)
+		t.Logf("PE %d: %s", rank, strings.TrimSpace(outs[rank].String()))
+	}
+	took := time.Since(killed)
+	t.Logf("every PE failed %v after the kill", took.Round(time.Millisecond))
+	require.Less(t, took, 30*time.Second, "every PE fails within the bound")
+}
