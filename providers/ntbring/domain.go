@@ -341,6 +341,15 @@ func (d *domain) BarrierCheck(check func() error) error {
 	if d.proto == nil {
 		return nil
 	}
+	if d.lanes > 1 {
+		// The protocol's barrier joins the PEs of one lane; the job's
+		// are every lane's: the bootstrap's barrier, which ends on a
+		// lost PE as the ring's does.
+		if err := d.boot.Barrier(); err != nil {
+			return d.opErr("barrier", err)
+		}
+		return nil
+	}
 	abort := d.abort
 	if check != nil {
 		abort = func() error {

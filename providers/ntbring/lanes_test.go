@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -275,4 +277,35 @@ func TestLanesRerouteStream(t *testing.T) {
 			}
 		}
 	}
+}
+
+// With lanes, the domain's barrier is the job's, not one lane's: no PE
+// leaves it before the last PE, of the other lane, entered it.
+func TestLanesBarrierIsTheJobs(t *testing.T) {
+	_, rings := openLanesT(t, 2, 2, nil)
+	var others sync.WaitGroup
+	others.Add(len(rings) - 1)
+	var entered atomic.Bool
+	errs := make([]error, len(rings))
+	var wg sync.WaitGroup
+	for pe, d := range rings {
+		wg.Go(func() {
+			if pe == len(rings)-1 {
+				others.Wait()
+				for range 1000 { // let a barrier of one lane finish first
+					runtime.Gosched()
+				}
+				entered.Store(true)
+				errs[pe] = d.Barrier()
+				return
+			}
+			others.Done()
+			errs[pe] = d.Barrier()
+			if !entered.Load() {
+				errs[pe] = fmt.Errorf("PE %d left the barrier before the last PE entered it", pe)
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
 }
