@@ -309,3 +309,26 @@ func TestLanesBarrierIsTheJobs(t *testing.T) {
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
 }
+
+// The seeds' protocol runs one PE per host: with several, every PE fails
+// Open naming the variable and what it allows.
+func TestLanesSeedRefused(t *testing.T) {
+	const n, per = 4, 2
+	boots := bootstrap.NewLocal(n)
+	shm, job := t.TempDir(), randomID()
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			_, errs[i] = hybrid.Compose(provider{}).Open(&core.Config{Bootstrap: boots[i], JobID: job,
+				Env:    testEnv(shm, map[string]string{paramProtocol.Env: protoSeed}),
+				HostID: fmt.Sprintf("seed-host-%d", i/per)})
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		var env *core.EnvError
+		require.ErrorAs(t, err, &env, "PE %d", i)
+		require.Equal(t, paramProtocol.Env, env.Var, "PE %d", i)
+	}
+}
