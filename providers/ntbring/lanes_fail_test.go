@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -27,6 +28,7 @@ import (
 const (
 	envScenario   = "GOSHMEM_NTBRING_TEST_SCENARIO"
 	envPEsPerHost = "GOSHMEM_NTBRING_TEST_PES_PER_HOST"
+	envVictim     = "GOSHMEM_NTBRING_TEST_VICTIM"
 )
 
 // runScenario runs this process's PE of the named scenario and returns
@@ -38,7 +40,8 @@ func runScenario(name string) int {
 	var err error
 	switch name {
 	case "lost":
-		err = lostScenario(rank, fmt.Sprintf("lanes-host-%d", rank/per))
+		victim, _ := strconv.Atoi(os.Getenv(envVictim))
+		err = lostScenario(rank, victim, fmt.Sprintf("lanes-host-%d", rank/per))
 	default:
 		err = fmt.Errorf("no scenario %q", name)
 	}
@@ -49,10 +52,10 @@ func runScenario(name string) int {
 	return 0
 }
 
-// lostScenario: the last PE says it is ready and waits to be killed;
+// lostScenario: the victim says it is ready and waits to be killed;
 // every other PE runs barriers and gets from every PE until one fails,
 // says how, and leaves without finalizing (the job cannot finalize).
-func lostScenario(rank int, host string) error {
+func lostScenario(rank, victim int, host string) error {
 	w, err := shmem.Init(shmem.WithHostID(host))
 	if err != nil {
 		return err
@@ -65,7 +68,7 @@ func lostScenario(rank int, host string) error {
 	if err := w.BarrierAll(); err != nil {
 		return err
 	}
-	if rank == w.NPEs()-1 {
+	if rank == victim {
 		fmt.Println("ready")
 		select {} // until the test kills this process
 	}
@@ -80,6 +83,9 @@ func lostScenario(rank int, host string) error {
 		}
 	}
 	fmt.Printf("error: %v\n", err)
+	// Stay until the test has every PE's error: a PE that left now could
+	// be reported lost by one that has not failed yet.
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 	return nil
 }
@@ -106,11 +112,19 @@ func (s *syncBuf) String() string {
 // A PE killed on one of two hosts of 2 PEs (separate processes, each
 // PE the node of its lane of its host's emulated device, loopback inside
 // the hosts): every other PE, on its host, on its lane and on the other
-// lane, errors within the bound instead of waiting for it.
+// lane, errors within the bound instead of waiting for it. The victim is
+// the PE of lane 1, then that of lane 0, whose device files hold the
+// link's words.
 func TestLanesPEKilled(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process runs are skipped in -short mode")
 	}
+	for _, victim := range []int{3, 2} {
+		t.Run(fmt.Sprintf("PE%d", victim), func(t *testing.T) { testLanesPEKilled(t, victim) })
+	}
+}
+
+func testLanesPEKilled(t *testing.T, victimRank int) {
 	const n, per = 4, 2
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -130,11 +144,13 @@ func TestLanesPEKilled(t *testing.T) {
 	shm := t.TempDir()
 	outs := make([]syncBuf, n)
 	cmds := make([]*exec.Cmd, n)
+	stdins := make([]io.WriteCloser, n)
 	for rank := range n {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(),
 			envScenario+"=lost",
 			envPEsPerHost+"="+strconv.Itoa(per),
+			envVictim+"="+strconv.Itoa(victimRank),
 			bootstrap.EnvRank+"="+strconv.Itoa(rank),
 			bootstrap.EnvSize+"="+strconv.Itoa(n),
 			bootstrap.EnvJobID+"="+jobID,
@@ -146,25 +162,39 @@ func TestLanesPEKilled(t *testing.T) {
 			"GOSHMEM_NTB_MODEL=off",
 			"GORACE=atexit_sleep_ms=0")
 		cmd.Stdout, cmd.Stderr = &outs[rank], &outs[rank]
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdins[rank] = stdin
 		require.NoError(t, cmd.Start())
 		cmds[rank] = cmd
 	}
-	victim := cmds[n-1]
+	victim := cmds[victimRank]
 	defer func() { _ = victim.Process.Kill(); _ = victim.Wait() }()
-	require.Eventually(t, func() bool { return strings.Contains(outs[n-1].String(), "ready") },
-		time.Minute, 10*time.Millisecond, "the last PE never got ready:\n%s", &outs[n-1])
+	require.Eventually(t, func() bool { return strings.Contains(outs[victimRank].String(), "ready") },
+		time.Minute, 10*time.Millisecond, "the victim never got ready:\n%s", &outs[victimRank])
 	require.Contains(t, outs[0].String(), "provider ntbring+loopback")
 
 	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	for rank := range n - 1 {
+	require.Eventually(t, func() bool {
+		for rank := range n {
+			if rank != victimRank && !strings.Contains(outs[rank].String(), "error: ") {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond, "every PE errors")
+	took := time.Since(killed)
+	for rank := range n {
+		if rank == victimRank {
+			continue
+		}
+		require.NoError(t, stdins[rank].Close())
 		err := cmds[rank].Wait()
 		require.NoError(t, err, "PE %d:\n%s", rank, &outs[rank])
-		require.Contains(t, outs[rank].String(), "error: ", "PE %d", rank)
-		require.Contains(t, outs[rank].String(), fmt.Sprintf("PE %d", n-1), "PE %d names the lost PE", rank)
+		require.Contains(t, outs[rank].String(), fmt.Sprintf("PE %d", victimRank), "PE %d names the lost PE", rank)
 		t.Logf("PE %d: %s", rank, strings.TrimSpace(outs[rank].String()))
 	}
-	took := time.Since(killed)
-	t.Logf("every PE failed %v after the kill", took.Round(time.Millisecond))
+	t.Logf("every PE failed within %v of the kill", took.Round(time.Millisecond))
 	require.Less(t, took, 30*time.Second, "every PE fails within the bound")
 }
