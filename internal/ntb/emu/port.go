@@ -77,14 +77,9 @@ var (
 	_ ntb.PeerWatcher = (*Port)(nil)
 )
 
-// newPort makes the port of side s over the mapping file of link k,
-// validated, and attaches it: it owns file from now on.
-func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts *Options) (*Port, error) {
-	return newLanePort(dir, host, k, s, file, nil, hdr, opts)
-}
-
-// newLanePort is newPort for a lane of a partitioned device: shared, if
-// not nil, is lane 0's link file, which the port owns from now on.
+// newLanePort makes the port of side s over the mapping file of link k,
+// validated, and attaches it: it owns file from now on, and shared, if
+// not nil, lane 0's link file of a partitioned device (lanes.go).
 func newLanePort(dir string, host, k int, s ntb.Side, file, shared []byte, hdr header, opts *Options) (*Port, error) {
 	ownOff, peerOff := offSides, offSides+sideSize // side A: host k's Right
 	ownSide := 0
