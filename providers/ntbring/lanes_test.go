@@ -213,12 +213,18 @@ func newRegions(t testing.TB, doms []core.Domain, size int) []core.Region {
 }
 
 // A link cut in the middle of a stream of puts and fetch-adds between
-// every pair of PEs on different hosts, 3 hosts of 2 PEs: the cut is
-// the link's, so every lane routes round it, and every block arrives
+// every pair of PEs on different hosts, 3 and 4 hosts of 2 PEs: the cut
+// is the link's, so every lane routes round it, and every block arrives
 // whole, every fetch-add is applied and answered once, and nothing is
 // dropped.
 func TestLanesRerouteStream(t *testing.T) {
-	const hosts, per, steps = 3, 2, 16
+	for _, hosts := range []int{3, 4} {
+		t.Run(fmt.Sprintf("%dx2", hosts), func(t *testing.T) { testLanesRerouteStream(t, hosts) })
+	}
+}
+
+func testLanesRerouteStream(t *testing.T, hosts int) {
+	const per, steps = 2, 16
 	n := hosts * per
 	doms, rings := openLanesT(t, hosts, per, map[string]string{paramSlot.Env: "16K"})
 	data := newRegions(t, doms, n*steps*streamStride)
