@@ -100,7 +100,7 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		return nil, d.opErr(op, err)
 	}
 	mem := in.Local()
-	out, err := d.inter.RegisterRegion(mem)
+	out, err := d.registerInter(in, mem)
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
@@ -130,11 +130,39 @@ func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
 	if err = agree(d.boot, err); err != nil {
 		return nil, d.opErr(op, err)
 	}
-	out, err := d.inter.RegisterRegion(mem)
+	out, err := d.registerInter(in, mem)
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
 	return &region{d: d, size: len(mem), local: mem, intra: in, inter: out}, nil
+}
+
+// hostRegisterer is an inter-host domain that lands what comes for any
+// PE of its host itself (ntbring with several PEs per host: one lane of
+// the host's device per PE): it registers every local PE's part of a
+// region at once, local[i] being that of the host's i-th PE as this
+// process maps it.
+type hostRegisterer interface {
+	RegisterHostRegion(mine []byte, local [][]byte) (core.Region, error)
+}
+
+// registerInter registers mem, this PE's part of the intra-host region
+// in, with the inter-host provider: with every local PE's part where it
+// takes them.
+func (d *domain) registerInter(in core.Region, mem []byte) (core.Region, error) {
+	hr, ok := d.inter.(hostRegisterer)
+	if !ok || d.direct == nil {
+		return d.inter.RegisterRegion(mem)
+	}
+	local := make([][]byte, len(d.group.members))
+	for i := range local {
+		if i == d.group.rank {
+			local[i] = mem
+		} else {
+			local[i] = d.direct.PeerBytes(i, in)
+		}
+	}
+	return hr.RegisterHostRegion(mem, local)
 }
 
 // NewEndpoint implements core.Domain: an endpoint of each transport

@@ -1,13 +1,22 @@
 package ntbring_test
 
 import (
+	"os"
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
+	_ "github.com/goshmem/goshmem/providers/hybrid"
 	_ "github.com/goshmem/goshmem/providers/ntbring"
 )
 
-func TestMain(m *testing.M) { conformance.Main(m) }
+// TestMain runs a scenario's PE (lanes_fail_test.go) in processes started
+// for one, else the conformance child or the tests.
+func TestMain(m *testing.M) {
+	if name, ok := os.LookupEnv(envScenario); ok {
+		os.Exit(runScenario(name))
+	}
+	conformance.Main(m)
+}
 
 // harness runs the suite on the default protocol, "ring", with 2 to 5
 // hosts.
@@ -55,4 +64,17 @@ func TestConformanceEightWorkersSmallSlots(t *testing.T) {
 			conformance.Run(t, h)
 		})
 	}
+}
+
+// Several PEs per host: the PEs pose as 2, 3 and 4 hosts of 2 PEs, each
+// PE the node of its lane of its host's device, composed with loopback
+// for the pairs of one host (ntbring+loopback); -short runs 2 x 2 only.
+func TestConformanceLanes(t *testing.T) {
+	h := harness
+	h.PEsPerHost = 2
+	h.NPEs = []int{4, 6, 8}
+	if testing.Short() {
+		h.NPEs = h.NPEs[:1]
+	}
+	conformance.Run(t, h)
 }

@@ -23,7 +23,8 @@ import (
 //	        landed notice, the bytes that landed in the region
 //	word 4: tag (matches an answer to its request; 0 for none)
 //	word 5: the sender's epoch, from its link-up hello
-//	word 6: zero
+//	word 6: the destination PE's index on its host (0 with one PE per
+//	        host, as before: the word was reserved and zero)
 //	word 7: a check of words 0-6
 //
 // The index and the epoch make a stale entry, or one a restarted
@@ -40,6 +41,7 @@ type descLimits struct {
 	epoch    uint32 // the sender's epoch
 	self     int
 	hosts    int
+	lanes    int // PEs per host: word 6 must be below it (0 counts as 1)
 	slotSize int
 }
 
@@ -66,7 +68,7 @@ func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
 	w := [descWords]uint32{
 		index,
 		uint32(m.kind)<<24 | uint32(m.src)<<16 | uint32(m.dst)<<8 | uint32(low),
-		w2, m.size, m.tag, epoch, 0, 0,
+		w2, m.size, m.tag, epoch, uint32(m.dpe), 0,
 	}
 	w[7] = descCheck(&w)
 	return w
@@ -83,7 +85,7 @@ func (m *meta) payloadLen() int {
 // decodeDesc checks descriptor words written by a neighbour. Region and
 // offset are checked later against the region table by whoever uses them.
 func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
-	m := meta{kind: kind(w[1] >> 24), src: uint8(w[1] >> 16), dst: uint8(w[1] >> 8), size: w[3], tag: w[4]}
+	m := meta{kind: kind(w[1] >> 24), src: uint8(w[1] >> 16), dst: uint8(w[1] >> 8), size: w[3], tag: w[4], dpe: uint8(w[6])}
 	low, w2 := uint8(w[1]), w[2]
 	switch {
 	case m.kind == kindBarrier:
@@ -103,8 +105,8 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		return bad("index %d where %d was due", w[0], lim.index)
 	case w[5] != lim.epoch:
 		return bad("epoch %#x, the neighbour's is %#x (a stale entry, or from a host that restarted)", w[5], lim.epoch)
-	case w[6] != 0:
-		return bad("reserved word %#x", w[6])
+	case w[6] != 0 && w[6] >= uint32(max(lim.lanes, 1)):
+		return bad("destination PE %d on its host, which runs %d", w[6], max(lim.lanes, 1))
 	case m.kind == 0 || m.kind >= kindEnd:
 		return bad("kind %d (allowed 1 to %d)", m.kind, kindEnd-1)
 	case int(m.src) >= lim.hosts || int(m.dst) >= lim.hosts:

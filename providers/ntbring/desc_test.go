@@ -102,12 +102,23 @@ func FuzzDecodeDesc(f *testing.F) {
 		{kind: kindCut, src: 1, dst: 2, side: ntb.Right, taken: 12},
 		{kind: kindRepair, src: 3, dst: 2, side: ntb.Left},
 		{kind: kindBarrier, src: 0, dst: 2, round: 3},
+		{kind: kindAmoReq, src: 1, dst: 2, dpe: 2, region: 1, off: 64, size: 24, tag: 9},
 	} {
 		w := m.encodeDesc(testDescLim.index, testDescLim.epoch)
 		f.Add(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
 	}
 	f.Fuzz(func(t *testing.T, w0, w1, w2, w3, w4, w5, w6, w7 uint32) {
 		w := [descWords]uint32{w0, w1, w2, w3, w4, w5, w6, w7}
+		// With lanes, word 6 names the destination PE on its host: below
+		// the lanes, and the descriptor round-trips.
+		lanes := testDescLim
+		lanes.lanes = 3
+		if m, err := decodeDesc(w, lanes); err != nil {
+			require.ErrorIs(t, err, errBadMeta)
+		} else {
+			require.Less(t, int(m.dpe), lanes.lanes)
+			require.Equal(t, w, m.encodeDesc(lanes.index, lanes.epoch))
+		}
 		m, err := decodeDesc(w, testDescLim)
 		if err != nil {
 			require.ErrorIs(t, err, errBadMeta)

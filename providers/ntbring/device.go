@@ -56,12 +56,15 @@ func (r *ringPorts) alarm(lost int) {
 // ports, with their files in the job's directory and the emulator's
 // GOSHMEM_NTB_* settings. tag keeps the files of two domains of one job
 // apart. A hardware backend would be chosen here.
-func openRing(cfg *core.Config, host, n int, tag string) (*ringPorts, error) {
+// With several PEs per host, this PE holds lane lane of lanes of its
+// host's device.
+func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPorts, error) {
 	opts, err := emu.OptionsFromEnv(cfg.Lookup, n)
 	if err != nil {
 		return nil, err
 	}
 	opts.Tag = tag
+	opts.Lane, opts.Lanes = lane, lanes
 	h, err := emu.Open(cfg.JobDir(), host, n, opts)
 	if err != nil {
 		return nil, err

@@ -21,7 +21,18 @@ import (
 // protocol: it owns the regions, the endpoints, the table of operations in
 // flight and the failure state; the protocol moves the bytes.
 type domain struct {
+	// rank and npes are this host's place in the ring and the ring's
+	// hosts, which is what the protocols work in. With one PE per host
+	// (lanes 1) they are the job's rank and size; with several, every
+	// PE is the node of its lane (its index among its host's PEs) on
+	// its host, and the job's numbers are pe and size (see lanes.go).
 	rank, npes int
+	pe, size   int
+	lane       int
+	lanes      int
+	hostOfPE   []int   // by job PE: its host's place in the ring (nil with one lane)
+	localOf    []int   // by job PE: its index among its host's PEs
+	peAt       [][]int // by host and index: the job's PE
 	boot       core.Bootstrap
 	s          settings
 	dir        string // the job directory: region files live there for a moment
@@ -57,8 +68,8 @@ var (
 	_ core.Failer           = (*domain)(nil)
 )
 
-func (d *domain) Rank() int { return d.rank }
-func (d *domain) Size() int { return d.npes }
+func (d *domain) Rank() int { return d.pe }
+func (d *domain) Size() int { return d.size }
 
 func (d *domain) opErr(op string, err error) error { return provkit.Err(Name, op, -1, err) }
 
@@ -102,10 +113,6 @@ func (d *domain) fail(err error) {
 	if d.closing.Load() {
 		return
 	}
-	if !d.failErr.CompareAndSwap(nil, &err) {
-		return
-	}
-	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
 	lost := d.rank // the host that noticed, when the cause names none
 	var pl *core.PeerLostError
 	if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
@@ -113,6 +120,16 @@ func (d *domain) fail(err error) {
 	} else {
 		pl = &core.PeerLostError{PE: lost, Reason: err.Error()}
 	}
+	if d.lanes > 1 {
+		// The protocol names hosts; the job and the launcher know PEs:
+		// the lost host's PE on this lane is the one this PE lost.
+		pl = &core.PeerLostError{PE: d.peAt[lost][d.lane], Reason: fmt.Sprintf("host %d: %s", lost, pl.Reason)}
+		err = pl
+	}
+	if !d.failErr.CompareAndSwap(nil, &err) {
+		return
+	}
+	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
 	// The store may not know: a stopped host keeps its connection to it.
 	// Told, it ends every collective on every host, the barrier of Close
 	// included, which would otherwise wait for the lost host for ever,
@@ -160,6 +177,10 @@ type region struct {
 	mem  []byte // mapped outside the Go heap; nil for size 0 and after Close
 	// release unmaps mem.
 	release func() error
+	// host is, with several PEs per host, the same region of every PE of
+	// this host by index (this PE's is the region itself), as this
+	// process maps them: what the lane node lands in and serves for them.
+	host []*region
 }
 
 func (r *region) Local() []byte {
@@ -176,14 +197,22 @@ const (
 	maxRegionSize = math.MaxUint32
 )
 
-// regionFor returns region idx if [off, off+n) lies inside it, else nil.
-func (d *domain) regionFor(idx uint8, off, n int) *region {
+// regionFor returns region idx of this host's PE dpe (its index on the
+// host; this PE's own with one PE per host) if [off, off+n) lies inside
+// it, else nil.
+func (d *domain) regionFor(dpe, idx uint8, off, n int) *region {
 	d.mu.RLock()
 	defer d.mu.RUnlock()
 	if int(idx) >= len(d.regions) {
 		return nil
 	}
 	r := d.regions[idx]
+	if r != nil && int(dpe) != d.lane {
+		if int(dpe) >= len(r.host) {
+			return nil
+		}
+		r = r.host[dpe]
+	}
 	if r == nil || r.mem == nil || off < 0 || n < 0 || off > r.size-n {
 		return nil
 	}
@@ -201,6 +230,9 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	d.mu.Unlock()
 	if err := core.AgreeRegion(d.boot, idx, size, maxRegionSize); err != nil {
 		return nil, d.opErr("new region", err)
+	}
+	if d.lanes > 1 {
+		return nil, d.opErr("new region", d.errNeedsHost(fmt.Sprintf("region %d", idx)))
 	}
 	if idx >= maxRegions {
 		return nil, d.opErr("new region", fmt.Errorf("region %d: at most %d regions: %w", idx, maxRegions, core.ErrInvalid))
@@ -285,7 +317,7 @@ func (d *domain) NewEndpoint(core.EndpointOptions) (core.Endpoint, error) {
 	if d.closed.Load() {
 		return nil, d.opErr("new endpoint", core.ErrClosed)
 	}
-	e := &endpoint{Endpoint: provkit.Endpoint{Provider: Name, NPEs: d.npes}, dom: d}
+	e := &endpoint{Endpoint: provkit.Endpoint{Provider: Name, NPEs: d.size}, dom: d}
 	d.endpoints[e] = struct{}{}
 	return e, nil
 }
@@ -307,6 +339,15 @@ func (d *domain) BarrierCheck(check func() error) error {
 		return d.opErr("barrier", err)
 	}
 	if d.proto == nil {
+		return nil
+	}
+	if d.lanes > 1 {
+		// The protocol's barrier joins the PEs of one lane; the job's
+		// are every lane's: the bootstrap's barrier, which ends on a
+		// lost PE as the ring's does.
+		if err := d.boot.Barrier(); err != nil {
+			return d.opErr("barrier", err)
+		}
 		return nil
 	}
 	abort := d.abort

@@ -2,6 +2,7 @@ package ntbring
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -69,6 +70,20 @@ func (e *endpoint) rma(op string, pe int, r core.Region, off, n int) (*region, e
 	return reg, e.CheckRMA(op, pe, reg, reg.size, off, n)
 }
 
+// local is region reg of pe, a PE of this host: reg itself for this PE;
+// another's as this process maps it, which only the composite with
+// loopback registers (and it serves those pairs itself).
+func (e *endpoint) local(op string, pe int, reg *region) (*region, error) {
+	if pe == e.dom.pe {
+		return reg, nil
+	}
+	_, j := e.dom.where(pe)
+	if j < len(reg.host) && reg.host[j] != nil && reg.host[j].mem != nil {
+		return reg.host[j], nil
+	}
+	return nil, e.Err(op, pe, e.dom.errNeedsHost(fmt.Sprintf("PE %d on this host", pe)))
+}
+
 // start enters an op in the pending table and counts it.
 func (e *endpoint) start(pe int, dst []byte, wait bool) *op {
 	o := &op{pe: pe, ctr: &e.counter, dst: dst}
@@ -83,7 +98,8 @@ func (e *endpoint) start(pe int, dst []byte, wait bool) *op {
 // send sends a request for op o; if it cannot be sent, o fails with the
 // reason, which is also returned.
 func (e *endpoint) send(o *op, m meta, payload []byte) error {
-	m.src, m.dst, m.tag = uint8(e.dom.rank), uint8(o.pe), o.tag
+	h, j := e.dom.where(o.pe)
+	m.src, m.dst, m.dpe, m.tag = uint8(e.dom.rank), uint8(h), uint8(j), o.tag
 	m.size = uint32(len(payload))
 	err := e.dom.proto.send(m, payload)
 	if err != nil {
@@ -151,15 +167,23 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 	if err != nil || len(src) == 0 {
 		return err
 	}
-	if pe == e.dom.rank {
-		reg.land(off, src)
+	h, j := e.dom.where(pe)
+	if h == e.dom.rank {
+		to, err := e.local(name, pe, reg)
+		if err != nil {
+			return err
+		}
+		to.land(off, src)
 		return nil
 	}
+	// A region window maps the memory of the lane's node: straight in
+	// only to the PE of this lane on the destination host.
+	own := j == e.dom.lane
 	if ap, ok := e.dom.proto.(asyncPutter); ok && nbi && len(src) > pioMax {
 		return e.putAsync(name, ap, pe, reg, off, src)
 	}
-	if dp, ok := e.dom.proto.(directPutter); ok {
-		if done, err := dp.putDirect(pe, reg, off, src); err != nil {
+	if dp, ok := e.dom.proto.(directPutter); ok && own {
+		if done, err := dp.putDirect(h, reg, off, src); err != nil {
 			return e.Err(name, pe, err)
 		} else if done {
 			return nil
@@ -168,7 +192,7 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 	if pp, ok := e.dom.proto.(piecePutter); ok {
 		o := e.start(pe, nil, false)
 		o.acks.Store(int32(pp.pieces(len(src)) - 1))
-		m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
+		m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(h), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
 		if err := pp.putPieces(m, src); err != nil {
 			if e.dom.pending.take(o.tag) != nil {
 				o.finish(err)
@@ -199,7 +223,8 @@ func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, of
 			o.finish(err)
 		}
 	}
-	if ap.putDirectAsync(pe, reg, off, src, func(redo bool, err error) {
+	h, j := e.dom.where(pe)
+	if j == e.dom.lane && ap.putDirectAsync(h, reg, off, src, func(redo bool, err error) {
 		if redo {
 			// The link went down: round the other way, from a
 			// goroutine, for this runs on a DMA's completion.
@@ -225,7 +250,8 @@ func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, of
 // tag, without waiting; the next quiet settles what it lent.
 func (e *endpoint) putRing(ap asyncPutter, o *op, reg *region, off int, src []byte) error {
 	o.acks.Store(int32(e.dom.proto.(piecePutter).pieces(len(src)) - 1))
-	m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(o.pe), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
+	h, j := e.dom.where(o.pe)
+	m := meta{kind: kindPut, src: uint8(e.dom.rank), dst: uint8(h), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), tag: o.tag}
 	f, err := ap.putPiecesAsync(m, src, func(err error) {
 		if e.dom.pending.take(o.tag) != nil {
 			o.finish(err)
@@ -279,8 +305,12 @@ func (e *endpoint) get(name string, pe int, r core.Region, off int, dst []byte, 
 	if err != nil || len(dst) == 0 {
 		return err
 	}
-	if pe == e.dom.rank {
-		copy(dst, reg.mem[off:])
+	if e.dom.hostOf(pe) == e.dom.rank {
+		from, err := e.local(name, pe, reg)
+		if err != nil {
+			return err
+		}
+		copy(dst, from.mem[off:])
 		return nil
 	}
 	step := e.dom.proto.maxPayload()
@@ -381,8 +411,12 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 	if err := e.CheckAtomic(name, pe, reg, reg.size, off, a.op, a.typ, &atomics); err != nil {
 		return 0, err
 	}
-	if pe == e.dom.rank {
-		return reg.atomic(off, a), nil
+	if e.dom.hostOf(pe) == e.dom.rank {
+		at, err := e.local(name, pe, reg)
+		if err != nil {
+			return 0, err
+		}
+		return at.atomic(off, a), nil
 	}
 	o := e.start(pe, nil, fetch)
 	var req [amoRequestSize]byte

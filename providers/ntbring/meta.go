@@ -102,6 +102,11 @@ type meta struct {
 	// taken is a cut notice's: src took dst's ring entries up to, not
 	// including, taken; dst resends the rest the other way round.
 	taken uint32
+	// dpe is the destination PE's index among the PEs of its host (the
+	// ring protocol with several PEs per host; 0 with one): the lane
+	// node of the destination host lands or serves the transfer in that
+	// PE's memory.
+	dpe uint8
 }
 
 func (m *meta) encode() [metaWords]uint32 {

@@ -49,7 +49,8 @@ func (provider) Info() core.Info {
 	}
 }
 
-// Open joins this host to the ring: PE i is host i. It reads the
+// Open joins this host to the ring: PE i is host i, or, with several
+// PEs on each host, the node of its lane on its host (lanes.go). It reads the
 // settings, attaches to the ring's device and lets the protocol set the
 // links up. Every step that can fail on one host ends in core.Agree, so
 // all hosts return an error together.
@@ -62,11 +63,26 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	d := &domain{rank: b.Rank(), npes: b.Size(), boot: b, dir: cfg.JobDir(), log: log,
+	d := &domain{pe: b.Rank(), size: b.Size(), boot: b, dir: cfg.JobDir(), log: log,
 		pending: newPending(), endpoints: map[*endpoint]struct{}{}}
+	hosts, err := core.GatherHosts(cfg)
+	if err != nil {
+		return nil, err
+	}
 	s, err := readSettings(cfg)
+	if err == nil {
+		err = d.topology(hosts, s)
+	}
 	if err == nil && d.npes > maxHosts {
 		err = fmt.Errorf("a ring of %d hosts: at most %d: %w", d.npes, maxHosts, core.ErrNotSupported)
+	}
+	if err == nil && d.lanes > 1 {
+		// Alone, ntbring cannot serve the pairs of PEs of one host.
+		if on, herr := cfg.HybridSetting(); herr != nil {
+			err = herr
+		} else if !on {
+			err = d.errNeedsHost("open")
+		}
 	}
 	if err == nil {
 		_, err = cfg.MakeJobDir()
@@ -90,7 +106,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		return d, nil // a ring of one: all memory is local
 	}
 
-	ports, err := openRing(cfg, d.rank, d.npes, d.id)
+	ports, err := openRing(cfg, d.rank, d.npes, d.lane, d.lanes, d.id)
 	if err := core.Agree(b, err); err != nil {
 		return nil, ports.closeQuietly(err)
 	}

@@ -25,6 +25,9 @@ func (d *domain) RegisterRegion(m []byte) (core.Region, error) {
 	if err := core.AgreeRegister(d.boot, idx, m, maxRegionSize); err != nil {
 		return nil, d.opErr(op, err)
 	}
+	if d.lanes > 1 && len(m) > 0 {
+		return nil, d.opErr(op, d.errNeedsHost(fmt.Sprintf("region %d", idx)))
+	}
 	if idx >= maxRegions {
 		return nil, d.opErr(op, fmt.Errorf("region %d: at most %d regions: %w", idx, maxRegions, core.ErrInvalid))
 	}

@@ -69,7 +69,9 @@ func (p *ringProto) exportWindows(port ntb.Port) {
 // putDirect returns; no ack comes back.
 // Puts to hosts further away report false and go through the ring, and
 // so does a put across a link that is cut, or went down before the put's
-// bytes were all across: it goes round the cut.
+// bytes were all across: it goes round the cut. pe is a host; with lanes
+// the window is onto its lane node's own memory, so the caller puts
+// straight in only to that PE (its landed notice names it).
 func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, error) {
 	side, hops := route(p.d.rank, pe, p.d.npes)
 	if hops != 1 {
@@ -112,7 +114,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 		return true, err
 	}
 	l.tx.notice.Store(i + 1)
-	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(p.d.lane), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
 	return true, l.put(i, m, nil)
 }
 
@@ -134,7 +136,7 @@ func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, don
 	if win == nil || off+len(src) > len(win) {
 		return false
 	}
-	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(p.d.lane), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
 	landed := func(err error) {
 		switch {
 		case isCut(err) || err == nil && !l.port.LinkIsUp():

@@ -64,7 +64,7 @@ type rxJob struct {
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
 		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
-	if d.npes <= s.cpus {
+	if d.size <= s.cpus {
 		p.poll = idlePoll
 	}
 	p.cut.Store(noCut)
@@ -247,7 +247,7 @@ func (p *ringProto) receive(l *rlink) {
 // the neighbour resends it round the cut.
 func (p *ringProto) entry(l *rlink, i uint32) bool {
 	w := loadDesc(descAt(l.rx.descs, int(i%ringEntries)))
-	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, slotSize: p.s.slotSize})
+	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, lanes: p.d.lanes, slotSize: p.s.slotSize})
 	if err != nil {
 		if l.down.Load() || !l.port.LinkIsUp() {
 			return false
@@ -293,7 +293,7 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 // landed acts on a landed notice: bytes another host put arrived in a
 // region of ours. Waiters wake; a relayed put's source gets its ack.
 func (p *ringProto) landed(m meta) {
-	if p.d.regionFor(m.region, int(m.off), int(m.size)) == nil {
+	if p.d.regionFor(m.dpe, m.region, int(m.off), int(m.size)) == nil {
 		p.d.dropped(fmt.Errorf("%w: landed notice for region %d bytes [%d, %d), which this host does not have",
 			errBadMeta, m.region, m.off, uint64(m.off)+uint64(m.size)))
 		return
@@ -348,7 +348,9 @@ func (p *ringProto) relay(j rxJob) {
 		p.turn(j)
 		return
 	}
-	if j.m.kind == kindPut && out.peer == int(j.m.dst) {
+	// A region window maps the memory of the lane node's own PE: a put
+	// to another PE of the destination host goes through the ring.
+	if j.m.kind == kindPut && out.peer == int(j.m.dst) && int(j.m.dpe) == p.d.lane {
 		if win := out.directWindow(j.m.region); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
 			landed := func(err error) {
 				if isCut(err) || err == nil && !out.port.LinkIsUp() {

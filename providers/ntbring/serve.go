@@ -21,7 +21,7 @@ func (d *domain) serve(m meta, payload []byte) (reply meta, out []byte, buf *[]b
 	reply = meta{src: m.dst, dst: m.src, tag: m.tag}
 	switch m.kind {
 	case kindPut:
-		reg := d.regionFor(m.region, int(m.off), int(m.size))
+		reg := d.regionFor(m.dpe, m.region, int(m.off), int(m.size))
 		if reg == nil {
 			return d.nack(reply, nackRegion)
 		}
@@ -32,7 +32,7 @@ func (d *domain) serve(m meta, payload []byte) (reply meta, out []byte, buf *[]b
 		if err != nil {
 			return reply, nil, nil, err
 		}
-		reg := d.regionFor(m.region, int(m.off), int(n))
+		reg := d.regionFor(m.dpe, m.region, int(m.off), int(n))
 		if reg == nil {
 			return d.nack(reply, nackRegion)
 		}
@@ -44,7 +44,7 @@ func (d *domain) serve(m meta, payload []byte) (reply meta, out []byte, buf *[]b
 		if err != nil {
 			return reply, nil, nil, err
 		}
-		reg := d.regionFor(m.region, int(m.off), a.typ.Size())
+		reg := d.regionFor(m.dpe, m.region, int(m.off), a.typ.Size())
 		switch {
 		case reg == nil:
 			return d.nack(reply, nackRegion)
@@ -73,7 +73,7 @@ func (d *domain) nack(reply meta, r nackReason) (meta, []byte, *[]byte, error) {
 // dropped: it is stale (its op expired) or garbage.
 func (d *domain) answered(m meta, payload []byte) {
 	o := d.pending.peek(m.tag)
-	if o == nil || o.pe != int(m.src) {
+	if o == nil || d.hostOf(o.pe) != int(m.src) {
 		d.dropped(fmt.Errorf("%w: %s from host %d for tag %d, which no operation to that host waits for", errBadMeta, m.kind, m.src, m.tag))
 		return
 	}

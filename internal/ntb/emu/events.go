@@ -52,7 +52,7 @@ func (p *Port) eventLoop(epoch uint32) {
 
 		// The epoch counts link downs, so one that came and went between
 		// two looks is not missed.
-		up, ep := p.LinkIsUp(), atomic.LoadUint32(p.epoch())
+		up, ep := p.LinkIsUp(), p.downs()
 		if (wasUp && !up) || ep != lastEpoch {
 			// PLX resets the link side's registers on a link down: the
 			// inbound translations are gone.

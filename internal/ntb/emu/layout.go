@@ -12,7 +12,8 @@ import (
 //
 //	[0, 64)       header, written by the creator before the file gets its
 //	              final name, read-only afterwards
-//	[128, 136)    link words: forced down (fault injection), down epoch
+//	[128, 140)    link words: forced down (fault injection), down epoch,
+//	              forced-down count (read by the other lanes, lanes.go)
 //	[256, 768)    side A registers
 //	[768, 1280)   side B registers
 //
@@ -37,6 +38,7 @@ const (
 	headerSize = 64
 	offForced  = 128
 	offEpoch   = 132
+	offForcedN = 136
 	offSides   = 256
 	sideSize   = 512
 

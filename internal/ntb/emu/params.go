@@ -56,6 +56,11 @@ type Options struct {
 	// Tag tells apart rings sharing one directory; it is part of every
 	// file name and may hold letters, digits, '-' and '_'.
 	Tag string
+	// Lanes partitions every host's device into this many lanes, one
+	// per PE of the host (0 or 1: one PE per host, no partition), and
+	// Lane is the lane this process holds. The lanes of one link share
+	// its state: a link forced down is down for every lane. See lanes.go.
+	Lane, Lanes int
 }
 
 // DefaultOptions are the options of an unset environment.
@@ -91,6 +96,10 @@ func (o *Options) validate(n int) error {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_')
 	}) >= 0:
 		return bad(fmt.Sprintf("tag %q", o.Tag), "letters, digits, '-' and '_'")
+	case o.Lanes < 0 || o.Lanes > MaxLanes:
+		return bad(fmt.Sprintf("%d lanes per device", o.Lanes), fmt.Sprintf("0 to %d (0 and 1: one PE per host)", MaxLanes))
+	case o.Lane < 0 || o.Lane >= max(o.Lanes, 1):
+		return bad(fmt.Sprintf("lane %d of %d", o.Lane, max(o.Lanes, 1)), fmt.Sprintf("0 to %d", max(o.Lanes, 1)-1))
 	}
 	for _, f := range o.Faults {
 		if err := f.check(n); err != nil {

@@ -27,7 +27,11 @@ type Port struct {
 	opts       *Options
 	hdr        header
 	file       []byte // the mapping of the link file, owned
-	own, peer  regs
+	// shared is the link file of lane 0 of this link, whose link words
+	// every lane of the link obeys (lanes.go): file itself without lanes
+	// and on lane 0, else a mapping of its own, owned.
+	shared    []byte
+	own, peer regs
 	// ownIRQ and peerIRQ are the sides' interrupt lines (irq.go).
 	ownIRQ, peerIRQ *irqLine
 	dir             string
@@ -73,9 +77,10 @@ var (
 	_ ntb.PeerWatcher = (*Port)(nil)
 )
 
-// newPort makes the port of side s over the mapping file of link k,
-// validated, and attaches it: it owns file from now on.
-func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts *Options) (*Port, error) {
+// newLanePort makes the port of side s over the mapping file of link k,
+// validated, and attaches it: it owns file from now on, and shared, if
+// not nil, lane 0's link file of a partitioned device (lanes.go).
+func newLanePort(dir string, host, k int, s ntb.Side, file, shared []byte, hdr header, opts *Options) (*Port, error) {
 	ownOff, peerOff := offSides, offSides+sideSize // side A: host k's Right
 	ownSide := 0
 	if s == ntb.Left {
@@ -91,7 +96,7 @@ func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts 
 		return nil, errors.Join(err, ownIRQ.close())
 	}
 	p := &Port{
-		host: host, link: k, side: s, opts: opts, hdr: hdr, file: file, dir: dir,
+		host: host, link: k, side: s, opts: opts, hdr: hdr, file: file, shared: file, dir: dir,
 		own:     regs{file[ownOff : ownOff+sideSize]},
 		peer:    regs{file[peerOff : peerOff+sideSize]},
 		ownIRQ:  ownIRQ,
@@ -101,6 +106,9 @@ func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts 
 		outKick: make(chan struct{}, 1),
 		events:  make(chan ntb.Event, 1),
 	}
+	if shared != nil {
+		p.shared = shared
+	}
 	p.win.init(p)
 	for c := range p.dma {
 		p.dma[c] = newDMAChan(p, c)
@@ -108,7 +116,7 @@ func newPort(dir string, host, k int, s ntb.Side, file []byte, hdr header, opts 
 	atomic.StoreUint32(p.own.attached(), p.pid)
 	p.kickPeer()
 	p.loops.Add(2)
-	go p.eventLoop(atomic.LoadUint32(p.epoch()))
+	go p.eventLoop(p.downs())
 	go p.deliverLoop()
 	return p, nil
 }
@@ -178,8 +186,25 @@ func (p *Port) LinkIsUp() bool {
 		pa != 0 && pa != attachedKilled && atomic.LoadUint32(p.forced()) == 0
 }
 
-func (p *Port) forced() *uint32 { return regs{p.file}.u32(offForced) }
-func (p *Port) epoch() *uint32  { return regs{p.file}.u32(offEpoch) }
+func (p *Port) forced() *uint32  { return regs{p.shared}.u32(offForced) }
+func (p *Port) epoch() *uint32   { return regs{p.file}.u32(offEpoch) }
+func (p *Port) forcedN() *uint32 { return regs{p.shared}.u32(offForcedN) }
+
+// laned reports whether the port is a lane other than 0 of a partitioned
+// device, which obeys lane 0's link words.
+func (p *Port) laned() bool { return &p.shared[0] != &p.file[0] }
+
+// downs counts the link's downs as this port sees them: its own file's
+// epoch, and on a lane other than 0 the link's forced downs too, so a
+// down forced from another lane that came and went between two looks
+// is not missed.
+func (p *Port) downs() uint32 {
+	n := atomic.LoadUint32(p.epoch())
+	if p.laned() {
+		n += atomic.LoadUint32(p.forcedN())
+	}
+	return n
+}
 
 // PeerDead reports whether the peer's host died: its process is gone, it
 // was killed by fault injection, or its heartbeat stopped. A link that is
@@ -227,6 +252,7 @@ func (p *Port) SetLinkDown(down bool) error {
 		p.cross.Lock()
 		if atomic.SwapUint32(p.forced(), 1) == 0 {
 			atomic.AddUint32(p.epoch(), 1)
+			atomic.AddUint32(p.forcedN(), 1)
 		}
 		p.cross.Unlock()
 	} else {
@@ -466,5 +492,8 @@ func (p *Port) shutdown(killed bool) error {
 		return errors.Join(append(errs, sys.Revoke(p.file))...)
 	}
 	atomic.StoreUint32(p.own.enabled(), 0)
+	if p.laned() {
+		errs = append(errs, sys.Unmap(p.shared))
+	}
 	return errors.Join(append(errs, sys.Unmap(p.file))...)
 }

@@ -130,6 +130,9 @@ func Open(dir string, id, n int, opts Options) (*Host, error) {
 		return nil, fmt.Errorf("ntb emu: %w", err)
 	}
 	o := opts
+	if o.Lanes > 1 {
+		return openLane(dir, id, n, o)
+	}
 	right, hdr, err := createLink(dir, id, n, &o)
 	if err != nil {
 		return nil, err
@@ -145,14 +148,38 @@ func attach(dir string, id, n int, o *Options, right []byte, rhdr header, inProc
 	if err != nil {
 		return nil, errors.Join(err, sys.Unmap(right), removeLink(LinkPath(dir, o.Tag, id)))
 	}
+	return attachShared(dir, id, n, o, right, rhdr, left, lhdr, nil, nil, inProcess)
+}
+
+// attachShared makes host id's ports over right and left, the mappings
+// of its two link files, and on a lane other than 0 over sharedRight and
+// sharedLeft, lane 0's files of the same links (nil otherwise). The
+// ports own every mapping from now on.
+func attachShared(dir string, id, n int, o *Options, right []byte, rhdr header, left []byte, lhdr header,
+	sharedRight, sharedLeft []byte, inProcess bool) (*Host, error) {
+	var err error
+	lk := (id + n - 1) % n
+	unmap := func(bs ...[]byte) error {
+		var errs []error
+		for _, b := range bs {
+			if b != nil {
+				errs = append(errs, sys.Unmap(b))
+			}
+		}
+		return errors.Join(errs...)
+	}
 	h := &Host{ID: id, N: n, inProcess: inProcess, linkFile: LinkPath(dir, o.Tag, id), dir: dir, tag: o.Tag}
-	if h.Right, err = newPort(dir, id, id, ntb.Right, right, rhdr, o); err != nil {
-		return nil, errors.Join(err, sys.Unmap(right), sys.Unmap(left), h.removeFiles())
+	if h.Right, err = newLanePort(dir, id, id, ntb.Right, right, sharedRight, rhdr, o); err != nil {
+		return nil, errors.Join(err, unmap(right, left, sharedRight, sharedLeft), h.removeFiles())
 	}
-	if h.Left, err = newPort(dir, id, lk, ntb.Left, left, lhdr, o); err != nil {
-		return nil, errors.Join(err, h.Right.Close(), sys.Unmap(left), h.removeFiles())
+	if h.Left, err = newLanePort(dir, id, lk, ntb.Left, left, sharedLeft, lhdr, o); err != nil {
+		return nil, errors.Join(err, h.Right.Close(), unmap(left, sharedLeft), h.removeFiles())
 	}
-	h.schedule(o.Faults)
+	// The faults of a partitioned device's links are injected once, by
+	// lane 0: the link is the device's, and every lane obeys lane 0's.
+	if o.Lane == 0 {
+		h.schedule(o.Faults)
+	}
 	return h, nil
 }
 
