@@ -29,14 +29,3 @@ func TestConformanceTCP(t *testing.T) {
 	}
 	conformance.Run(t, conformance.Harness{Provider: "tcp", PEsPerHost: 2, NPEs: npes})
 }
-
-// The suite over the ring between "hosts" of 2 PEs: the emulated ring
-// gives every PE a ring node of its own (several PEs sharing a host's
-// NTB ports is issue 16 part 2), so this checks the composition over a
-// second inter-host provider, at 2 x 2 only; skipped in -short.
-func TestConformanceNTBRing(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the ring composite runs in full mode only")
-	}
-	conformance.Run(t, conformance.Harness{Provider: "ntbring", PEsPerHost: 2, NPEs: []int{4}})
-}
