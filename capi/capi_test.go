@@ -121,6 +121,22 @@ func TestPrograms(t *testing.T) {
 	}
 }
 
+// TestDeferSerialized runs the queue's program below
+// SHMEM_THREAD_MULTIPLE, where the queue takes no lock.
+func TestDeferSerialized(t *testing.T) {
+	dir := setup(t)
+	for _, prov := range providers {
+		t.Run(prov, func(t *testing.T) {
+			t.Parallel()
+			out, code := oshrun(t, dir, prov, 2, "defer", "serialized")
+			require.Equal(t, 0, code, "exit status; output:\n%s", out)
+			for pe := range 2 {
+				require.Contains(t, out, fmt.Sprintf("defer ok %d", pe))
+			}
+		})
+	}
+}
+
 // TestErrors checks that a program's misuse ends the job with a message
 // naming the routine, and that global exit and exit without finalize do
 // what the specification and the launcher expect.

@@ -717,9 +717,10 @@ static inline int gsh_nothing_pending(shmem_ctx_t ctx, unsigned long *seen)
  * program's until its quiet anyway. Whatever waits (wait and test,
  * barriers, locks, collectives, allocation, finalize) flushes the queue
  * first, so no PE waits for a peer while holding back what that peer
- * waits for. Threads share the queue under its mutex, held across the
- * call into Go so that a quiet of one thread completes what another
- * queued before it. GOSHMEM_C_DEFER=0 turns it off.
+ * waits for. At SHMEM_THREAD_MULTIPLE threads share the queue under its
+ * mutex, held across the call into Go so that a quiet of one thread
+ * completes what another queued before it. GOSHMEM_C_DEFER=0 turns it
+ * off.
  */
 #define GSH_DEFER_OPS 64
 #define GSH_DEFER_COPY 64
@@ -728,10 +729,27 @@ static inline int gsh_nothing_pending(shmem_ctx_t ctx, unsigned long *seen)
 static struct {
 	pthread_mutex_t mu;
 	int on; /* set at shmem_init: peers not mapped and not turned off */
+	int mt; /* SHMEM_THREAD_MULTIPLE: threads take mu */
 	int n;  /* queued; written under mu, read without it to skip */
 	struct gsh_qop ops[GSH_DEFER_OPS];
 	_Alignas(16) unsigned char copy[GSH_DEFER_OPS][GSH_DEFER_COPY];
 } gsh_defer = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * Below SHMEM_THREAD_MULTIPLE one thread at a time calls the library,
+ * and the program orders those calls itself, so the queue needs no lock.
+ */
+static inline void gsh_defer_lock(void)
+{
+	if (gsh_defer.mt)
+		pthread_mutex_lock(&gsh_defer.mu);
+}
+
+static inline void gsh_defer_unlock(void)
+{
+	if (gsh_defer.mt)
+		pthread_mutex_unlock(&gsh_defer.mu);
+}
 
 static void gsh_defer_init(void)
 {
@@ -747,14 +765,15 @@ static void gsh_defer_init(void)
 			gsh_fatal("shmem_init", msg);
 		}
 	}
+	gsh_defer.mt = gshgo_query_thread(GSH_FN("shmem_init")) == SHMEM_THREAD_MULTIPLE;
 	__atomic_store_n(&gsh_defer.on, on && !gsh_fast.on, __ATOMIC_RELAXED);
 }
 
 static void gsh_defer_off(void)
 {
-	pthread_mutex_lock(&gsh_defer.mu);
+	gsh_defer_lock();
 	__atomic_store_n(&gsh_defer.on, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&gsh_defer.mu);
+	gsh_defer_unlock();
 }
 
 /* Hands the queue to Go, then does then; mu is held. */
@@ -780,10 +799,10 @@ static inline void gsh_flush(void)
 {
 	if (__builtin_expect(!gsh_deferred(), 1))
 		return;
-	pthread_mutex_lock(&gsh_defer.mu);
+	gsh_defer_lock();
 	if (gsh_defer.n)
 		gsh_defer_flush_locked(GSH_THEN_NONE, "shmem_quiet");
-	pthread_mutex_unlock(&gsh_defer.mu);
+	gsh_defer_unlock();
 }
 
 /* Before a call into Go on ctx: the default context's queue goes first. */
@@ -806,9 +825,9 @@ static int gsh_defer_op(shmem_ctx_t ctx, int kind, void *dest, const void *src, 
 	/* A transfer with this PE itself is not worth holding back. */
 	if (pe == ctx->team->my_pe)
 		return 0;
-	pthread_mutex_lock(&gsh_defer.mu);
+	gsh_defer_lock();
 	if (!gsh_defer.on) { /* finalized meanwhile */
-		pthread_mutex_unlock(&gsh_defer.mu);
+		gsh_defer_unlock();
 		return 0;
 	}
 	if (gsh_defer.n == GSH_DEFER_OPS)
@@ -826,7 +845,7 @@ static int gsh_defer_op(shmem_ctx_t ctx, int kind, void *dest, const void *src, 
 	op->kind = kind;
 	op->fn = fn;
 	__atomic_store_n(&gsh_defer.n, i + 1, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&gsh_defer.mu);
+	gsh_defer_unlock();
 	return 1;
 }
 
@@ -837,13 +856,13 @@ static void gsh_quiet(shmem_ctx_t ctx, const char *fn)
 		return;
 	ctx = gsh_ctx_canon(ctx);
 	if (ctx == &gsh_ctx_default && gsh_deferred()) {
-		pthread_mutex_lock(&gsh_defer.mu);
+		gsh_defer_lock();
 		if (gsh_defer.n) {
 			gsh_defer_flush_locked(GSH_THEN_QUIET, fn);
-			pthread_mutex_unlock(&gsh_defer.mu);
+			gsh_defer_unlock();
 			return;
 		}
-		pthread_mutex_unlock(&gsh_defer.mu);
+		gsh_defer_unlock();
 	}
 	if (!ctx) {
 		gshgo_quiet(ctx, GSH_FN(fn)); /* Go names what is wrong */
@@ -862,7 +881,7 @@ static void gsh_fence(shmem_ctx_t ctx, const char *fn)
 		return;
 	ctx = gsh_ctx_canon(ctx);
 	if (ctx == &gsh_ctx_default && gsh_deferred()) {
-		pthread_mutex_lock(&gsh_defer.mu);
+		gsh_defer_lock();
 		if (gsh_defer.n) {
 			/* A fence between queued operations is queued too. */
 			if (gsh_defer.n == GSH_DEFER_OPS) {
@@ -874,10 +893,10 @@ static void gsh_fence(shmem_ctx_t ctx, const char *fn)
 				op->fn = fn;
 				__atomic_store_n(&gsh_defer.n, gsh_defer.n + 1, __ATOMIC_RELAXED);
 			}
-			pthread_mutex_unlock(&gsh_defer.mu);
+			gsh_defer_unlock();
 			return;
 		}
-		pthread_mutex_unlock(&gsh_defer.mu);
+		gsh_defer_unlock();
 	}
 	/* Nothing outstanding: nothing to order. */
 	if (ctx && gsh_nothing_pending(ctx, &seen))

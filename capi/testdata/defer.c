@@ -4,22 +4,46 @@
  * holds, a fence between data and flag, a source reused as soon as the
  * put returns, a PE that waits for its peer's answer without a quiet of
  * its own (its wait must hand the queue over), non-blocking gets, and
- * quiets and fences with nothing to do.
+ * quiets and fences with nothing to do. At SHMEM_THREAD_MULTIPLE (the
+ * default) threads also queue on the default context at once; with the
+ * argument "serialized" the program runs at SHMEM_THREAD_SERIALIZED,
+ * where the queue takes no lock, and without threads.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "check.h"
 
 #define N 200
 
+#define THREADS 4
+
 static long data[N];
 static long flag, answer;
+static long slots[THREADS][N];
+static int me, n, right, left;
 
-int main(void)
+/* Thread id puts its slots to the right, quieting now and then. */
+static void *worker(void *arg)
 {
-	shmem_init();
-	int me = shmem_my_pe(), n = shmem_n_pes();
-	int right = (me + 1) % n, left = (me + n - 1) % n;
+	long id = (long)arg;
+	for (int i = 0; i < N; i++) {
+		shmem_long_p(&slots[id][i], id * 100000 + me * 1000 + i, right);
+		if (i % 7 == 0)
+			shmem_quiet();
+		if (i % 11 == 0)
+			shmem_fence();
+	}
+	shmem_quiet();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int serialized = argc > 1 && strcmp(argv[1], "serialized") == 0, prov;
+	CHECK(shmem_init_thread(serialized ? SHMEM_THREAD_SERIALIZED : SHMEM_THREAD_MULTIPLE, &prov) == 0, "init_thread");
+	me = shmem_my_pe(), n = shmem_n_pes();
+	right = (me + 1) % n, left = (me + n - 1) % n;
 
 	/* Nothing issued yet: these have nothing to do. */
 	shmem_quiet();
@@ -86,6 +110,19 @@ int main(void)
 	shmem_quiet(); /* nothing left for the second */
 	CHECK(shmem_long_g(&data[0], right) == 4242 + me, "g after p and quiet");
 	shmem_barrier_all();
+
+	if (!serialized) {
+		CHECK(prov == SHMEM_THREAD_MULTIPLE, "thread level %d", prov);
+		pthread_t th[THREADS];
+		for (long i = 0; i < THREADS; i++)
+			CHECK(pthread_create(&th[i], NULL, worker, (void *)i) == 0, "pthread_create");
+		for (int i = 0; i < THREADS; i++)
+			pthread_join(th[i], NULL);
+		shmem_barrier_all();
+		for (long id = 0; id < THREADS; id++)
+			for (int i = 0; i < N; i++)
+				CHECK(slots[id][i] == id * 100000 + left * 1000 + i, "thread %ld: slots[%d] = %ld", id, i, slots[id][i]);
+	}
 
 	printf("defer ok %d\n", me);
 	shmem_finalize();
