@@ -174,7 +174,7 @@ fi
 # above_floor: beside the ratio of each 8-byte latency on 2 PEs, ours
 # less the floor, and whether it is within FLOOR_TARGETS (TEST=US above
 # the floor, separated by commas).
-floor_targets=${FLOOR_TARGETS-$([ "$mode" = tcp ] && echo "get_lat=0.6,fadd_lat=0.6,cswap_lat=0.6,put_lat=0.9")}
+floor_targets=${FLOOR_TARGETS-$([ "$mode" != tcp ] || echo "get_lat=0.6,fadd_lat=0.6,cswap_lat=0.6,put_lat=0.9")}
 above_floor() {
 	awk -v floor="$floor" -v targets="$floor_targets" '
 	BEGIN {

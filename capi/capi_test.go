@@ -36,7 +36,7 @@ func TestMain(m *testing.M) {
 
 // programs are testdata's C programs, each of which prints "NAME ok PE"
 // on every PE when all its checks pass.
-var programs = []string{"rma", "amo", "wait", "coll", "teams", "memory", "threads", "pshmem"}
+var programs = []string{"rma", "amo", "wait", "coll", "teams", "memory", "threads", "pshmem", "defer"}
 
 // setup builds everything once, or skips the test where no C compiler is.
 func setup(t *testing.T) string {
@@ -118,6 +118,22 @@ func TestPrograms(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestDeferSerialized runs the queue's program below
+// SHMEM_THREAD_MULTIPLE, where the queue takes no lock.
+func TestDeferSerialized(t *testing.T) {
+	dir := setup(t)
+	for _, prov := range providers {
+		t.Run(prov, func(t *testing.T) {
+			t.Parallel()
+			out, code := oshrun(t, dir, prov, 2, "defer", "serialized")
+			require.Equal(t, 0, code, "exit status; output:\n%s", out)
+			for pe := range 2 {
+				require.Contains(t, out, fmt.Sprintf("defer ok %d", pe))
+			}
+		})
 	}
 }
 

@@ -40,7 +40,37 @@ struct gsh_ctx {
 	long options;          /* SHMEM_CTX_* */
 	struct gsh_ctx *next;  /* in team->ctxs */
 	void *fast;            /* the fast path's state for the context */
+	/*
+	 * Calls into Go on this context that returned (issued) and the value
+	 * issued had when the last quiet that completed began (quieted): a
+	 * quiet with the two equal has nothing to complete and stays in C.
+	 */
+	unsigned long issued, quieted;
 };
+
+/*
+ * An operation the runtime queued on the default context instead of
+ * calling into Go for it (runtime.c: deferred operations); Go runs a
+ * queue of them in one call, in order.
+ */
+enum gsh_op_kind {
+	GSH_DEFER_PUT = 1, /* blocking put; src is the runtime's copy of the source */
+	GSH_DEFER_PUT_NBI, /* src is the program's, untouched until the quiet */
+	GSH_DEFER_GET_NBI, /* dest is the program's, written by the quiet */
+	GSH_DEFER_FENCE    /* shmem_fence between the ones before and after */
+};
+
+struct gsh_qop {
+	void *dest;
+	void *src;
+	size_t n;
+	int pe;   /* as the program named it: a rank of the context's team */
+	int kind; /* a gsh_op_kind */
+	const char *fn; /* the routine the program called, for errors */
+};
+
+/* What gshgo_flush does after the queue: nothing, a quiet or a fence. */
+enum gsh_then { GSH_THEN_NONE = 0, GSH_THEN_QUIET, GSH_THEN_FENCE };
 
 /* World PE of rank r of team t; r is a valid rank. */
 static inline int gsh_team_world_pe(const struct gsh_team *t, int r)

@@ -93,6 +93,7 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 	addProcs(extra, w.ProviderInfo().Caps)
 	def := &ctxEntry{c: w, q: w}
 	C.gsh_ctx_default.h = C.uintptr_t(cgo.NewHandle(def))
+	theDefault.Store(&defaultCtx{h: C.gsh_ctx_default.h, e: def})
 	fillTeam(&C.gsh_team_world, w.TeamWorld())
 	fillTeam(&C.gsh_team_shared, w.TeamShared())
 	C.gsh_my_pe_cached, C.gsh_n_pes_cached = C.int(w.MyPE()), C.int(w.NPEs())
@@ -119,6 +120,7 @@ func gshgo_finalize(fn *C.char) {
 	w := theWorld(fn)
 	check(fn, w.Finalize())
 	world.Store(nil)
+	theDefault.Store(nil)
 	if h := C.gsh_ctx_default.h; h != 0 {
 		cgo.Handle(h).Delete()
 		C.gsh_ctx_default.h = 0

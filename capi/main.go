@@ -109,15 +109,28 @@ func check(fn *C.char, err error) {
 	}
 }
 
+// defaultCtx is the default context's handle and what it names, which
+// ctxOf answers without the handle table's lookup: most calls are on it.
+type defaultCtx struct {
+	h C.uintptr_t
+	e *ctxEntry
+}
+
+var theDefault atomic.Pointer[defaultCtx]
+
 // ctxOf returns the Go side of a C context.
 func ctxOf(x *C.struct_gsh_ctx, fn *C.char) *ctxEntry {
 	if x == nil {
 		fail(fn, errors.New("the context is SHMEM_CTX_INVALID"))
 	}
-	if x.h == 0 {
+	h := x.h
+	if h == 0 {
 		fail(fn, notRunning())
 	}
-	return cgo.Handle(x.h).Value().(*ctxEntry)
+	if d := theDefault.Load(); d != nil && d.h == h {
+		return d.e
+	}
+	return cgo.Handle(h).Value().(*ctxEntry)
 }
 
 // teamOf returns the Go side of a C team, or nil for SHMEM_TEAM_INVALID.

@@ -114,6 +114,55 @@ func gshgo_fence(x *C.struct_gsh_ctx, fn *C.char) {
 	check(fn, ctxOf(x, fn).q.Fence())
 }
 
+// gshgo_flush runs the n operations the C side queued on the context x
+// (runtime.c: deferred operations), in order, then does then: nothing, a
+// quiet or a fence. One call into Go for a put and its quiet, or for a
+// window of non-blocking transfers and theirs. An operation that fails
+// ends the job naming the routine the program called for it.
+//
+//export gshgo_flush
+func gshgo_flush(x *C.struct_gsh_ctx, ops *C.struct_gsh_qop, n, then C.int, fn *C.char) {
+	e := ctxOf(x, fn)
+	if n > 0 {
+		if ops == nil {
+			failf(fn, "a NULL queue of %d operations", int(n))
+		}
+		for _, op := range unsafe.Slice(ops, int(n)) {
+			runDeferred(e, &op)
+		}
+	}
+	switch then {
+	case C.GSH_THEN_NONE:
+	case C.GSH_THEN_QUIET:
+		check(fn, e.q.Quiet())
+	case C.GSH_THEN_FENCE:
+		check(fn, e.q.Fence())
+	default:
+		failf(fn, "unknown completion %d after queued operations (want 0 none, 1 quiet, 2 fence)", int(then))
+	}
+}
+
+// runDeferred runs one queued operation on e.
+func runDeferred(e *ctxEntry, op *C.struct_gsh_qop) {
+	fn := op.fn
+	if op.kind == C.GSH_DEFER_FENCE {
+		check(fn, e.q.Fence())
+		return
+	}
+	d, s := cbytes(fn, op.dest, op.n), cbytes(fn, op.src, op.n)
+	pe := int(op.pe)
+	switch op.kind {
+	case C.GSH_DEFER_PUT:
+		check(fn, shmem.Put(e.c, d, s, pe))
+	case C.GSH_DEFER_PUT_NBI:
+		check(fn, shmem.PutNBI(e.c, d, s, pe))
+	case C.GSH_DEFER_GET_NBI:
+		check(fn, shmem.GetNBI(e.c, d, s, pe))
+	default:
+		failf(fn, "unknown queued operation %d", int(op.kind))
+	}
+}
+
 // element returns a pointer to the T at p.
 func element[T any](fn *C.char, p unsafe.Pointer) *T {
 	return &mem.Slice[T](cbytes(fn, p, C.size_t(mem.SizeOf[T]())))[0]

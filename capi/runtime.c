@@ -24,6 +24,10 @@
 #include "fast.h"
 #include "_cgo_export.h"
 
+static inline void gsh_flush(void);
+static void gsh_defer_init(void);
+static void gsh_defer_off(void);
+
 /* The predefined handles; shmem_init fills them. */
 struct gsh_team gsh_team_world = { .mu = PTHREAD_MUTEX_INITIALIZER };
 struct gsh_team gsh_team_shared = { .mu = PTHREAD_MUTEX_INITIALIZER };
@@ -226,6 +230,7 @@ static int gsh_init(int requested, int *provided, const char *fn)
 	gsh_publish_handles();
 	gsh_state = GSH_RUNNING;
 	gsh_fast_init();
+	gsh_defer_init();
 	if (!exit_hooked) {
 		exit_hooked = 1;
 		on_exit(gsh_at_exit, NULL);
@@ -270,6 +275,8 @@ void shmem_finalize(void)
 			gsh_fatal("shmem_finalize", "called before shmem_init");
 		return; /* finalized already */
 	}
+	gsh_flush();
+	gsh_defer_off(); /* later calls go to Go, which reports them */
 	gsh_fast_fini();
 	gshgo_finalize(GSH_FN("shmem_finalize"));
 	gsh_retract_handles();
@@ -349,6 +356,7 @@ enum { GSH_ALLOC_MALLOC, GSH_ALLOC_CALLOC, GSH_ALLOC_ALIGN, GSH_ALLOC_HINTS };
 
 void *shmem_malloc(size_t size)
 {
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_MALLOC, size, 0, 0, GSH_FN("shmem_malloc"));
 }
 
@@ -356,46 +364,55 @@ void *shmem_calloc(size_t count, size_t size)
 {
 	if (size != 0 && count > SIZE_MAX / size)
 		gsh_fatal("shmem_calloc", "count * size overflows");
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_CALLOC, count * size, 0, 0, GSH_FN("shmem_calloc"));
 }
 
 void *shmem_align(size_t alignment, size_t size)
 {
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_ALIGN, size, alignment, 0, GSH_FN("shmem_align"));
 }
 
 void *shmem_malloc_with_hints(size_t size, long hints)
 {
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_HINTS, size, 0, hints, GSH_FN("shmem_malloc_with_hints"));
 }
 
 void *shmem_realloc(void *ptr, size_t size)
 {
+	gsh_flush();
 	return gshgo_realloc(ptr, size, GSH_FN("shmem_realloc"));
 }
 
 void shmem_free(void *ptr)
 {
+	gsh_flush();
 	gshgo_free(ptr, GSH_FN("shmem_free"));
 }
 
 void *shmalloc(size_t size)
 {
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_MALLOC, size, 0, 0, GSH_FN("shmalloc"));
 }
 
 void shfree(void *ptr)
 {
+	gsh_flush();
 	gshgo_free(ptr, GSH_FN("shfree"));
 }
 
 void *shrealloc(void *ptr, size_t size)
 {
+	gsh_flush();
 	return gshgo_realloc(ptr, size, GSH_FN("shrealloc"));
 }
 
 void *shmemalign(size_t alignment, size_t size)
 {
+	gsh_flush();
 	return gshgo_alloc(GSH_ALLOC_ALIGN, size, alignment, 0, GSH_FN("shmemalign"));
 }
 
@@ -502,6 +519,7 @@ int shmem_team_split_strided(shmem_team_t parent_team, int start, int stride, in
 	if (parent_team == SHMEM_TEAM_INVALID)
 		return -1;
 	struct gsh_team *t = gsh_team_new(fn);
+	gsh_flush();
 	int rc = gshgo_team_split_strided(parent_team, start, stride, size,
 		gsh_num_contexts(config, config_mask), t, GSH_FN(fn));
 	if (rc != 0) {
@@ -523,6 +541,7 @@ int shmem_team_split_2d(shmem_team_t parent_team, int xrange,
 	if (parent_team == SHMEM_TEAM_INVALID)
 		return -1;
 	struct gsh_team *x = gsh_team_new(fn), *y = gsh_team_new(fn);
+	gsh_flush();
 	int rc = gshgo_team_split_2d(parent_team, xrange, gsh_num_contexts(xaxis_config, xaxis_mask),
 		gsh_num_contexts(yaxis_config, yaxis_mask), x, y, GSH_FN(fn));
 	if (rc != 0) {
@@ -550,6 +569,7 @@ void shmem_team_destroy(shmem_team_t team)
 		gsh_fast_ctx_destroyed(c);
 	gsh_fast_team_destroyed(team);
 	/* Destroys the team's contexts on the Go side too. */
+	gsh_flush();
 	gshgo_team_destroy(team, GSH_FN(fn));
 	while (ctxs) {
 		struct gsh_ctx *next = ctxs->next;
@@ -563,6 +583,7 @@ int shmem_team_sync(shmem_team_t team)
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	return gshgo_team_sync(team, GSH_FN("shmem_team_sync"));
 }
 
@@ -643,32 +664,264 @@ int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 
 /* ---- Ordering ---- */
 
-void shmem_ctx_quiet(shmem_ctx_t ctx)
+/*
+ * The context a call names, with the program's copy of the default
+ * context (see gsh_publish_handles) taken as ours, so that the
+ * bookkeeping below has one place per context.
+ */
+static inline shmem_ctx_t gsh_ctx_canon(shmem_ctx_t ctx)
 {
+	return ctx && ctx == gsh_default_copy ? &gsh_ctx_default : ctx;
+}
+
+/*
+ * Quiet with nothing to complete. Every call into Go on a context counts
+ * in ctx->issued when it returns; a quiet reads the count before it
+ * enters Go and, once Go's quiet returned, raises ctx->quieted to what it
+ * read. An operation that returned before a quiet began is counted in
+ * what that quiet read, so while issued equals quieted every operation
+ * that returned has been completed by a quiet, and another has nothing to
+ * do. Threads may race on both words: quieted only grows, and only to a
+ * count a finished quiet read.
+ */
+static inline void gsh_issued(shmem_ctx_t ctx)
+{
+	__atomic_fetch_add(&ctx->issued, 1, __ATOMIC_RELEASE);
+}
+
+static inline void gsh_quieted(shmem_ctx_t ctx, unsigned long seen)
+{
+	unsigned long q = __atomic_load_n(&ctx->quieted, __ATOMIC_RELAXED);
+	while ((long)(seen - q) > 0 &&
+	       !__atomic_compare_exchange_n(&ctx->quieted, &q, seen, 1, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+static inline int gsh_nothing_pending(shmem_ctx_t ctx, unsigned long *seen)
+{
+	*seen = __atomic_load_n(&ctx->issued, __ATOMIC_ACQUIRE);
+	return *seen == __atomic_load_n(&ctx->quieted, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Deferred operations of the default context. Where peers' memory is not
+ * mapped every operation is a call into Go, which costs about as much as
+ * a whole small put over ntbring (docs/benchmarks.md, "C and Go"). So
+ * the default context's small puts and non-blocking transfers wait in
+ * this queue, and the next quiet or fence, or any routine that enters Go
+ * or waits, hands the queue to Go in one call (gshgo_flush), in order:
+ * a put and its quiet are one call, a window of non-blocking puts and
+ * their quiet is one call. A blocking put's source is copied here (up to
+ * GSH_DEFER_COPY bytes), so the program may reuse it on return as the
+ * specification says; a non-blocking transfer's buffers are the
+ * program's until its quiet anyway. Whatever waits (wait and test,
+ * barriers, locks, collectives, allocation, finalize) flushes the queue
+ * first, so no PE waits for a peer while holding back what that peer
+ * waits for. At SHMEM_THREAD_MULTIPLE threads share the queue under its
+ * mutex, held across the call into Go so that a quiet of one thread
+ * completes what another queued before it. GOSHMEM_C_DEFER=0 turns it
+ * off.
+ */
+#define GSH_DEFER_OPS 64
+#define GSH_DEFER_COPY 64
+#define GSH_DEFER_NBI 8192 /* larger transfers start at once, to overlap */
+
+static struct {
+	pthread_mutex_t mu;
+	int on; /* set at shmem_init: peers not mapped and not turned off */
+	int mt; /* SHMEM_THREAD_MULTIPLE: threads take mu */
+	int n;  /* queued; written under mu, read without it to skip */
+	struct gsh_qop ops[GSH_DEFER_OPS];
+	_Alignas(16) unsigned char copy[GSH_DEFER_OPS][GSH_DEFER_COPY];
+} gsh_defer = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+/*
+ * Below SHMEM_THREAD_MULTIPLE one thread at a time calls the library,
+ * and the program orders those calls itself, so the queue needs no lock.
+ */
+static inline void gsh_defer_lock(void)
+{
+	if (gsh_defer.mt)
+		pthread_mutex_lock(&gsh_defer.mu);
+}
+
+static inline void gsh_defer_unlock(void)
+{
+	if (gsh_defer.mt)
+		pthread_mutex_unlock(&gsh_defer.mu);
+}
+
+static void gsh_defer_init(void)
+{
+	static const char env[] = "GOSHMEM_C_DEFER";
+	const char *v = getenv(env);
+	int on = 1;
+	if (v && *v) {
+		if (strcmp(v, "0") == 0)
+			on = 0;
+		else if (strcmp(v, "1") != 0) {
+			char msg[160];
+			snprintf(msg, sizeof msg, "%s=\"%.40s\": want 0 (each operation enters Go at once) or 1 (the default)", env, v);
+			gsh_fatal("shmem_init", msg);
+		}
+	}
+	gsh_defer.mt = gshgo_query_thread(GSH_FN("shmem_init")) == SHMEM_THREAD_MULTIPLE;
+	__atomic_store_n(&gsh_defer.on, on && !gsh_fast.on, __ATOMIC_RELAXED);
+}
+
+static void gsh_defer_off(void)
+{
+	gsh_defer_lock();
+	__atomic_store_n(&gsh_defer.on, 0, __ATOMIC_RELAXED);
+	gsh_defer_unlock();
+}
+
+/* Hands the queue to Go, then does then; mu is held. */
+static void gsh_defer_flush_locked(int then, const char *fn)
+{
+	int n = gsh_defer.n;
+	unsigned long seen = __atomic_load_n(&gsh_ctx_default.issued, __ATOMIC_ACQUIRE);
+	gshgo_flush(&gsh_ctx_default, gsh_defer.ops, n, then, GSH_FN(fn));
+	__atomic_store_n(&gsh_defer.n, 0, __ATOMIC_RELAXED);
+	if (then == GSH_THEN_QUIET)
+		gsh_quieted(&gsh_ctx_default, seen);
+	else if (n > 0)
+		gsh_issued(&gsh_ctx_default);
+}
+
+static inline int gsh_deferred(void)
+{
+	return __atomic_load_n(&gsh_defer.n, __ATOMIC_RELAXED) != 0;
+}
+
+/* Before anything that enters Go or waits: the queue goes first. */
+static inline void gsh_flush(void)
+{
+	if (__builtin_expect(!gsh_deferred(), 1))
+		return;
+	gsh_defer_lock();
+	if (gsh_defer.n)
+		gsh_defer_flush_locked(GSH_THEN_NONE, "shmem_quiet");
+	gsh_defer_unlock();
+}
+
+/* Before a call into Go on ctx: the default context's queue goes first. */
+static inline void gsh_flush_ctx(shmem_ctx_t ctx)
+{
+	if (gsh_ctx_canon(ctx) == &gsh_ctx_default)
+		gsh_flush();
+}
+
+/*
+ * Queues a transfer on the default context if it may wait: 1 if it did,
+ * 0 if the caller is to go to Go at once.
+ */
+static int gsh_defer_op(shmem_ctx_t ctx, int kind, void *dest, const void *src, size_t n, int pe, const char *fn)
+{
+	if (!__atomic_load_n(&gsh_defer.on, __ATOMIC_RELAXED) || gsh_ctx_canon(ctx) != &gsh_ctx_default)
+		return 0;
+	if (kind == GSH_DEFER_PUT ? n > GSH_DEFER_COPY : n > GSH_DEFER_NBI)
+		return 0;
+	/* A transfer with this PE itself is not worth holding back. */
+	if (pe == ctx->team->my_pe)
+		return 0;
+	gsh_defer_lock();
+	if (!gsh_defer.on) { /* finalized meanwhile */
+		gsh_defer_unlock();
+		return 0;
+	}
+	if (gsh_defer.n == GSH_DEFER_OPS)
+		gsh_defer_flush_locked(GSH_THEN_NONE, fn);
+	int i = gsh_defer.n;
+	struct gsh_qop *op = &gsh_defer.ops[i];
+	op->dest = dest;
+	op->src = (void *)src;
+	if (kind == GSH_DEFER_PUT) {
+		memcpy(gsh_defer.copy[i], src, n);
+		op->src = gsh_defer.copy[i];
+	}
+	op->n = n;
+	op->pe = pe;
+	op->kind = kind;
+	op->fn = fn;
+	__atomic_store_n(&gsh_defer.n, i + 1, __ATOMIC_RELAXED);
+	gsh_defer_unlock();
+	return 1;
+}
+
+static void gsh_quiet(shmem_ctx_t ctx, const char *fn)
+{
+	unsigned long seen;
 	if (ctx && gsh_fast_quiet(ctx))
 		return;
-	gshgo_quiet(ctx, GSH_FN("shmem_ctx_quiet"));
+	ctx = gsh_ctx_canon(ctx);
+	if (ctx == &gsh_ctx_default && gsh_deferred()) {
+		gsh_defer_lock();
+		if (gsh_defer.n) {
+			gsh_defer_flush_locked(GSH_THEN_QUIET, fn);
+			gsh_defer_unlock();
+			return;
+		}
+		gsh_defer_unlock();
+	}
+	if (!ctx) {
+		gshgo_quiet(ctx, GSH_FN(fn)); /* Go names what is wrong */
+		return;
+	}
+	if (gsh_nothing_pending(ctx, &seen))
+		return;
+	gshgo_quiet(ctx, GSH_FN(fn));
+	gsh_quieted(ctx, seen);
+}
+
+static void gsh_fence(shmem_ctx_t ctx, const char *fn)
+{
+	unsigned long seen;
+	if (ctx && gsh_fast_fence(ctx))
+		return;
+	ctx = gsh_ctx_canon(ctx);
+	if (ctx == &gsh_ctx_default && gsh_deferred()) {
+		gsh_defer_lock();
+		if (gsh_defer.n) {
+			/* A fence between queued operations is queued too. */
+			if (gsh_defer.n == GSH_DEFER_OPS) {
+				gsh_defer_flush_locked(GSH_THEN_FENCE, fn);
+			} else {
+				struct gsh_qop *op = &gsh_defer.ops[gsh_defer.n];
+				memset(op, 0, sizeof *op);
+				op->kind = GSH_DEFER_FENCE;
+				op->fn = fn;
+				__atomic_store_n(&gsh_defer.n, gsh_defer.n + 1, __ATOMIC_RELAXED);
+			}
+			gsh_defer_unlock();
+			return;
+		}
+		gsh_defer_unlock();
+	}
+	/* Nothing outstanding: nothing to order. */
+	if (ctx && gsh_nothing_pending(ctx, &seen))
+		return;
+	gshgo_fence(ctx, GSH_FN(fn));
+}
+
+void shmem_ctx_quiet(shmem_ctx_t ctx)
+{
+	gsh_quiet(ctx, "shmem_ctx_quiet");
 }
 
 void shmem_quiet(void)
 {
-	if (gsh_fast_quiet(SHMEM_CTX_DEFAULT))
-		return;
-	gshgo_quiet(SHMEM_CTX_DEFAULT, GSH_FN("shmem_quiet"));
+	gsh_quiet(SHMEM_CTX_DEFAULT, "shmem_quiet");
 }
 
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
-	if (ctx && gsh_fast_fence(ctx))
-		return;
-	gshgo_fence(ctx, GSH_FN("shmem_ctx_fence"));
+	gsh_fence(ctx, "shmem_ctx_fence");
 }
 
 void shmem_fence(void)
 {
-	if (gsh_fast_fence(SHMEM_CTX_DEFAULT))
-		return;
-	gshgo_fence(SHMEM_CTX_DEFAULT, GSH_FN("shmem_fence"));
+	gsh_fence(SHMEM_CTX_DEFAULT, "shmem_fence");
 }
 
 /* ---- Barriers ---- */
@@ -683,6 +936,7 @@ void shmem_barrier_all(void)
 	if (gsh_fast_barrier_all())
 		return;
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
+	gsh_flush();
 	gshgo_barrier_all(GSH_FN("shmem_barrier_all"));
 }
 
@@ -690,12 +944,14 @@ void shmem_sync_all(void)
 {
 	if (gsh_fast_barrier())
 		return;
+	gsh_flush();
 	gshgo_sync_all(GSH_FN("shmem_sync_all"));
 }
 
 void gsh_barrier_as(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
+	gsh_flush();
 	gshgo_barrier_as(PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
@@ -711,6 +967,7 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
  */
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
+	gsh_flush();
 	gshgo_barrier_as(PE_start, logPE_stride, PE_size, pSync, GSH_FN("shmem_sync"));
 }
 
@@ -719,11 +976,13 @@ void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 void shmem_set_lock(long *lock)
 {
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
+	gsh_flush();
 	gshgo_lock(0, lock, GSH_FN("shmem_set_lock"));
 }
 
 int shmem_test_lock(long *lock)
 {
+	gsh_flush();
 	return gshgo_lock(1, lock, GSH_FN("shmem_test_lock"));
 }
 
@@ -731,6 +990,7 @@ void shmem_clear_lock(long *lock)
 {
 	/* Clearing completes the holder's stores, fast ones included. */
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
+	gsh_flush();
 	gshgo_lock(2, lock, GSH_FN("shmem_clear_lock"));
 }
 
@@ -744,6 +1004,24 @@ void shmem_udcflush(void) {}
 void shmem_udcflush_line(void *dest) { (void)dest; }
 
 /* ---- RMA ---- */
+
+/*
+ * The calls into Go on a context: the default context's queue first, the
+ * count that quiet reads after.
+ */
+static void gsh_go_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, int nbi, const char *fn)
+{
+	gsh_flush_ctx(ctx);
+	gshgo_put(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+static void gsh_go_get(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, int nbi, const char *fn)
+{
+	gsh_flush_ctx(ctx);
+	gshgo_get(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
 
 /*
  * Blocking and non-blocking transfers share one body: on the fast path
@@ -760,7 +1038,9 @@ static inline void gsh_put_any(shmem_ctx_t ctx, void *dest, const void *src, siz
 		gsh_fast_written(ctx, t, nbytes, pe);
 		return;
 	}
-	gshgo_put(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+	if (ctx && gsh_defer_op(ctx, nbi ? GSH_DEFER_PUT_NBI : GSH_DEFER_PUT, dest, src, nbytes, pe, fn))
+		return;
+	gsh_go_put(ctx, dest, src, nbytes, pe, nbi, fn);
 }
 
 static inline void gsh_get_any(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe,
@@ -773,7 +1053,9 @@ static inline void gsh_get_any(shmem_ctx_t ctx, void *dest, const void *src, siz
 		memcpy(dest, t, nbytes);
 		return;
 	}
-	gshgo_get(ctx, dest, (void *)src, nbytes, pe, nbi, GSH_FN(fn));
+	if (ctx && nbi && gsh_defer_op(ctx, GSH_DEFER_GET_NBI, dest, src, nbytes, pe, fn))
+		return;
+	gsh_go_get(ctx, dest, src, nbytes, pe, nbi, fn);
 }
 
 void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
@@ -816,7 +1098,9 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 		gsh_fast_written(ctx, t, span, pe);
 		return;
 	}
+	gsh_flush_ctx(ctx);
 	gshgo_strided(ctx, dest, (void *)src, dst, sst, nelems, esize, pe, 0, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
 }
 
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
@@ -830,7 +1114,9 @@ void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 			memcpy(d + i * dst * esize, t + i * sst * esize, esize);
 		return;
 	}
+	gsh_flush_ctx(ctx);
 	gshgo_strided(ctx, dest, (void *)src, dst, sst, nelems, esize, pe, 1, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
 }
 
 /*
@@ -872,7 +1158,9 @@ void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, 
 		gsh_fast_written(ctx, t, size, pe);
 		return;
 	}
-	gshgo_put(ctx, dest, (void *)value, size, pe, 0, GSH_FN(fn));
+	if (ctx && gsh_defer_op(ctx, GSH_DEFER_PUT, dest, value, size, pe, fn))
+		return;
+	gsh_go_put(ctx, dest, value, size, pe, 0, fn);
 }
 
 void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, const char *fn)
@@ -882,7 +1170,7 @@ void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, 
 		gsh_load(result, t, size);
 		return;
 	}
-	gshgo_get(ctx, result, (void *)src, size, pe, 0, GSH_FN(fn));
+	gsh_go_get(ctx, result, src, size, pe, 0, fn);
 }
 
 void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
@@ -905,13 +1193,16 @@ void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 		gsh_fast_written(ctx, s, sizeof *sig_addr, pe);
 		return;
 	}
+	gsh_flush_ctx(ctx);
 	gshgo_put_signal(ctx, dest, (void *)src, nbytes, sig_addr, signal, sig_op, pe, nbi, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
 }
 
 uint64_t shmem_signal_fetch(const uint64_t *sig_addr)
 {
 	if (!sig_addr)
 		gsh_fatal("shmem_signal_fetch", "sig_addr is NULL");
+	gsh_flush(); /* a program may poll here for what its puts caused */
 	return __atomic_load_n(sig_addr, __ATOMIC_ACQUIRE);
 }
 
@@ -974,7 +1265,10 @@ uint64_t gsh_amo(shmem_ctx_t ctx, void *dest, int op, int kind, int size,
 			gsh_fast_written(ctx, t, size, pe);
 		return old;
 	}
-	return gshgo_amo(ctx, NULL, dest, op, kind, size, operand, compare, pe, GSH_FN(fn));
+	gsh_flush_ctx(ctx);
+	uint64_t old = gshgo_amo(ctx, NULL, dest, op, kind, size, operand, compare, pe, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+	return old;
 }
 
 void gsh_amo_nbi(shmem_ctx_t ctx, void *fetch, void *dest, int op, int kind, int size,
@@ -996,7 +1290,9 @@ void gsh_amo_nbi(shmem_ctx_t ctx, void *fetch, void *dest, int op, int kind, int
 		}
 		return;
 	}
+	gsh_flush_ctx(ctx);
 	gshgo_amo(ctx, fetch, dest, op, kind, size, operand, compare, pe, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
 }
 
 /* ---- Point-to-point synchronisation ---- */
@@ -1134,6 +1430,7 @@ size_t gsh_wait(int mode, void *ivars, size_t nelems, const int *status, size_t 
 {
 	int block = mode & GSH_WAIT_BLOCK, form = mode & ~GSH_WAIT_BLOCK, done;
 	long polls = GSH_SPINS;
+	gsh_flush(); /* what this PE queued may be what it waits for */
 	for (long spin = 0;; spin++) {
 		long long r = gsh_scan(form, ivars, nelems, status, indices, kind, size, cmp, value, values, &done);
 		if (r == -2)
@@ -1144,6 +1441,7 @@ size_t gsh_wait(int mode, void *ivars, size_t nelems, const int *status, size_t 
 			break; /* Go sleeps until a store wakes it */
 		gsh_relax();
 	}
+	gsh_flush();
 	return gshgo_wait(mode, ivars, nelems, (int *)status, indices, kind, size, cmp, value, (void *)values, GSH_FN(fn));
 }
 
@@ -1161,6 +1459,7 @@ uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value
 			gsh_relax();
 		}
 	}
+	gsh_flush();
 	return gshgo_signal_wait_until(sig_addr, cmp, cmp_value, GSH_FN(fn));
 }
 
@@ -1170,6 +1469,7 @@ int gsh_broadcast(shmem_team_t team, void *dest, const void *src, size_t nbytes,
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	gshgo_broadcast(team, dest, (void *)src, nbytes, root, GSH_FN(fn));
 	return 0;
 }
@@ -1178,6 +1478,7 @@ int gsh_collect(shmem_team_t team, void *dest, const void *src, size_t nbytes, c
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	gshgo_collect(team, dest, (void *)src, nbytes, GSH_FN(fn));
 	return 0;
 }
@@ -1186,6 +1487,7 @@ int gsh_fcollect(shmem_team_t team, void *dest, const void *src, size_t nbytes, 
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	gshgo_fcollect(team, dest, (void *)src, nbytes, GSH_FN(fn));
 	return 0;
 }
@@ -1194,6 +1496,7 @@ int gsh_alltoall(shmem_team_t team, void *dest, const void *src, size_t nbytes, 
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	gshgo_alltoalls(team, dest, (void *)src, 1, 1, nbytes, 1, GSH_FN(fn));
 	return 0;
 }
@@ -1203,6 +1506,7 @@ int gsh_alltoalls(shmem_team_t team, void *dest, const void *src, ptrdiff_t dst,
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	gsh_flush();
 	gshgo_alltoalls(team, dest, (void *)src, dst, sst, nelems, esize, GSH_FN(fn));
 	return 0;
 }
@@ -1237,6 +1541,7 @@ static int gsh_reduce_ld(shmem_team_t team, long double *dest, const long double
 	long double *acc = malloc(nb), *in = malloc(nb);
 	if (!acc || !in)
 		gsh_fatal(fn, "out of memory for a long double reduction");
+	gsh_flush();
 	gshgo_team_sync(team, GSH_FN(fn));
 	for (int r = 0; r < team->n_pes; r++) {
 		long double *to = r == 0 ? acc : in;
@@ -1249,6 +1554,7 @@ static int gsh_reduce_ld(shmem_team_t team, long double *dest, const long double
 		else if (op != GSH_OP_MAX && op != GSH_OP_MIN && op != GSH_OP_SUM && op != GSH_OP_PROD)
 			gsh_fatal(fn, "this reduction operator is not defined for long double");
 	}
+	gsh_flush();
 	gshgo_team_sync(team, GSH_FN(fn));
 	memcpy(dest, acc, nb);
 	free(acc);
@@ -1263,6 +1569,7 @@ int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 		return -1;
 	if (kind == GSH_FLOAT && size == 16)
 		return gsh_reduce_ld(team, dest, src, nreduce, op, fn);
+	gsh_flush();
 	gshgo_reduce(team, dest, (void *)src, nreduce, op, kind, size, GSH_FN(fn));
 	return 0;
 }
@@ -1272,36 +1579,42 @@ int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 void gsh_broadcast_as(void *dest, const void *src, size_t nbytes, int PE_root,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_broadcast_as(dest, (void *)src, nbytes, PE_root, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
 void gsh_collect_as(void *dest, const void *src, size_t nbytes,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_collect_as(dest, (void *)src, nbytes, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
 void gsh_fcollect_as(void *dest, const void *src, size_t nbytes,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_fcollect_as(dest, (void *)src, nbytes, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
 void gsh_alltoall_as(void *dest, const void *src, size_t nbytes,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_alltoall_as(dest, (void *)src, nbytes, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
 void gsh_alltoalls_as(void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst, size_t nelems,
 	size_t esize, int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_alltoalls_as(dest, (void *)src, dst, sst, nelems, esize, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
 void gsh_reduce_as(void *dest, const void *src, int nreduce, int op, int kind, int size,
 	int PE_start, int logPE_stride, int PE_size, void *pWrk, long *pSync, const char *fn)
 {
+	gsh_flush();
 	gshgo_reduce_as(dest, (void *)src, nreduce, op, kind, size, PE_start, logPE_stride, PE_size, pWrk, pSync, GSH_FN(fn));
 }
 
