@@ -55,7 +55,7 @@ func TestNamespacedPerf(t *testing.T) {
 	configs := []config{
 		{"2x2 same host", []int{0, 0, 1, 1}, nil, p2p + "," + coll},
 		{"2x2 same host, hybrid off", []int{0, 0, 1, 1}, []string{off}, p2p + "," + coll},
-		{"loopback alone 1x2", []int{0, 0}, nil, p2p},
+		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p},
 		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p},
 		{"tcp alone 2x1", []int{0, 1}, nil, p2p},
 		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll},
@@ -63,10 +63,16 @@ func TestNamespacedPerf(t *testing.T) {
 	}
 	figures := map[string][]float64{} // config/test -> latency in us, per round
 	var order []string
+	if only := os.Getenv(envPerf + "_ONLY"); only != "" {
+		configs = slices.DeleteFunc(configs, func(c config) bool { return !strings.Contains(c.name, only) })
+	}
 	for r := range rounds {
 		for _, c := range configs {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			j := h3.startOn(ctx, t, c.hostOf, append([]string{core.EnvProvider + "=tcp"}, c.env...),
+			// The namespaced hosts share this machine's CPUs: every PE
+			// is told the PEs outnumber them, as they do.
+			env := append([]string{core.EnvProvider + "=tcp", core.EnvCPUs + "=1"}, c.env...)
+			j := h3.startOn(ctx, t, c.hostOf, env,
 				bin, "-test", c.tests, "-sizes", "8", "-iters", "20000", "-warmup", "500", "-json")
 			errs := j.wait()
 			cancel()
