@@ -2,7 +2,6 @@ package hybrid_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -81,7 +80,7 @@ func TestNamespacedPerf(t *testing.T) {
 					t.Fatalf("round %d, %s: PE %d: %v\n%s", r, c.name, pe, err, j.outs[pe].String())
 				}
 			}
-			sc := bufio.NewScanner(bytes.NewReader(j.outs[0].Bytes()))
+			sc := bufio.NewScanner(strings.NewReader(j.outs[0].String()))
 			for sc.Scan() {
 				var res struct {
 					Test      string   `json:"test"`

@@ -103,7 +103,7 @@ func newNSHosts(t *testing.T, k int) *nsHosts {
 // bootstrap store on its host's address.
 type nsJob struct {
 	cmds []*exec.Cmd
-	outs []bytes.Buffer
+	outs []syncBuf
 }
 
 // start starts program (with args) as every PE of a job, with env added to
@@ -129,7 +129,7 @@ func (h *nsHosts) startOn(ctx context.Context, t *testing.T, hostOf []int, env [
 	n := len(hostOf)
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
-	j := &nsJob{outs: make([]bytes.Buffer, n)}
+	j := &nsJob{outs: make([]syncBuf, n)}
 	for rank := range n {
 		host := hostOf[rank]
 		argv := append([]string{"netns", "exec", h.ns[host], "unshare", "--uts", "--",
