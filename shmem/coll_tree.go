@@ -77,7 +77,11 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 			copy(b, w.local[off:off+len(b)])
 		}
 	}
-	for _, k := range l.kids[:l.nkids] {
+	// Releases go to the last children first: in the host-aware shape
+	// those are the leaders of other hosts, whose release has the
+	// farthest to go.
+	for i := l.nkids - 1; i >= 0; i-- {
+		k := l.kids[i]
 		if down && len(b) > 0 {
 			if err := ep.Put(t.members[k.rank], w.heap, base+releaseOff+cacheLine, b); err != nil {
 				return err
