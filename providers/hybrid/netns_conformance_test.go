@@ -13,13 +13,10 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// The conformance suite over tcp+loopback with every PE a process on a
-// host of its own as far as the job can tell (see nsHosts): the whole
-// suite on 2 hosts x 2 PEs, and on 3 hosts x 2 PEs the cases that depend
-// on the hosts' shape (collectives, teams, barriers, waits, atomics,
-// RMA), or the whole suite there too with GOSHMEM_HYBRID_ALL=1. About 2
-// minutes under -race for both on a loaded 2-CPU machine; skipped in
-// -short, as the other process runs.
+// The whole conformance suite over tcp+loopback with every PE a process
+// on a host of its own as far as the job can tell (see nsHosts), on 2
+// hosts x 2 PEs and 3 hosts x 2 PEs: about 45 seconds under -race on a
+// loaded 2-CPU machine. Skipped in -short, as the other process runs.
 func TestConformanceNamespacedHosts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process runs are skipped in -short mode")
@@ -35,9 +32,6 @@ func TestConformanceNamespacedHosts(t *testing.T) {
 			n := 2 * hosts
 			for _, c := range conformance.Cases() {
 				t.Run(c.Name, func(t *testing.T) {
-					if hosts == 3 && os.Getenv("GOSHMEM_HYBRID_ALL") != "1" && !shapeCase(c.Name) {
-						t.Skip("runs on 2 x 2 only; GOSHMEM_HYBRID_ALL=1 runs it on 3 x 2 as well")
-					}
 					if missing := c.Needs &^ info.Caps; missing != 0 {
 						t.Skipf("%s lacks %s", info.Name, missing)
 					}
@@ -62,15 +56,4 @@ func TestConformanceNamespacedHosts(t *testing.T) {
 			}
 		})
 	}
-}
-
-// shapeCase reports whether a case's behaviour depends on how the PEs
-// are spread over hosts.
-func shapeCase(name string) bool {
-	for _, p := range []string{"Coll/", "Team/", "Barrier/", "Sync/", "Wait/", "Atomic/", "PutGet/", "Ptr/", "ActiveSet/"} {
-		if strings.HasPrefix(name, p) {
-			return true
-		}
-	}
-	return false
 }
