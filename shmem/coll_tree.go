@@ -25,7 +25,9 @@ const (
 // or recursive doubling takes one step where the tree takes two.
 func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChunk }
 
-// tree runs the combining tree rooted at team rank root. On the way up,
+// tree runs the combining tree rooted at team rank root (see links: on a
+// team spread over hosts with several PEs on some, a tree of hosts with a
+// tree inside each). On the way up,
 // if combine is not nil, each PE combines its children's acc into its own,
 // in child order, and sends the result to its parent; if down, the root's
 // acc comes back down into every PE's acc, so all hold the same bits. With
@@ -36,31 +38,28 @@ func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChun
 // consumed what the previous generation wrote; so one copy of each buffer
 // is enough, whatever the root of either generation.
 func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bool) error {
-	n := len(t.members)
 	t.treeGen++
 	gen := t.treeGen
 	w, ep, base := t.w, t.w.coll.ep, t.base()
 	b := mem.Bytes(acc)
-	rel := (t.me - root + n) % n
-	first := treeArity*rel + 1
-	kids := max(0, min(n, first+treeArity)-first)
-	if kids > 0 {
-		t.arrivals += uint64(kids)
+	l := t.links(root)
+	if l.nkids > 0 {
+		t.arrivals += uint64(l.nkids)
 		if err := w.waitGE(base+arriveOff, t.arrivals); err != nil {
 			return err
 		}
 		if combine != nil {
-			for j := range kids {
-				off := base + upOff + j*treeChunk
+			for _, k := range l.kids[:l.nkids] {
+				off := base + upOff + k.place*treeChunk
 				combine(acc, mem.Slice[T](w.local[off:off+len(b)]))
 			}
 		}
 	}
-	if rel > 0 {
-		parent := t.members[((rel-1)/treeArity+root)%n]
+	if l.parent.rank >= 0 {
+		parent := t.members[l.parent.rank]
 		if combine != nil && len(b) > 0 {
 			// The payload lands before the count that announces it.
-			if err := ep.Put(parent, w.heap, base+upOff+(rel-1)%treeArity*treeChunk, b); err != nil {
+			if err := ep.Put(parent, w.heap, base+upOff+l.parent.place*treeChunk, b); err != nil {
 				return err
 			}
 			if err := ep.Fence(); err != nil {
@@ -78,17 +77,20 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 			copy(b, w.local[off:off+len(b)])
 		}
 	}
-	for c := first; c < first+kids; c++ {
-		child := (c + root) % n
+	// Releases go to the last children first: in the host-aware shape
+	// those are the leaders of other hosts, whose release has the
+	// farthest to go.
+	for i := l.nkids - 1; i >= 0; i-- {
+		k := l.kids[i]
 		if down && len(b) > 0 {
-			if err := ep.Put(t.members[child], w.heap, base+releaseOff+cacheLine, b); err != nil {
+			if err := ep.Put(t.members[k.rank], w.heap, base+releaseOff+cacheLine, b); err != nil {
 				return err
 			}
 			if err := ep.Fence(); err != nil {
 				return err
 			}
 		}
-		if err := t.signal(child, base+releaseOff, gen); err != nil {
+		if err := t.signal(k.rank, base+releaseOff, gen); err != nil {
 			return err
 		}
 	}

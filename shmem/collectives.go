@@ -59,6 +59,11 @@ type collectives struct {
 	world  *Team
 	shared *Team
 
+	// hostOf is the host index of every World PE (see coll_hosts.go);
+	// hostAware says the teams spread over hosts use host-aware trees.
+	hostOf    []int
+	hostAware bool
+
 	bulkGen uint64 // pieces the World's large reductions have moved, ever
 
 	// domBarrier is the domain's own barrier, which the World's team

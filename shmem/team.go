@@ -23,6 +23,7 @@ type Team struct {
 	me      int   // this PE's rank
 	slot    int   // its slot in the internal heap
 	config  TeamConfig
+	shape   *hostShape // nil: the combining tree is flat (see coll_hosts.go)
 
 	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
 	arrivals                                               uint64 // children heard from in the tree, ever
@@ -134,6 +135,10 @@ func (c *collectives) initTeams(hostID string) error {
 	local := sameHost(hosts, w.me)
 	c.shared = &Team{w: w, members: local, me: indexOf(local, w.me), slot: 1, contexts: map[*Context]struct{}{}}
 	c.slots[1] = c.shared
+	if err := c.initHosts(hosts); err != nil {
+		return err
+	}
+	c.world.shapeHosts()
 	return nil
 }
 
@@ -254,6 +259,7 @@ func (t *Team) split(op string, members []int, config TeamConfig) (*Team, error)
 		return nil, &TeamLimitError{Max: maxTeams}
 	}
 	nt := &Team{w: t.w, members: members, me: indexOf(members, t.w.me), slot: slot, config: config, contexts: map[*Context]struct{}{}}
+	nt.shapeHosts()
 	c.teamMu.Lock()
 	c.slots[slot] = nt
 	c.teamMu.Unlock()

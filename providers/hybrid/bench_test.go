@@ -111,3 +111,104 @@ func BenchmarkPair(b *testing.B) {
 		})
 	}
 }
+
+// collJob starts a job of len(hosts) PEs in process, PE i posing as
+// running on hosts[i], and runs body on every PE b.N times; the figure is
+// the time per call on PE 0, which starts and stops the clock after
+// barriers that every PE enters.
+func collJob(b *testing.B, spec string, hosts []string, env map[string]string, body func(w *shmem.World, src, dst []int64) error) {
+	b.Helper()
+	shm := b.TempDir()
+	lookup := func(k string) (string, bool) {
+		switch k {
+		case core.EnvShmDir:
+			return shm, true
+		case core.EnvCPUs:
+			// Every "host" shares this machine's CPUs with the others:
+			// the PEs outnumber them, and waiters should know it.
+			return "1", true
+		}
+		v, ok := env[k]
+		return v, ok
+	}
+	boots := bootstrap.NewLocal(len(hosts))
+	worlds := make([]*shmem.World, len(hosts))
+	errs := make([]error, len(hosts))
+	var wg sync.WaitGroup
+	for pe, bt := range boots {
+		wg.Go(func() {
+			worlds[pe], errs[pe] = shmem.Init(shmem.WithBootstrap(bt, "bench"), shmem.WithProvider(spec),
+				shmem.WithHostID(hosts[pe]), shmem.WithEnv(lookup), shmem.WithHeapSize(1<<20),
+				shmem.WithThreadLevel(shmem.ThreadSingle))
+		})
+	}
+	wg.Wait()
+	for pe, err := range errs {
+		if err != nil {
+			b.Fatalf("PE %d: %v", pe, err)
+		}
+	}
+	defer func() {
+		var fw sync.WaitGroup
+		for _, w := range worlds {
+			fw.Go(func() { _ = w.Finalize() })
+		}
+		fw.Wait()
+	}()
+	n := b.N
+	b.ReportAllocs()
+	for pe, w := range worlds {
+		wg.Go(func() {
+			buf, err := shmem.Malloc[int64](w, 2)
+			if err == nil {
+				err = w.BarrierAll()
+			}
+			if pe == 0 {
+				b.ResetTimer()
+			}
+			for i := 0; i < n && err == nil; i++ {
+				buf[0] = int64(i)
+				err = body(w, buf[:1], buf[1:])
+			}
+			if pe == 0 {
+				b.StopTimer()
+			}
+			if err == nil {
+				err = w.BarrierAll()
+			}
+			errs[pe] = err
+		})
+	}
+	wg.Wait()
+	for pe, err := range errs {
+		if err != nil {
+			b.Fatalf("PE %d: %v", pe, err)
+		}
+	}
+}
+
+// The collective figures of docs/benchmarks.md: a barrier and an 8-byte
+// sum-reduce over every PE of 2 hosts x 2 PEs and 3 hosts x 2 PEs, with
+// the intra-host part on and off.
+func BenchmarkColl(b *testing.B) {
+	off := map[string]string{core.EnvHybrid: "0"}
+	for _, c := range []struct {
+		name  string
+		hosts []string
+		env   map[string]string
+	}{
+		{"2x2/hybrid", []string{"a", "a", "b", "b"}, nil},
+		{"2x2/tcp-only", []string{"a", "a", "b", "b"}, off},
+		{"3x2/hybrid", []string{"a", "a", "b", "b", "c", "c"}, nil},
+		{"3x2/tcp-only", []string{"a", "a", "b", "b", "c", "c"}, off},
+	} {
+		b.Run(c.name+"/barrier", func(b *testing.B) {
+			collJob(b, "tcp", c.hosts, c.env, func(w *shmem.World, _, _ []int64) error { return w.BarrierAll() })
+		})
+		b.Run(c.name+"/sum8", func(b *testing.B) {
+			collJob(b, "tcp", c.hosts, c.env, func(w *shmem.World, src, dst []int64) error {
+				return shmem.SumReduce(w.TeamWorld(), dst, src)
+			})
+		})
+	}
+}

@@ -24,6 +24,7 @@ type domain struct {
 	inter   core.Domain
 	intra   core.Domain
 	direct  core.DirectAccess // intra's, or nil
+	waiting waiting           // the composite's core.LocalWaiter (see waiter.go)
 	failers []core.Failer
 	atomics core.AtomicSupport // what both transports execute
 
@@ -244,6 +245,7 @@ func (d *domain) Close() error {
 		for e := range eps {
 			e.closed.Store(true)
 		}
+		d.waiting.close()
 		errs = append(errs, d.inter.Close(), d.intra.Close())
 		if err := errors.Join(errs...); err != nil {
 			d.closeErr = d.opErr("close", err)

@@ -17,20 +17,12 @@ type endpoint struct {
 	closeOnce    sync.Once
 	closeErr     error
 
-	// The operations issued through this endpoint are counted with two
-	// words on the hot path: done (those that completed as they returned:
-	// gets, fetching atomics; and those a Quiet completed) and pend (those
-	// that complete at the next Quiet, not yet taken by one); issued is
-	// their sum. Counter brings ctr up to date from them when asked, so an
-	// operation costs one atomic add rather than the counter's lock.
-	done, pend atomic.Uint64
-	// serial: the endpoint is Serialized (one goroutine at a time, its
-	// Counter included), so doneS, pendS and busyS, plain words, stand in
-	// for done, pend and busyInter and an operation writes nothing shared.
-	serial             bool
-	doneS, pendS       uint64
-	busyS              bool
-	failed             atomic.Pointer[error] // a Quiet's error, for ctr
+	// serial: the endpoint is Serialized (one goroutine at a time), so
+	// busyS, a plain word, stands in for busyInter.
+	serial bool
+	busyS  bool
+	// The composite counts nothing on the hot path: its Counter is the
+	// sum of the transports' counters, brought into ctr when asked.
 	syncMu             sync.Mutex
 	ctr                core.Counter
 	synced, syncedDone uint64 // what ctr counts, under syncMu
@@ -63,28 +55,26 @@ func (e *endpoint) target(r core.Region) (*region, error) {
 
 var errNotRegion = errors.Join(core.ErrInvalid, errors.New("region is not one of this domain's"))
 
-// deferred counts an operation that completes at the next Quiet, issued
-// through the intra-host transport or not.
+// deferred notes an operation that completes at the next Quiet, issued
+// through the intra-host transport or not: only one between hosts needs
+// noting, for Quiet to ask that transport. The flag is read before it is
+// written, so a stream of them writes it once.
 func (e *endpoint) deferred(intra bool) {
-	if e.serial {
-		e.busyS = e.busyS || !intra
-		e.pendS++
+	if intra {
 		return
 	}
-	if !intra {
+	if e.serial {
+		e.busyS = true
+		return
+	}
+	if !e.busyInter.Load() {
 		e.busyInter.Store(true)
 	}
-	e.pend.Add(1)
 }
 
-// completed counts an operation that completed as it returned.
-func (e *endpoint) completed() {
-	if e.serial {
-		e.doneS++
-		return
-	}
-	e.done.Add(1)
-}
+// completed notes an operation that completed as it returned: nothing to
+// do, the transport's counter has it.
+func (e *endpoint) completed() {}
 
 // intraErr numbers the PE of an intra-host error in the job.
 func (e *endpoint) intraErr(err error) error {
@@ -264,81 +254,43 @@ func (e *endpoint) Fence() error {
 	return errors.Join(e.intraErr(e.intra.Fence()), e.inter.Fence())
 }
 
-// Quiet waits for both transports, then counts complete the operations
-// issued before it.
+// Quiet waits for the intra-host transport, and for the inter-host one if
+// an operation went between hosts since the last Quiet.
 func (e *endpoint) Quiet() error {
 	if e.closed.Load() {
 		return e.opErr("quiet", -1, core.ErrClosed)
 	}
-	if e.serial {
-		return e.quietSerial()
-	}
-	// Loads before the read-modify-writes: a quiet with nothing to do
-	// (the common case of a put inside the host) writes nothing shared.
-	var n uint64
-	if e.pend.Load() != 0 {
-		n = e.pend.Swap(0)
-	}
 	errIntra := e.intraErr(e.intra.Quiet())
-	var errInter error
-	if e.busyInter.Load() && e.busyInter.Swap(false) {
-		errInter = e.inter.Quiet()
+	busy := false
+	if e.serial {
+		busy, e.busyS = e.busyS, false
+	} else {
+		busy = e.busyInter.Load() && e.busyInter.Swap(false)
 	}
-	if errIntra == nil && errInter == nil {
-		if n > 0 {
-			e.done.Add(n)
-		}
-		return nil
+	if !busy {
+		return errIntra
 	}
-	err := errors.Join(errIntra, errInter)
-	if n > 0 {
-		e.fail(err)
-		e.done.Add(n)
-	}
-	return err
+	return errors.Join(errIntra, e.inter.Quiet())
 }
 
-// quietSerial is Quiet on a Serialized endpoint.
-func (e *endpoint) quietSerial() error {
-	n := e.pendS
-	e.pendS = 0
-	err := e.intraErr(e.intra.Quiet())
-	if e.busyS {
-		e.busyS = false
-		err = errors.Join(err, e.inter.Quiet())
-	}
-	e.doneS += n
-	if err != nil && n > 0 {
-		e.fail(err)
-	}
-	return err
-}
-
-// fail keeps a Quiet's error for the counter, unless one is kept.
-func (e *endpoint) fail(err error) { e.failed.CompareAndSwap(nil, &err) }
-
-// Counter brings the counter up to date with the operations counted so
-// far, numbering completions in issue order, and returns it.
+// Counter brings the counter up to date with the transports' counters,
+// numbering completions in issue order, and returns it.
 func (e *endpoint) Counter() *core.Counter {
 	e.syncMu.Lock()
 	defer e.syncMu.Unlock()
-	// An operation a running Quiet has taken from pend but not yet added
-	// to done is in neither: issued may read low for a moment, never
-	// below done, and ctr only ever counts up.
-	d := e.done.Load()
-	i := d + e.pend.Load()
-	if e.serial {
-		d = e.doneS
-		i = d + e.pendS
-	}
+	ci, cx := e.intra.Counter(), e.inter.Counter()
+	// Completions first: a transport's completed count never passes its
+	// issued count, so read this way the sums keep that order too.
+	d := ci.Completed() + cx.Completed()
+	i := ci.Issued() + cx.Issued()
 	if i > e.synced {
 		e.ctr.Issue(i - e.synced)
 		e.synced = i
 	}
 	if d > e.syncedDone {
 		first, n := e.syncedDone+1, d-e.syncedDone
-		if p := e.failed.Swap(nil); p != nil {
-			e.ctr.Fail(first, *p)
+		if err := errors.Join(e.intraErr(ci.TakeErr()), cx.TakeErr()); err != nil {
+			e.ctr.Fail(first, err)
 			first, n = first+1, n-1
 		}
 		e.ctr.Complete(first, n)

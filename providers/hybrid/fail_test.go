@@ -41,6 +41,11 @@ func runScenario(name string) int {
 	switch name {
 	case "lost":
 		err = lostScenario(rank, fmt.Sprintf("host-%d", rank/per))
+	case "lost-on-real-hosts":
+		// Started as srun would (see nsHosts), on hosts that tell
+		// themselves apart.
+		rank, _ = strconv.Atoi(os.Getenv(bootstrap.EnvSlurmRank))
+		err = lostScenario(rank, "")
 	default:
 		err = fmt.Errorf("no scenario %q", name)
 	}

@@ -1,0 +1,108 @@
+package hybrid_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// envPerf asks TestNamespacedPerf to run: the figures of docs/benchmarks.md.
+const envPerf = "GOSHMEM_HYBRID_PERF"
+
+// TestNamespacedPerf measures, with shmemperf on namespaced hosts and in
+// one run, what issue 16 sets targets for: put, get and fetch-add between
+// two PEs of one host in a 2 x 2 job against a loopback-only job (1 host x
+// 2); between hosts against tcp alone (2 hosts x 1); barrier and 8-byte
+// sum-reduce at 2 x 2 and 3 x 2 with the intra-host part on and off
+// (GOSHMEM_HYBRID=0). The configurations alternate, round after round, and
+// the table gives each figure's median over the rounds. It runs only when
+// GOSHMEM_HYBRID_PERF is the number of rounds.
+func TestNamespacedPerf(t *testing.T) {
+	rounds := 0
+	if v := os.Getenv(envPerf); v != "" {
+		if _, err := fmt.Sscan(v, &rounds); err != nil || rounds < 1 {
+			t.Fatalf("%s=%q: want a number of rounds, at least 1", envPerf, v)
+		}
+	}
+	if rounds == 0 {
+		t.Skipf("set %s=ROUNDS to measure", envPerf)
+	}
+	bin := filepath.Join(t.TempDir(), "shmemperf")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/goshmem/goshmem/cmd/shmemperf").CombinedOutput(); err != nil {
+		t.Fatalf("build shmemperf: %v\n%s", err, out)
+	}
+	h3 := newNSHosts(t, 3)
+	off := core.EnvHybrid + "=0"
+	p2p := "put_lat,get_lat,fadd_lat"
+	coll := "barrier,reduce_lat"
+	type config struct {
+		name   string
+		hostOf []int
+		env    []string
+		tests  string
+	}
+	configs := []config{
+		{"2x2 same host", []int{0, 0, 1, 1}, nil, p2p + "," + coll},
+		{"2x2 same host, hybrid off", []int{0, 0, 1, 1}, []string{off}, p2p + "," + coll},
+		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p},
+		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p},
+		{"tcp alone 2x1", []int{0, 1}, nil, p2p},
+		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll},
+		{"3x2, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, coll},
+	}
+	figures := map[string][]float64{} // config/test -> latency in us, per round
+	var order []string
+	if only := os.Getenv(envPerf + "_ONLY"); only != "" {
+		configs = slices.DeleteFunc(configs, func(c config) bool { return !strings.Contains(c.name, only) })
+	}
+	for r := range rounds {
+		for _, c := range configs {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			// The namespaced hosts share this machine's CPUs: every PE
+			// is told the PEs outnumber them, as they do.
+			env := append([]string{core.EnvProvider + "=tcp", core.EnvCPUs + "=1"}, c.env...)
+			j := h3.startOn(ctx, t, c.hostOf, env,
+				bin, "-test", c.tests, "-sizes", "8", "-iters", "20000", "-warmup", "500", "-json")
+			errs := j.wait()
+			cancel()
+			for pe, err := range errs {
+				if err != nil {
+					t.Fatalf("round %d, %s: PE %d: %v\n%s", r, c.name, pe, err, j.outs[pe].String())
+				}
+			}
+			sc := bufio.NewScanner(strings.NewReader(j.outs[0].String()))
+			for sc.Scan() {
+				var res struct {
+					Test      string   `json:"test"`
+					LatencyUS *float64 `json:"latency_us"`
+				}
+				if json.Unmarshal(sc.Bytes(), &res) != nil || res.LatencyUS == nil {
+					continue
+				}
+				key := c.name + " / " + res.Test
+				if _, ok := figures[key]; !ok {
+					order = append(order, key)
+				}
+				figures[key] = append(figures[key], *res.LatencyUS)
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d rounds, median latency in microseconds (each round's figures):\n", rounds)
+	for _, k := range order {
+		v := slices.Clone(figures[k])
+		slices.Sort(v)
+		fmt.Fprintf(&b, "%-45s %10.2f   %v\n", k, v[len(v)/2], figures[k])
+	}
+	t.Log("\n" + b.String())
+}
