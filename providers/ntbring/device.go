@@ -15,6 +15,11 @@ import (
 type ringPorts struct {
 	left, right ntb.Port
 	newMemory   func(size int) (ntb.Memory, error)
+	// adoptMemory and joinMemory register memory of the host's PEs with
+	// the device, with several PEs per host (emu.Host's AdoptMemory and
+	// JoinMemory); nil where the device cannot.
+	adoptMemory func(lane, region int, b []byte) (ntb.Memory, error)
+	joinMemory  func(lane, region int, b []byte) error
 	close       func() error
 }
 
@@ -70,7 +75,8 @@ func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPort
 		return nil, err
 	}
 	// emu.Host.Close is idempotent: a second close is a no-op.
-	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: h.Close}, nil
+	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory,
+		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close}, nil
 }
 
 // closeQuietly releases ports opened on a path that already failed.

@@ -1,9 +1,11 @@
 package ntbring
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
 )
 
 // Several PEs per host: lanes.
@@ -122,7 +124,74 @@ func (d *domain) RegisterHostRegion(mine []byte, local [][]byte) (core.Region, e
 			}
 		}
 	}
+	if p, ok := d.proto.(*ringProto); ok && len(mine) > 0 {
+		var release func() error
+		release, err = p.windowHostRegion(idx, local, err)
+		if release != nil {
+			r.release = release
+		}
+	}
 	return d.enterRegion(op, r, err)
+}
+
+// windowHostRegion registers the memory of this host's PEs' parts of
+// region idx with the device, so that the neighbours' puts land in it
+// through a window, as a region the device made does at one PE per host
+// (exportRegion): this PE's part moves in place onto memory of its lane
+// (AdoptMemory), the other PEs of the host map their views of it onto
+// the same (JoinMemory), and this lane's inbound window 1+idx of each port
+// is pointed at it. The memory stays where it was, loopback's and the
+// program's as before; only the file under it changes. Where the device
+// cannot, or the region has no window, nothing changes and puts come
+// through the ring. It runs the same agreements on every PE, err (this
+// PE's failure so far) included, and returns how to release the
+// registration.
+func (p *ringProto) windowHostRegion(idx int, local [][]byte, err error) (func() error, error) {
+	d := p.d
+	if p.ports.adoptMemory == nil || p.ports.joinMemory == nil || !p.canWindow(idx, len(local[d.lane])) {
+		return nil, err
+	}
+	var m ntb.Memory
+	if err == nil {
+		m, err = p.ports.adoptMemory(d.lane, idx, local[d.lane])
+	}
+	if err = core.Agree(d.boot, err); err != nil {
+		if m != nil {
+			err = errors.Join(err, m.Close())
+		}
+		return nil, err
+	}
+	for i, b := range local {
+		if i != d.lane {
+			if err = p.ports.joinMemory(i, idx, b); err != nil {
+				break
+			}
+		}
+	}
+	p.exportMu.Lock()
+	p.exported[idx] = m
+	p.exportMu.Unlock()
+	for _, l := range p.both() {
+		p.exportWindow(l.port, idx, m)
+	}
+	return func() error {
+		p.exportMu.Lock()
+		delete(p.exported, idx)
+		p.exportMu.Unlock()
+		return m.Close()
+	}, err
+}
+
+// canWindow says whether region idx of size bytes gets a window: the
+// ports have window 1+idx, it is large enough and the size whole pages.
+// Every PE answers the same, from the agreed size and the job's device.
+func (p *ringProto) canWindow(idx, size int) bool {
+	port := p.link(ntb.Left).port
+	if size == 0 || 1+idx >= port.MWCount() {
+		return false
+	}
+	_, sizeAlign, max, err := port.MWAlign(1 + idx)
+	return err == nil && int64(size)%sizeAlign == 0 && int64(size) <= max
 }
 
 // errNeedsHost is what ntbring alone answers, with several PEs per host,
