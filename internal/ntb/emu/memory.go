@@ -19,10 +19,12 @@ type memory struct {
 	b    []byte // the whole mapping, a multiple of a page
 	n    int    // the size asked for
 	path string
-	// adopted: b was the host's before (AdoptMemory), and stays mapped.
-	adopted bool
-	once    sync.Once
-	err     error
+	// adopted: b was the host's before (AdoptMemory), and stays mapped;
+	// joined: b is a view of another lane's (JoinMemory), whose file is
+	// that lane's to remove.
+	adopted, joined bool
+	once            sync.Once
+	err             error
 }
 
 var _ ntb.Memory = (*memory)(nil)
@@ -34,6 +36,9 @@ func (m *memory) Bytes() []byte { return m.b[:m.n] }
 // own names until they are cleared.
 func (m *memory) Close() error {
 	m.once.Do(func() {
+		if m.joined {
+			return
+		}
 		if m.adopted {
 			m.err = ignoreNotExist(os.Remove(m.path))
 			return
@@ -126,10 +131,13 @@ func (h *Host) AdoptMemory(lane, region int, b []byte) (ntb.Memory, error) {
 // JoinMemory maps this process's view b of the memory that lane's PE of
 // this host registered with AdoptMemory onto the device's file of it, in
 // place, so that what the neighbours put through a window onto it is
-// what b reads. The mapping belongs to whoever owned b.
-func (h *Host) JoinMemory(lane, region int, b []byte) error {
-	if err := sys.MapSharedAt(h.adoptedPath(lane, region), b); err != nil {
-		return fmt.Errorf("ntb emu: host %d: map lane %d's region %d: %w", h.ID, lane, region, err)
+// what b reads, and returns it as memory this lane's windows can be
+// pointed at too. The mapping belongs to whoever owned b; Close does
+// nothing.
+func (h *Host) JoinMemory(lane, region int, b []byte) (ntb.Memory, error) {
+	path := h.adoptedPath(lane, region)
+	if err := sys.MapSharedAt(path, b); err != nil {
+		return nil, fmt.Errorf("ntb emu: host %d: map lane %d's region %d: %w", h.ID, lane, region, err)
 	}
-	return nil
+	return &memory{b: b, n: len(b), path: path, joined: true}, nil
 }
