@@ -15,6 +15,11 @@ import (
 type ringPorts struct {
 	left, right ntb.Port
 	newMemory   func(size int) (ntb.Memory, error)
+	// adoptMemory and joinMemory register memory of the host's PEs with
+	// the device, with several PEs per host (emu.Host's AdoptMemory and
+	// JoinMemory); nil where the device cannot.
+	adoptMemory func(lane, region int, b []byte) (ntb.Memory, error)
+	joinMemory  func(lane, region int, b []byte) (ntb.Memory, error)
 	close       func() error
 }
 
@@ -65,13 +70,23 @@ func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPort
 	}
 	opts.Tag = tag
 	opts.Lane, opts.Lanes = lane, lanes
+	if _, set := cfg.Lookup(emu.EnvWindows); !set && lanes > 1 {
+		// A lane's partition: the ring window, and a window onto each
+		// PE of the host's first region (the heap), as many as fit.
+		opts.Windows = max(opts.Windows, min(maxLaneWindows, 1+lanes))
+	}
 	h, err := emu.Open(cfg.JobDir(), host, n, opts)
 	if err != nil {
 		return nil, err
 	}
 	// emu.Host.Close is idempotent: a second close is a no-op.
-	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: h.Close}, nil
+	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory,
+		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close}, nil
 }
+
+// maxLaneWindows is the most windows of a lane's partition ntbring asks
+// the emulated device for unless GOSHMEM_NTB_WINDOWS says otherwise.
+const maxLaneWindows = 8
 
 // closeQuietly releases ports opened on a path that already failed.
 func (r *ringPorts) closeQuietly(err error) error {

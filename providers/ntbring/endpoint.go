@@ -176,14 +176,11 @@ func (e *endpoint) put(name string, pe int, r core.Region, off int, src []byte, 
 		to.land(off, src)
 		return nil
 	}
-	// A region window maps the memory of the lane's node: straight in
-	// only to the PE of this lane on the destination host.
-	own := j == e.dom.lane
 	if ap, ok := e.dom.proto.(asyncPutter); ok && nbi && len(src) > pioMax {
 		return e.putAsync(name, ap, pe, reg, off, src)
 	}
-	if dp, ok := e.dom.proto.(directPutter); ok && own {
-		if done, err := dp.putDirect(h, reg, off, src); err != nil {
+	if dp, ok := e.dom.proto.(directPutter); ok {
+		if done, err := dp.putDirect(h, j, reg, off, src); err != nil {
 			return e.Err(name, pe, err)
 		} else if done {
 			return nil
@@ -224,7 +221,7 @@ func (e *endpoint) putAsync(name string, ap asyncPutter, pe int, reg *region, of
 		}
 	}
 	h, j := e.dom.where(pe)
-	if j == e.dom.lane && ap.putDirectAsync(h, reg, off, src, func(redo bool, err error) {
+	if ap.putDirectAsync(h, j, reg, off, src, func(redo bool, err error) {
 		if redo {
 			// The link went down: round the other way, from a
 			// goroutine, for this runs on a DMA's completion.

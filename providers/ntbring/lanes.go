@@ -1,9 +1,11 @@
 package ntbring
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/ntb"
 )
 
 // Several PEs per host: lanes.
@@ -122,7 +124,88 @@ func (d *domain) RegisterHostRegion(mine []byte, local [][]byte) (core.Region, e
 			}
 		}
 	}
+	if p, ok := d.proto.(*ringProto); ok && len(mine) > 0 {
+		var release func() error
+		release, err = p.windowHostRegion(idx, mine, local, err)
+		if release != nil {
+			r.release = release
+		}
+	}
 	return d.enterRegion(op, r, err)
+}
+
+// windowHostRegion registers the memory of this host's PEs' parts of
+// region idx with the device, so that the neighbours' puts land in it
+// through a window, as a region the device made does at one PE per host
+// (exportRegion): this PE's part moves in place onto memory of its lane
+// (AdoptMemory), the other PEs of the host map their views of it onto
+// the same (JoinMemory), and this lane's node points an inbound window of
+// each port at every PE's part (ringProto.window), so a put to any PE of
+// the host lands through the window onto it. The memory stays where it was, loopback's and the
+// program's as before; only the file under it changes. Where the device
+// cannot, or the region has no window, nothing changes and puts come
+// through the ring. It runs the same agreements on every PE, err (this
+// PE's failure so far) included, and returns how to release the
+// registration.
+func (p *ringProto) windowHostRegion(idx int, mine []byte, local [][]byte, err error) (func() error, error) {
+	d := p.d
+	if p.ports.adoptMemory == nil || p.ports.joinMemory == nil || !p.canWindow(idx, len(mine)) {
+		return nil, err
+	}
+	var m ntb.Memory
+	if err == nil {
+		m, err = p.ports.adoptMemory(d.lane, idx, mine)
+	}
+	if err = core.Agree(d.boot, err); err != nil {
+		if m != nil {
+			err = errors.Join(err, m.Close())
+		}
+		return nil, err
+	}
+	mems := make([]ntb.Memory, len(local))
+	mems[d.lane] = m
+	for i, b := range local {
+		if i != d.lane {
+			if mems[i], err = p.ports.joinMemory(i, idx, b); err != nil {
+				break
+			}
+		}
+	}
+	p.exportMu.Lock()
+	for i, mi := range mems {
+		if mi != nil {
+			p.exported[p.window(idx, i)] = mi
+		}
+	}
+	p.exportMu.Unlock()
+	for _, l := range p.both() {
+		for i, mi := range mems {
+			if mi != nil {
+				p.exportWindow(l.port, p.window(idx, i), mi)
+			}
+		}
+	}
+	return func() error {
+		p.exportMu.Lock()
+		for i := range mems {
+			delete(p.exported, p.window(idx, i))
+		}
+		p.exportMu.Unlock()
+		return m.Close() // the others' memories are views: theirs to close
+	}, err
+}
+
+// canWindow says whether region idx of size bytes gets windows, one per
+// PE of the host: the ports have them, they are large enough and the
+// size whole pages. Every PE answers the same, from the agreed size and
+// the job's device.
+func (p *ringProto) canWindow(idx, size int) bool {
+	port, last := p.link(ntb.Left).port, p.window(idx, p.d.lanes-1)
+	if size == 0 || last >= port.MWCount() {
+		return false
+	}
+	_, sizeAlign, max, err := port.MWAlign(last)
+	return err == nil && int64(size)%sizeAlign == 0 && int64(size) <= max
 }
 
 // errNeedsHost is what ntbring alone answers, with several PEs per host,

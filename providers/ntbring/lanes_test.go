@@ -1,6 +1,7 @@
 package ntbring
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"maps"
@@ -365,5 +366,49 @@ func TestLanesSeedRefused(t *testing.T) {
 		var env *core.EnvError
 		require.ErrorAs(t, err, &env, "PE %d", i)
 		require.Equal(t, paramProtocol.Env, env.Var, "PE %d", i)
+	}
+}
+
+// Through the composite, a region is loopback's memory: each PE's part is
+// registered with the host's device and every lane's node windows every
+// PE of its host, so a put to either PE of a neighbour host is a store
+// through a window, and what it stores is what every PE of that host
+// reads, the target's own view and its host neighbour's (loopback's
+// mapping).
+func TestLanesPutThroughWindow(t *testing.T) {
+	doms, rings := openLanesT(t, 2, 2, nil)
+	rs := newRegions(t, doms, 4096)
+	for pe, d := range rings {
+		p := d.proto.(*ringProto)
+		p.exportMu.Lock()
+		m := p.exported[p.window(0, d.lane)]
+		p.exportMu.Unlock()
+		require.NotNil(t, m, "PE %d: region 0 not registered with the device", pe)
+		require.Equal(t, &rs[pe].Local()[0], &m.Bytes()[0], "PE %d: the device's memory is not the region's", pe)
+	}
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	defer ep.Close()
+	const off, val = 64, 0x1122334455667788
+	// The ring endpoint's direct path, as the composite reaches it.
+	reg := rings[0].regions[0]
+	done, err := rings[0].proto.(*ringProto).putDirect(1, 0, reg, off, binary.LittleEndian.AppendUint64(nil, val))
+	require.NoError(t, err)
+	require.True(t, done, "the put to PE 2 did not go through the window")
+	done, err = rings[0].proto.(*ringProto).putDirect(1, 1, reg, off+8, binary.LittleEndian.AppendUint64(nil, val))
+	require.NoError(t, err)
+	require.True(t, done, "the put to PE 3 (the other lane) did not go through PE 2's window onto it")
+	require.NoError(t, ep.Quiet())
+	require.Equal(t, uint64(val), binary.LittleEndian.Uint64(rs[2].Local()[off:]), "PE 2's own view")
+	view := doms[3].(core.DirectAccess).PeerBytes(2, rs[3])
+	require.Equal(t, uint64(val), binary.LittleEndian.Uint64(view[off:]), "PE 3's view of PE 2")
+	require.Equal(t, uint64(val), binary.LittleEndian.Uint64(rs[3].Local()[off+8:]), "PE 3's own view")
+	// And the endpoint puts the same way, to either PE of the other host.
+	for _, pe := range []int{2, 3} {
+		require.NoError(t, ep.Put(pe, rs[0], 128, []byte{byte(pe), 2, 3, 4, 5, 6, 7, 8}))
+	}
+	require.NoError(t, ep.Quiet())
+	for _, pe := range []int{2, 3} {
+		require.Equal(t, byte(pe), rs[pe].Local()[128], "PE %d", pe)
 	}
 }

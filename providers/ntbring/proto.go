@@ -51,7 +51,7 @@ type regionExporter interface {
 // directPutter is a protocol that can complete some puts without the
 // ring: it reports whether it handled the put, and its error.
 type directPutter interface {
-	putDirect(pe int, reg *region, off int, src []byte) (bool, error)
+	putDirect(pe, j int, reg *region, off int, src []byte) (bool, error)
 }
 
 // asyncPutter is a protocol that can start puts without waiting for
@@ -62,7 +62,7 @@ type asyncPutter interface {
 	// can, and reports whether it did: done is then called once, with
 	// redo if the put must go another way (its link went down), without
 	// blocking.
-	putDirectAsync(pe int, reg *region, off int, src []byte, done func(redo bool, err error)) bool
+	putDirectAsync(pe, j int, reg *region, off int, src []byte, done func(redo bool, err error)) bool
 	// putPiecesAsync is putPieces without waiting; fail gets the
 	// pieces' errors, and settle must be called once the put is
 	// complete or failed, before src changes.

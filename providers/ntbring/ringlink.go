@@ -92,14 +92,14 @@ type rlink struct {
 	cutMu       sync.Mutex
 	noticeTimer *time.Timer
 
-	// direct caches the neighbour's region windows by region: nil where
+	// direct caches the neighbour's region windows by window: nil where
 	// the neighbour has none, so puts go through the ring.
 	directMu sync.Mutex
-	direct   map[uint8][]byte
+	direct   map[int][]byte
 }
 
 func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
-	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[uint8][]byte{}, epoch: rand.Uint32() | 1}
+	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[int][]byte{}, epoch: rand.Uint32() | 1}
 	switch {
 	case port.DBValidMask()&dbRingNeeded != dbRingNeeded:
 		return nil, fmt.Errorf("%s port has doorbell bits %#x; the ring protocol needs %#x: %w",
@@ -201,19 +201,24 @@ func (l *rlink) sendErr(what string, err error) error {
 	return l.linkError(what, err)
 }
 
-// directWindow is the neighbour's window onto its region idx, or nil if
-// it has none (too many regions for its windows, or too large).
-func (l *rlink) directWindow(idx uint8) []byte {
+// directWindow is the neighbour's window onto its region idx at one PE
+// per host, or nil if it has none (too many regions for its windows, or
+// too large).
+func (l *rlink) directWindow(idx uint8) []byte { return l.windowAt(1 + int(idx)) }
+
+// windowAt is the neighbour's window w, or nil if it has not translated
+// it (see ringProto.window for which region and PE it maps).
+func (l *rlink) windowAt(w int) []byte {
 	l.directMu.Lock()
 	defer l.directMu.Unlock()
-	if b, ok := l.direct[idx]; ok {
+	if b, ok := l.direct[w]; ok {
 		return b
 	}
 	var b []byte
-	if w := 1 + int(idx); w < l.port.PeerMWCount() {
+	if w < l.port.PeerMWCount() {
 		b, _ = l.port.PeerMW(w) // no translation: no direct landing
 	}
-	l.direct[idx] = b
+	l.direct[w] = b
 	return b
 }
 

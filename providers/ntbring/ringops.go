@@ -24,30 +24,43 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	w := p.window(idx, 0)
 	p.exportMu.Lock()
-	p.exported[idx] = m
+	p.exported[w] = m
 	p.exportMu.Unlock()
 	for _, l := range p.both() {
-		p.exportWindow(l.port, idx, m)
+		p.exportWindow(l.port, w, m)
 	}
 	closeRegion := func() error {
 		p.exportMu.Lock()
-		delete(p.exported, idx)
+		delete(p.exported, w)
 		p.exportMu.Unlock()
 		return m.Close()
 	}
 	return m.Bytes(), closeRegion, nil
 }
 
-// exportWindow points port's inbound window 1+idx at region idx's memory
-// m, where the port has that window.
-func (p *ringProto) exportWindow(port ntb.Port, idx int, m ntb.Memory) {
+// window is the inbound window of a port onto region idx of the host's
+// PE j (its index among the host's PEs): 1+idx at one PE per host; with
+// lanes, each lane's node has one per PE of its host, so that a put to
+// any of them lands through a window.
+func (p *ringProto) window(idx, j int) int { return 1 + idx*p.d.lanes + j }
+
+// regionWindow is l's neighbour's window onto region idx of its host's
+// PE j, or nil.
+func (p *ringProto) regionWindow(l *rlink, idx uint8, j int) []byte {
+	return l.windowAt(p.window(int(idx), j))
+}
+
+// exportWindow points port's inbound window w at memory m, where the
+// port has that window.
+func (p *ringProto) exportWindow(port ntb.Port, w int, m ntb.Memory) {
 	ex, ok := port.(ntb.WindowExporter)
-	if !ok || 1+idx >= port.MWCount() {
+	if !ok || w >= port.MWCount() {
 		return
 	}
-	if err := ex.MWSetTransMem(1+idx, m); err != nil {
-		p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "region", idx, "err", err)
+	if err := ex.MWSetTransMem(w, m); err != nil {
+		p.d.log.Info("ntbring: region without a window, its puts come through the ring", "host", p.d.rank, "window", w, "err", err)
 	}
 }
 
@@ -56,8 +69,8 @@ func (p *ringProto) exportWindow(port ntb.Port, idx int, m ntb.Memory) {
 func (p *ringProto) exportWindows(port ntb.Port) {
 	p.exportMu.Lock()
 	defer p.exportMu.Unlock()
-	for idx, m := range p.exported {
-		p.exportWindow(port, idx, m)
+	for w, m := range p.exported {
+		p.exportWindow(port, w, m)
 	}
 }
 
@@ -69,10 +82,10 @@ func (p *ringProto) exportWindows(port ntb.Port) {
 // putDirect returns; no ack comes back.
 // Puts to hosts further away report false and go through the ring, and
 // so does a put across a link that is cut, or went down before the put's
-// bytes were all across: it goes round the cut. pe is a host; with lanes
-// the window is onto its lane node's own memory, so the caller puts
-// straight in only to that PE (its landed notice names it).
-func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, error) {
+// bytes were all across: it goes round the cut. pe is a host and j the
+// PE among its PEs (with lanes; 0 otherwise): the lane's node there has
+// a window onto each of its host's PEs, and the landed notice names j.
+func (p *ringProto) putDirect(pe, j int, reg *region, off int, src []byte) (bool, error) {
 	side, hops := route(p.d.rank, pe, p.d.npes)
 	if hops != 1 {
 		return false, nil
@@ -81,7 +94,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 	if l.down.Load() {
 		return false, nil
 	}
-	win := l.directWindow(uint8(reg.idx))
+	win := p.regionWindow(l, uint8(reg.idx), j)
 	if win == nil || off+len(src) > len(win) {
 		return false, nil
 	}
@@ -114,7 +127,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 		return true, err
 	}
 	l.tx.notice.Store(i + 1)
-	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(p.d.lane), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
 	return true, l.put(i, m, nil)
 }
 
@@ -123,7 +136,7 @@ func (p *ringProto) putDirect(pe int, reg *region, off int, src []byte) (bool, e
 // completion sends the landed notice (through the forwarder if the ring
 // is full, so it never blocks). A put whose DMA fails as the link goes
 // down, or whose link is down after it, is redone another way.
-func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, done func(redo bool, err error)) bool {
+func (p *ringProto) putDirectAsync(pe, j int, reg *region, off int, src []byte, done func(redo bool, err error)) bool {
 	side, hops := route(p.d.rank, pe, p.d.npes)
 	if hops != 1 || len(src) <= pioMax {
 		return false
@@ -132,11 +145,11 @@ func (p *ringProto) putDirectAsync(pe int, reg *region, off int, src []byte, don
 	if l.down.Load() {
 		return false
 	}
-	win := l.directWindow(uint8(reg.idx))
+	win := p.regionWindow(l, uint8(reg.idx), j)
 	if win == nil || off+len(src) > len(win) {
 		return false
 	}
-	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(p.d.lane), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
 	landed := func(err error) {
 		switch {
 		case isCut(err) || err == nil && !l.port.LinkIsUp():

@@ -348,10 +348,9 @@ func (p *ringProto) relay(j rxJob) {
 		p.turn(j)
 		return
 	}
-	// A region window maps the memory of the lane node's own PE: a put
-	// to another PE of the destination host goes through the ring.
-	if j.m.kind == kindPut && out.peer == int(j.m.dst) && int(j.m.dpe) == p.d.lane {
-		if win := out.directWindow(j.m.region); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
+	// The destination's lane node has a window onto each PE of its host.
+	if j.m.kind == kindPut && out.peer == int(j.m.dst) {
+		if win := p.regionWindow(out, j.m.region, int(j.m.dpe)); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
 			landed := func(err error) {
 				if isCut(err) || err == nil && !out.port.LinkIsUp() {
 					p.turn(j)

@@ -67,5 +67,9 @@ func openLane(dir string, id, n int, o Options) (*Host, error) {
 			return nil, errors.Join(err, sys.Unmap(right), sys.Unmap(left), removeLink(LinkPath(dir, o.Tag, id)))
 		}
 	}
-	return attachShared(dir, id, n, &o, right, rhdr, left, lhdr, sharedRight, sharedLeft, false)
+	h, err := attachShared(dir, id, n, &o, right, rhdr, left, lhdr, sharedRight, sharedLeft, false)
+	if h != nil {
+		h.devTag = zero.Tag[:len(zero.Tag)-len("lane0")]
+	}
+	return h, err
 }

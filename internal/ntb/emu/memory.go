@@ -19,8 +19,12 @@ type memory struct {
 	b    []byte // the whole mapping, a multiple of a page
 	n    int    // the size asked for
 	path string
-	once sync.Once
-	err  error
+	// adopted: b was the host's before (AdoptMemory), and stays mapped;
+	// joined: b is a view of another lane's (JoinMemory), whose file is
+	// that lane's to remove.
+	adopted, joined bool
+	once            sync.Once
+	err             error
 }
 
 var _ ntb.Memory = (*memory)(nil)
@@ -32,6 +36,13 @@ func (m *memory) Bytes() []byte { return m.b[:m.n] }
 // own names until they are cleared.
 func (m *memory) Close() error {
 	m.once.Do(func() {
+		if m.joined {
+			return
+		}
+		if m.adopted {
+			m.err = ignoreNotExist(os.Remove(m.path))
+			return
+		}
 		m.err = errors.Join(sys.Retire(m.b), ignoreNotExist(os.Remove(m.path)))
 	})
 	return m.err
@@ -93,4 +104,40 @@ func (p *Port) MWSetTransMem(i int, m ntb.Memory) error {
 	w.in[i] = path
 	p.own.setWindow(i, window{Gen: w.gen, Size: uint64(len(mm.b))})
 	return nil
+}
+
+// adoptedPath names the file of the memory that lane's PE of this host
+// adopted as region region (AdoptMemory), for the host's other PEs.
+func (h *Host) adoptedPath(lane, region int) string {
+	return filepath.Join(h.dir, fmt.Sprintf("ntb-%slane%d-host%d-region%d", h.devTag, lane, h.ID, region))
+}
+
+// AdoptMemory registers memory the host already has with the device: b,
+// region region of the PE holding lane lane, moves in place onto a shared
+// file of the device (sys.ShareInPlace: same address, same contents), as
+// a driver pins a buffer it did not allocate. The host's other PEs then
+// map their views of b onto it (JoinMemory). b must be whole pages from a
+// page boundary. Close removes the file's name and leaves b mapped: the
+// mapping belongs to whoever owned b.
+func (h *Host) AdoptMemory(lane, region int, b []byte) (ntb.Memory, error) {
+	path := h.adoptedPath(lane, region)
+	if err := sys.ShareInPlace(path, b); err != nil {
+		return nil, fmt.Errorf("ntb emu: host %d lane %d: register region %d's memory of %s: %w",
+			h.ID, lane, region, core.FormatSize(int64(len(b))), err)
+	}
+	return &memory{b: b, n: len(b), path: path, adopted: true}, nil
+}
+
+// JoinMemory maps this process's view b of the memory that lane's PE of
+// this host registered with AdoptMemory onto the device's file of it, in
+// place, so that what the neighbours put through a window onto it is
+// what b reads, and returns it as memory this lane's windows can be
+// pointed at too. The mapping belongs to whoever owned b; Close does
+// nothing.
+func (h *Host) JoinMemory(lane, region int, b []byte) (ntb.Memory, error) {
+	path := h.adoptedPath(lane, region)
+	if err := sys.MapSharedAt(path, b); err != nil {
+		return nil, fmt.Errorf("ntb emu: host %d: map lane %d's region %d: %w", h.ID, lane, region, err)
+	}
+	return &memory{b: b, n: len(b), path: path, joined: true}, nil
 }

@@ -186,3 +186,6 @@ func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) 
 	}
 	return o, o.validate(n)
 }
+
+// EnvWindows is the variable that sets the windows per port.
+var EnvWindows = paramWindows.Env

@@ -96,6 +96,7 @@ type Host struct {
 	inProcess bool
 	linkFile  string // the file of the link this host created, removed at close
 	dir, tag  string // where the ring's files live, and their tag
+	devTag    string // with lanes: the device's tag, without the lane's
 	mu        sync.Mutex
 	memGen    int // NewMemory calls so far, naming their files
 	timers    []*time.Timer
