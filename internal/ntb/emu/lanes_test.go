@@ -72,10 +72,20 @@ func TestLanesShareTheLink(t *testing.T) {
 	require.Zero(t, hs[1][0].Left.DBRead())
 	require.Zero(t, hs[1][2].Left.DBRead())
 
+	// Every port's count of downs moves with a cut through any lane, so
+	// an event loop that never looked while the link was up still reports
+	// the cut (lane 0's own file epoch does not move for another lane's).
+	var downs [2][3]uint32
+	for h, side := range []ntb.Side{ntb.Right, ntb.Left} {
+		for l := range 3 {
+			downs[h][l] = hs[h][l].Port(side).downs()
+		}
+	}
 	require.NoError(t, hs[0][2].Right.SetLinkDown(true)) // lane 2 cuts link 0
 	for h, side := range []ntb.Side{ntb.Right, ntb.Left} {
 		for l := range 3 {
 			p := hs[h][l].Port(side)
+			require.NotEqual(t, downs[h][l], p.downs(), "host %d lane %d counts the cut", h, l)
 			require.Eventually(t, func() bool { return !p.LinkIsUp() }, 10*time.Second, time.Millisecond,
 				"host %d lane %d sees link 0 down", h, l)
 			nextEvent(t, p, ntb.LinkEvent)

@@ -195,15 +195,15 @@ func (p *Port) forcedN() *uint32 { return regs{p.shared}.u32(offForcedN) }
 func (p *Port) laned() bool { return &p.shared[0] != &p.file[0] }
 
 // downs counts the link's downs as this port sees them: its own file's
-// epoch, and on a lane other than 0 the link's forced downs too, so a
-// down forced from another lane that came and went between two looks
-// is not missed.
+// epoch, and the forced downs of the link's lane 0 file, which every lane
+// bumps (lane 0 too: a down forced through another lane bumps only that
+// lane's epoch). So a down forced from any lane is seen by every port's
+// event loop even when it never looked while the link was up (the link
+// came up, a caller saw it, and it went down between two looks), and one
+// that came and went between two looks is not missed. The sum only has
+// to change on every down.
 func (p *Port) downs() uint32 {
-	n := atomic.LoadUint32(p.epoch())
-	if p.laned() {
-		n += atomic.LoadUint32(p.forcedN())
-	}
-	return n
+	return atomic.LoadUint32(p.epoch()) + atomic.LoadUint32(p.forcedN())
 }
 
 // PeerDead reports whether the peer's host died: its process is gone, it
