@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -87,6 +88,10 @@ func lostScenario(rank int, host string) error {
 		}
 	}
 	fmt.Printf("error: %v\n", err)
+	// Stay until the test has every PE's error (it closes our input; one
+	// started without an input reads none): a PE that left now could be
+	// reported lost by one that has not failed yet.
+	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 	return nil
 }
@@ -136,6 +141,7 @@ func TestPEKilled(t *testing.T) {
 	shm := t.TempDir()
 	outs := make([]syncBuf, n)
 	cmds := make([]*exec.Cmd, n)
+	stdins := make([]io.WriteCloser, n)
 	for rank := range n {
 		cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(),
@@ -151,6 +157,9 @@ func TestPEKilled(t *testing.T) {
 			"GOSHMEM_TCP_TIMEOUT=5s",
 			"GORACE=atexit_sleep_ms=0")
 		cmd.Stdout, cmd.Stderr = &outs[rank], &outs[rank]
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdins[rank] = stdin
 		require.NoError(t, cmd.Start())
 		cmds[rank] = cmd
 	}
@@ -162,10 +171,18 @@ func TestPEKilled(t *testing.T) {
 
 	require.NoError(t, victim.Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
+	require.Eventually(t, func() bool {
+		for rank := range n - 1 {
+			if !strings.Contains(outs[rank].String(), "error: ") {
+				return false
+			}
+		}
+		return true
+	}, time.Minute, time.Millisecond, "every PE errors")
 	for rank := range n - 1 {
+		require.NoError(t, stdins[rank].Close())
 		err := cmds[rank].Wait()
 		require.NoError(t, err, "PE %d:\n%s", rank, &outs[rank])
-		require.Contains(t, outs[rank].String(), "error: ", "PE %d", rank)
 		require.Contains(t, outs[rank].String(), fmt.Sprintf("PE %d", n-1), "PE %d names the lost PE", rank)
 		t.Logf("PE %d: %s", rank, strings.TrimSpace(outs[rank].String()))
 	}

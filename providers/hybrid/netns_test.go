@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -102,8 +103,9 @@ func newNSHosts(t *testing.T, k int) *nsHosts {
 // rank on host rank/perHost, started the way srun would: PE 0 serves the
 // bootstrap store on its host's address.
 type nsJob struct {
-	cmds []*exec.Cmd
-	outs []syncBuf
+	cmds   []*exec.Cmd
+	outs   []syncBuf
+	stdins []io.WriteCloser // each PE's input, closed by Wait
 }
 
 // start starts program (with args) as every PE of a job, with env added to
@@ -145,6 +147,11 @@ func (h *nsHosts) startOn(ctx context.Context, t *testing.T, hostOf []int, env [
 		cmd.Env = append(cmd.Env, env...)
 		cmd.Stdout, cmd.Stderr = &j.outs[rank], &j.outs[rank]
 		cmd.WaitDelay = 5 * time.Second
+		stdin, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatalf("PE %d: %v", rank, err)
+		}
+		j.stdins = append(j.stdins, stdin)
 		if err := cmd.Start(); err != nil {
 			t.Fatalf("PE %d: %v", rank, err)
 		}
