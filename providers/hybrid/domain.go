@@ -75,6 +75,24 @@ func pages(n int) int {
 	return (n + page - 1) / page * page
 }
 
+// openRegion is what creating and registering a region start with: the
+// domain must be open; it returns the region's index in the job's order of
+// regions and the provider's bound on a region's size.
+func (d *domain) openRegion(op string) (idx, max int, err error) {
+	if d.closed.Load() {
+		return 0, 0, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx = d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	max = d.p.Info().MaxRegionSize
+	if max == 0 {
+		max = core.Unbounded
+	}
+	return idx, max, nil
+}
+
 // NewRegion implements core.Domain: the intra-host provider creates the
 // region, in memory its host's PEs map, rounded up to whole pages; the
 // inter-host provider then registers that memory. Every PE first agrees
@@ -82,18 +100,11 @@ func pages(n int) int {
 // part of the job's sizes.
 func (d *domain) NewRegion(size int) (core.Region, error) {
 	const op = "new region"
-	if d.closed.Load() {
-		return nil, d.opErr(op, core.ErrClosed)
+	idx, max, err := d.openRegion(op)
+	if err != nil {
+		return nil, err
 	}
-	d.mu.Lock()
-	idx := d.nregions
-	d.nregions++
-	d.mu.Unlock()
-	max := d.p.Info().MaxRegionSize
-	if max == 0 {
-		max = core.Unbounded
-	}
-	if err := core.AgreeRegion(d.boot, idx, size, max); err != nil {
+	if err = core.AgreeRegion(d.boot, idx, size, max); err != nil {
 		return nil, d.opErr(op, err)
 	}
 	in, err := d.intra.NewRegion(pages(size))
@@ -113,18 +124,11 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 // the same bytes.
 func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
 	const op = "register region"
-	if d.closed.Load() {
-		return nil, d.opErr(op, core.ErrClosed)
+	idx, max, err := d.openRegion(op)
+	if err != nil {
+		return nil, err
 	}
-	d.mu.Lock()
-	idx := d.nregions
-	d.nregions++
-	d.mu.Unlock()
-	max := d.p.Info().MaxRegionSize
-	if max == 0 {
-		max = core.Unbounded
-	}
-	if err := core.AgreeRegister(d.boot, idx, mem, max); err != nil {
+	if err = core.AgreeRegister(d.boot, idx, mem, max); err != nil {
 		return nil, d.opErr(op, err)
 	}
 	in, err := d.intra.RegisterRegion(mem)
