@@ -295,8 +295,12 @@ const envCase = "GOSHMEM_CONFORMANCE_CASE"
 
 // Main is the TestMain of a provider's conformance test: in a process the
 // launcher started for RunProcesses, it runs one case as one PE and exits;
+// in one started for a KilledPE job, it runs one PE of that job and exits;
 // otherwise it runs the tests.
 func Main(m *testing.M) {
+	if victim, ok := os.LookupEnv(envKilledVictim); ok {
+		os.Exit(killedChildMain(victim))
+	}
 	name, ok := os.LookupEnv(envCase)
 	if !ok {
 		os.Exit(m.Run())
