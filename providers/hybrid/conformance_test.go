@@ -1,7 +1,6 @@
 package hybrid_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
@@ -10,14 +9,9 @@ import (
 	_ "github.com/goshmem/goshmem/providers/tcp"
 )
 
-// TestMain runs a scenario's PE (see fail_test.go) in processes started
-// for one, else the conformance child or the tests.
-func TestMain(m *testing.M) {
-	if name, ok := os.LookupEnv(envScenario); ok {
-		os.Exit(runScenario(name))
-	}
-	conformance.Main(m)
-}
+// TestMain runs a PE of a conformance case or of a killed-PE job in
+// processes started for one, else the tests.
+func TestMain(m *testing.M) { conformance.Main(m) }
 
 // The whole suite over tcp between hosts and loopback inside them, the
 // PEs posing as 2 hosts of 2 PEs and 3 hosts of 2 PEs; -short runs the

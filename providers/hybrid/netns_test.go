@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/conformance"
 	"github.com/goshmem/goshmem/core"
 )
 
@@ -104,7 +105,7 @@ func newNSHosts(t *testing.T, k int) *nsHosts {
 // bootstrap store on its host's address.
 type nsJob struct {
 	cmds   []*exec.Cmd
-	outs   []syncBuf
+	outs   []conformance.SyncBuffer
 	stdins []io.WriteCloser // each PE's input, closed by Wait
 }
 
@@ -131,7 +132,7 @@ func (h *nsHosts) startOn(ctx context.Context, t *testing.T, hostOf []int, env [
 	n := len(hostOf)
 	secret := make([]byte, 16)
 	_, _ = rand.Read(secret)
-	j := &nsJob{outs: make([]syncBuf, n)}
+	j := &nsJob{outs: make([]conformance.SyncBuffer, n)}
 	for rank := range n {
 		host := hostOf[rank]
 		argv := append([]string{"netns", "exec", h.ns[host], "unshare", "--uts", "--",

@@ -1,7 +1,6 @@
 package ntbring_test
 
 import (
-	"os"
 	"testing"
 
 	"github.com/goshmem/goshmem/conformance"
@@ -9,14 +8,9 @@ import (
 	_ "github.com/goshmem/goshmem/providers/ntbring"
 )
 
-// TestMain runs a scenario's PE (lanes_fail_test.go) in processes started
-// for one, else the conformance child or the tests.
-func TestMain(m *testing.M) {
-	if name, ok := os.LookupEnv(envScenario); ok {
-		os.Exit(runScenario(name))
-	}
-	conformance.Main(m)
-}
+// TestMain runs a PE of a conformance case or of a killed-PE job
+// (lanes_fail_test.go) in processes started for one, else the tests.
+func TestMain(m *testing.M) { conformance.Main(m) }
 
 // harness runs the suite on the default protocol, "ring", with 2 to 5
 // hosts.
