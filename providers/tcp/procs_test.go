@@ -14,13 +14,13 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/conformance"
 	"github.com/goshmem/goshmem/core"
 )
 
@@ -129,7 +129,7 @@ func TestHostVanishes(t *testing.T) {
 	_, _ = rand.Read(secret)
 	env := []string{envScenario + "=lost", envRegionSize + "=4096", "GOSHMEM_TCP_TIMEOUT=2s",
 		bootstrap.EnvSecret + "=" + hex.EncodeToString(secret)}
-	var outs [2]syncBuf
+	var outs [2]conformance.SyncBuffer
 	cmds := [2]*exec.Cmd{}
 	for rank := range 2 {
 		cmds[rank] = p.run(ctx, rank, env)
@@ -146,25 +146,6 @@ func TestHostVanishes(t *testing.T) {
 	require.Contains(t, outs[0].String(), "lost: ")
 	require.Contains(t, outs[0].String(), "PE 1 lost")
 	t.Logf("PE 0: %s", &outs[0])
-}
-
-// syncBuf is a bytes.Buffer that a child's output goroutine writes while
-// the test reads.
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // procPair starts this binary as PE 1 of a 2-PE job whose PE 0 is this
