@@ -43,8 +43,6 @@ type conn struct {
 	reqs requestTable
 	rd   reader
 
-	only atomic.Int32 // alone's answer: 1 the domain's only connection, -1 not, 0 not known yet
-
 	stopOnce   sync.Once
 	closeOnce  sync.Once
 	failed     atomic.Pointer[core.PeerLostError]
@@ -97,7 +95,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
 		s := &c.rd.sock
-		s.raw, s.rawRead, s.peek, s.wait = raw, s.readRaw, s.peekRaw, s.waitRaw
+		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
 	}
 	return c
 }

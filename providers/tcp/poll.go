@@ -131,11 +131,6 @@ type sockReader struct {
 	rawRead func(fd uintptr)
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
-	// The kernel wait of an issuer that holds the token (await), with a
-	// method value made once.
-	wait   func(fd uintptr)
-	waitNs int64
-	waitOK bool
 
 	buf []byte
 	n   int
@@ -174,18 +169,4 @@ func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
 		err = rerr
 	}
 	return n, err, n > 0 || err != nil
-}
-
-// waitReadable sleeps in the kernel until the socket is readable or for
-// at most ns nanoseconds, on the calling thread, without the runtime's
-// poller; it says false where it cannot wait so.
-func (s *sockReader) waitReadable(ns int64) bool {
-	if !canWait || s.raw == nil {
-		return false
-	}
-	s.waitNs, s.waitOK = ns, false
-	if err := s.raw.Control(s.wait); err != nil {
-		return false
-	}
-	return s.waitOK
 }

@@ -98,84 +98,25 @@ func (c *conn) pollTurns(pl *poll) bool {
 	return false
 }
 
-// assist is an issuer's wait for done on c: when the token is free it
-// reads and applies the peer's frames itself, polling while pl's budget
-// lasts, then, where done can come from this connection alone, sleeps in
-// the kernel on the socket (await). The issuer then sleeps as before if
-// need be; the reader goroutine reads whatever comes after.
+// assist is an issuer's wait for done on c: when the token is free and
+// polling is on, it reads and applies the peer's frames itself until done
+// says its wait is over or pl's budget ends. The issuer then sleeps as
+// before if need be; the reader goroutine reads whatever comes after.
 //
-// Where c is alone it waits for the token, which every other holder
-// keeps only while it applies what the socket holds: the reader
-// goroutine, woken by the same frame that ends this wait, may hold it
-// just when the next issuer comes.
+// Taking the token with nothing to poll would only make the reader
+// goroutine wait for it. An issuer that kept the token and slept in the
+// kernel on the socket (select) was tried: a thread blocked in a system
+// call keeps its runtime processor until sysmon takes it back, so the
+// goroutines that serve the other PEs waited for it, and an 8-byte get
+// took 2 to 4 times as long on a machine with some load.
 func (c *conn) assist(pl *poll, done func() bool) {
-	if c.rd.sock.raw == nil {
-		return
-	}
-	if canWait && c.alone() {
-		c.rd.tok.Lock()
-	} else if !pl.on() || !c.rd.tok.TryLock() {
-		// Taking the token for nothing would only make the reader
-		// goroutine wait for it.
+	if c.rd.sock.raw == nil || !pl.on() || !c.rd.tok.TryLock() {
 		return
 	}
 	defer c.rd.tok.Unlock()
-	for pl.on() && !c.rd.end {
-		c.serve(done)
-		if done() || !pl.next() {
-			break
-		}
-	}
-	if !done() && c.alone() {
-		c.await(done)
-	}
-}
-
-// alone says whether c is its domain's only connection, so that what an
-// issuer waits for, its replies and acknowledgements, comes through c.
-func (c *conn) alone() bool {
-	if a := c.only.Load(); a != 0 {
-		return a > 0
-	}
-	n := 0
-	for _, o := range c.d.conns {
-		if o != nil {
-			n++
-		}
-	}
-	a := int32(-1)
-	if n == 1 {
-		a = 1
-	}
-	c.only.Store(a)
-	return a > 0
-}
-
-// awaitMax bounds how long an issuer holds the receive token while it
-// sleeps in the kernel for its reply (await); after it the issuer lets
-// the reader goroutine read and waits to be woken.
-const awaitMax = int64(time.Millisecond)
-
-// await is the rest of an issuer's wait for done, holding the token: it
-// sleeps in the kernel until the socket is readable and applies what
-// comes, as any holder does, for at most awaitMax in all. A reply so
-// wakes its issuer directly, as a blocking C program is woken, instead of
-// waking the reader goroutine through the runtime's poller to hand the
-// reply over (a goroutine hand-off, and a thread woken for it). The sleep
-// takes no CPU, so it suits hosts with more PEs than CPUs as well as
-// sleeping in the runtime does.
-func (c *conn) await(done func() bool) {
-	if !canWait {
-		return
-	}
-	until := nanotime() + awaitMax
 	for !c.rd.end {
 		c.serve(done)
-		if done() {
-			return
-		}
-		left := until - nanotime()
-		if left <= 0 || !c.rd.sock.waitReadable(left) {
+		if done() || !pl.next() {
 			return
 		}
 	}
