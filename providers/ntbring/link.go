@@ -52,9 +52,9 @@ type link struct {
 	in  [nWindows][]byte // inbound windows: the neighbour writes, we read
 	out [nWindows][]byte // outbound windows: we write, the neighbour reads
 
-	free    chan int     // free data slots, sender side
-	sendMu  []sync.Mutex // per metadata group, sender side
-	recvMu  []sync.Mutex // per metadata group, receiver side
+	free    chan int        // free data slots, sender side
+	sendSem []chan struct{} // per metadata group, sender side: full while a sender holds it
+	recvMu  []sync.Mutex    // per metadata group, receiver side
 	dma     []ntb.DMAChannel
 	dmaDone []chan error // per data slot
 	dmaCB   []func(error)
@@ -80,7 +80,10 @@ func newLink(side ntb.Side, port ntb.Port, peer, slots, slotSize int) (*link, er
 	for i := range slots {
 		l.free <- i
 	}
-	l.sendMu = make([]sync.Mutex, l.groups)
+	l.sendSem = make([]chan struct{}, l.groups)
+	for g := range l.sendSem {
+		l.sendSem[g] = make(chan struct{}, 1)
+	}
 	l.recvMu = make([]sync.Mutex, l.groups)
 	for c := range port.DMAChannels() {
 		ch, err := port.DMA(c)
@@ -190,8 +193,10 @@ func (l *link) send(m meta, payload []byte, timeout time.Duration, abort func() 
 	defer func() { l.free <- slot }()
 
 	g := slot % l.groups
-	l.sendMu[g].Lock()
-	defer l.sendMu[g].Unlock()
+	if err := l.lockGroup(g, deadline, timeout, abort); err != nil {
+		return err
+	}
+	defer l.unlockGroup(g)
 	// Wait until the neighbour has consumed the group's last transfer.
 	for i := 0; ; i++ {
 		w0, err := l.port.PeerSpadRead(g * metaWords)
@@ -215,6 +220,42 @@ func (l *link) send(m meta, payload []byte, timeout time.Duration, abort func() 
 	return l.transmit(slot, g, m, payload)
 }
 
+// lockGroup takes metadata group g for a sender. Slots outnumber groups
+// when there are more than two workers, so another sender of this host
+// may hold the group, waiting itself for the neighbour to free it: the
+// wait ends at this sender's own deadline, or when abort says so, however
+// long the holder's lasts and however many others come and go.
+func (l *link) lockGroup(g int, deadline time.Time, timeout time.Duration, abort func() error) error {
+	select {
+	case l.sendSem[g] <- struct{}{}:
+		return nil
+	default:
+	}
+	left := time.Until(deadline)
+	if left <= 0 {
+		return l.slotTimeoutError(timeout)
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	tick := time.NewTicker(abortPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case l.sendSem[g] <- struct{}{}:
+			return nil
+		case <-tick.C:
+			if err := abort(); err != nil {
+				return err
+			}
+		case <-t.C:
+			return l.slotTimeoutError(timeout)
+		}
+	}
+}
+
+// unlockGroup gives back group g, taken by lockGroup or trySend.
+func (l *link) unlockGroup(g int) { <-l.sendSem[g] }
+
 // trySend is send for a caller that must not wait: a worker answering or
 // relaying. It sends only if a data slot is free and its scratchpad group
 // is free at the first look, and reports whether it did; otherwise the
@@ -228,10 +269,12 @@ func (l *link) trySend(m meta, payload []byte) (bool, error) {
 	}
 	defer func() { l.free <- slot }()
 	g := slot % l.groups
-	if !l.sendMu[g].TryLock() {
+	select {
+	case l.sendSem[g] <- struct{}{}:
+	default:
 		return false, nil
 	}
-	defer l.sendMu[g].Unlock()
+	defer l.unlockGroup(g)
 	w0, err := l.port.PeerSpadRead(g * metaWords)
 	if err != nil {
 		return false, l.linkError("read scratchpad", err)

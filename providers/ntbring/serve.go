@@ -99,28 +99,47 @@ func (d *domain) answered(m meta, payload []byte) {
 	o.finish(err)
 }
 
-// bufPool holds buffers of one transfer's largest payload, for relays
-// and answers.
+// bufPool holds buffers for relays and answers: one transfer's largest
+// payload, and small ones for the answers of atomics and nacks. An
+// atomic's answer of 8 bytes in a slot-sized buffer would cost, whenever
+// the pool comes up empty (after every collection; and a quarter of the
+// puts are dropped under the race detector), a slot's worth of zeroed
+// memory per atomic: at 256K slots that was most of the time a stream of
+// atomics took.
 type bufPool struct {
-	size int
-	pool sync.Pool
+	size  int
+	pool  sync.Pool
+	small sync.Pool
 }
+
+// smallBuf is the size of the small buffers: an answer to an atomic or
+// a nack.
+const smallBuf = 64
 
 // get returns a buffer of n bytes.
 func (p *bufPool) get(n int) *[]byte {
-	b, _ := p.pool.Get().(*[]byte)
+	pool, size := &p.pool, p.size
+	if n <= smallBuf {
+		pool, size = &p.small, smallBuf
+	}
+	b, _ := pool.Get().(*[]byte)
 	if b == nil {
-		s := make([]byte, p.size)
+		s := make([]byte, size)
 		b = &s
 	}
 	*b = (*b)[:n]
 	return b
 }
 
-// put returns b, if not nil, to the pool.
+// put returns b, if not nil, to the pool it came from.
 func (p *bufPool) put(b *[]byte) {
-	if b != nil {
-		*b = (*b)[:cap(*b)]
-		p.pool.Put(b)
+	if b == nil {
+		return
 	}
+	*b = (*b)[:cap(*b)]
+	if cap(*b) == smallBuf {
+		p.small.Put(b)
+		return
+	}
+	p.pool.Put(b)
 }

@@ -150,3 +150,29 @@ func FuzzServe(f *testing.F) {
 		}
 	})
 }
+
+// An atomic's answer and a nack take a small buffer, not one of a whole
+// data slot: with slots of 256K, zeroing a fresh one whenever the pool
+// came up empty was most of the time a stream of atomics took. Each size
+// goes back to its own pool.
+func TestBufPoolSizes(t *testing.T) {
+	p := bufPool{size: 256 << 10}
+	for _, n := range []int{1, 8, smallBuf} {
+		b := p.get(n)
+		require.Len(t, *b, n)
+		require.Equal(t, smallBuf, cap(*b), "a buffer of %d bytes", n)
+		p.put(b)
+	}
+	for _, n := range []int{smallBuf + 1, 4096, 256 << 10} {
+		b := p.get(n)
+		require.Len(t, *b, n)
+		require.Equal(t, 256<<10, cap(*b), "a buffer of %d bytes", n)
+		p.put(b)
+	}
+	p.put(nil)
+	d := &domain{bufs: bufPool{size: 256 << 10}}
+	_, out, buf, err := d.nack(meta{}, nackRegion)
+	require.NoError(t, err)
+	require.Len(t, out, 1)
+	require.Equal(t, smallBuf, cap(*buf))
+}

@@ -1,7 +1,9 @@
 package emu
 
 import (
+	"fmt"
 	"math"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -211,4 +213,109 @@ func TestDoorbellSeenWithoutFIFO(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("a kick without its FIFO byte was not seen within 10s")
 	}
+}
+
+// The contract a doorbell protocol builds on: a receiver that clears the
+// bits of an event before it looks at the work they announce misses no
+// work, however the rings of a bit merge with those before the clear.
+// Here, as in the seed protocol, eight senders share four mailboxes (a
+// scratchpad group each): a sender waits for its mailbox to be empty,
+// fills it and rings its own bit; the receiver's dispatcher clears each
+// event's bits and then kicks the workers of those bits, which empty the
+// bit's mailbox, whatever sender filled it. Every message arrives, and
+// no sender waits long for its mailbox.
+func TestDoorbellClearThenLookLosesNothing(t *testing.T) {
+	a, b := pair(newRing(t, 2, fastOptions()))
+	const (
+		senders = 8
+		boxes   = 4
+		rounds  = 2000
+		bound   = 10 * time.Second
+	)
+	var (
+		box      [boxes]atomic.Uint32
+		boxMu    [boxes]sync.Mutex // senders sharing a mailbox take turns
+		received [senders]atomic.Uint32
+		stop     = make(chan struct{})
+		wg       sync.WaitGroup
+	)
+	kicks := make([]chan struct{}, senders)
+	for n := range senders {
+		kicks[n] = make(chan struct{}, 1)
+		wg.Go(func() { // worker n
+			for {
+				select {
+				case <-stop:
+					return
+				case <-kicks[n]:
+				}
+				if v := box[n%boxes].Swap(0); v != 0 {
+					received[v>>16-1].Add(1)
+				}
+			}
+		})
+	}
+	wg.Go(func() { // dispatcher
+		for {
+			select {
+			case <-stop:
+				return
+			case e := <-b.Events():
+				if e.Kind != ntb.DoorbellEvent {
+					continue
+				}
+				if err := b.DBClear(e.DB); err != nil {
+					t.Error(err)
+					return
+				}
+				for n := range senders {
+					if e.DB&(1<<n) != 0 {
+						select {
+						case kicks[n] <- struct{}{}:
+						default:
+						}
+					}
+				}
+			}
+		}
+	})
+	errs := make(chan error, senders)
+	for s := range senders {
+		go func() {
+			g := s % boxes
+			for i := range rounds {
+				boxMu[g].Lock()
+				deadline := time.Now().Add(bound)
+				for box[g].Load() != 0 {
+					if time.Now().After(deadline) {
+						boxMu[g].Unlock()
+						errs <- fmt.Errorf("sender %d, message %d: mailbox %d still full after %v: a doorbell was lost", s, i, g, bound)
+						return
+					}
+					runtime.Gosched()
+				}
+				box[g].Store(uint32(s+1)<<16 | uint32(i))
+				err := a.PeerDBSet(1 << s)
+				boxMu[g].Unlock()
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range senders {
+		require.NoError(t, <-errs)
+	}
+	require.Eventually(t, func() bool {
+		for s := range senders {
+			if received[s].Load() != rounds {
+				return false
+			}
+		}
+		return true
+	}, bound, time.Millisecond)
+	close(stop)
+	wg.Wait()
 }
