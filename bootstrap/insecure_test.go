@@ -1,7 +1,6 @@
 package bootstrap
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"strconv"
@@ -15,27 +14,8 @@ import (
 	"github.com/goshmem/goshmem/core"
 )
 
-// lockedBuffer collects what PE 0 warns, from any goroutine.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// captureWarnings sends PE 0's warnings to a buffer for the test.
-func captureWarnings(t *testing.T) *lockedBuffer {
-	buf := &lockedBuffer{}
+func captureWarnings(t *testing.T) *lockedBuf {
+	buf := &lockedBuf{}
 	old := insecureWarning
 	insecureWarning = buf
 	t.Cleanup(func() { insecureWarning = old })

@@ -90,20 +90,13 @@ func (d *domain) RegisterHostRegion(mine []byte, local [][]byte) (core.Region, e
 		return d.RegisterRegion(mine)
 	}
 	const op = "register region"
-	if d.closed.Load() {
-		return nil, d.opErr(op, core.ErrClosed)
-	}
-	d.mu.Lock()
-	idx := d.nregions
-	d.nregions++
-	d.mu.Unlock()
-	if err := core.AgreeRegister(d.boot, idx, mine, maxRegionSize); err != nil {
-		return nil, d.opErr(op, err)
+	idx, err := d.agreeRegister(op, mine)
+	if err != nil {
+		return nil, err
 	}
 	if idx >= maxRegions {
 		return nil, d.opErr(op, fmt.Errorf("region %d: at most %d regions: %w", idx, maxRegions, core.ErrInvalid))
 	}
-	var err error
 	if len(local) != d.lanes {
 		err = fmt.Errorf("region %d: the memory of %d PEs of this host, which runs %d: %w", idx, len(local), d.lanes, core.ErrInvalid)
 	}

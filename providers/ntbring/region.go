@@ -15,15 +15,9 @@ import (
 // copy here. Close leaves mem to the program untouched.
 func (d *domain) RegisterRegion(m []byte) (core.Region, error) {
 	const op = "register region"
-	if d.closed.Load() {
-		return nil, d.opErr(op, core.ErrClosed)
-	}
-	d.mu.Lock()
-	idx := d.nregions
-	d.nregions++
-	d.mu.Unlock()
-	if err := core.AgreeRegister(d.boot, idx, m, maxRegionSize); err != nil {
-		return nil, d.opErr(op, err)
+	idx, err := d.agreeRegister(op, m)
+	if err != nil {
+		return nil, err
 	}
 	if d.lanes > 1 && len(m) > 0 {
 		return nil, d.opErr(op, d.errNeedsHost(fmt.Sprintf("region %d", idx)))
@@ -60,4 +54,20 @@ func (r *region) atomic(off int, a amoRequest) uint64 {
 		r.dom.wake()
 	}
 	return old
+}
+
+// agreeRegister opens the registration of m, this PE's part: it takes
+// the next region number and agrees on it and on the size with every PE.
+func (d *domain) agreeRegister(op string, m []byte) (int, error) {
+	if d.closed.Load() {
+		return 0, d.opErr(op, core.ErrClosed)
+	}
+	d.mu.Lock()
+	idx := d.nregions
+	d.nregions++
+	d.mu.Unlock()
+	if err := core.AgreeRegister(d.boot, idx, m, maxRegionSize); err != nil {
+		return 0, d.opErr(op, err)
+	}
+	return idx, nil
 }
