@@ -62,6 +62,13 @@ func lostFinalizePE(_ int, args []string) int {
 	}
 	// A PE may learn of the loss in the first barrier: the victim may
 	// leave it, and die, before the others have.
+	return reportFinalize(w, rank, berr)
+}
+
+// reportFinalize says what a survivor's barrier returned (berr), then
+// finalizes and says what Finalize returned and how long it took; the
+// exit code is 1 if either failed.
+func reportFinalize(w *shmem.World, rank int, berr error) int {
 	fmt.Printf("PE %d: barrier: %v\n", rank, berr)
 	start := time.Now()
 	ferr := w.Finalize()

@@ -43,15 +43,7 @@ func stoppedPE(rank int, args []string) int {
 		time.Sleep(time.Hour)
 		return 92
 	}
-	berr := w.BarrierAll()
-	fmt.Printf("PE %d: barrier: %v\n", rank, berr)
-	start := time.Now()
-	ferr := w.Finalize()
-	fmt.Printf("PE %d: finalize returned after %dms: %v\n", rank, time.Since(start).Milliseconds(), ferr)
-	if berr != nil || ferr != nil {
-		return 1
-	}
-	return 0
+	return reportFinalize(w, rank, w.BarrierAll())
 }
 
 // killedPE is a PE of a job in which PE args[0] kills itself (SIGKILL)
