@@ -75,12 +75,15 @@ bench:
 perf: build
 	./$(BIN)/oshrun -np 2 ./$(BIN)/shmemperf $(PERFFLAGS)
 
-# Each fuzz target for $(FUZZTIME): a smoke run, not a campaign.
+# Each fuzz target for $(FUZZTIME): a smoke run, not a campaign. A target
+# that fails shows what the fuzzer said (the input it wrote under
+# testdata/fuzz, or the engine's own error).
 fuzz:
 	@set -e; for pkg in $$($(GO) list ./...); do \
 		for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz' || true); do \
 			echo "fuzz $$pkg $$f"; \
-			$(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg >/dev/null; \
+			out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
+				{ echo "$$out" | tail -40; exit 1; }; \
 		done; \
 	done
 
