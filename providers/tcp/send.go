@@ -34,6 +34,7 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
 		if c.w.mu.TryLock() {
 			c.flushLocked()
 			c.w.mu.Unlock()
+			c.q.wroteAlone()
 		} else {
 			c.q.wake()
 		}

@@ -25,7 +25,7 @@ type sendQueue struct {
 	out      []byte
 	refs     []segment
 	kicked   bool  // the writer was kicked and has not found the queue empty since
-	lastSend int64 // nanotime of the last put
+	lastSend int64 // nanotime of the last put, or of the end of its issuer's own write
 	bye      bool  // opBye is queued: nothing more may be
 	err      error // the connection failed: nothing more may be queued
 	enq      uint64
@@ -99,7 +99,10 @@ func (q *sendQueue) put(ep *endpoint, h *header, payload []byte) (wait uint64, h
 	now := nanotime()
 	// A put that follows the last by more than burstGap while the writer
 	// sleeps starts no burst: its issuer writes it, saving the writer's
-	// wake-up. Within a burst, the writer combines.
+	// wake-up. Within a burst, the writer combines. The gap counts from the
+	// end of the issuer's own write (wroteAlone): where one small write
+	// costs more than burstGap, counting from the put would make every put
+	// of a stream a burst of one, a system call each.
 	alone := !q.kicked && now-q.lastSend > burstGap
 	q.lastSend = now
 	if !alone {
@@ -116,6 +119,15 @@ func (q *sendQueue) put(ep *endpoint, h *header, payload []byte) (wait uint64, h
 		return 0, writeTry, nil
 	}
 	return 0, leaveIt, nil
+}
+
+// wroteAlone notes that the issuer of a put that started no burst has
+// written it: the next put's gap counts from now.
+func (q *sendQueue) wroteAlone() {
+	now := nanotime()
+	q.mu.Lock()
+	q.lastSend = max(q.lastSend, now)
+	q.mu.Unlock()
 }
 
 // request queues a request, whose h.id is set; a non-blocking one wakes

@@ -192,3 +192,23 @@ func TestRequestTable(t *testing.T) {
 		require.ErrorIs(t, r.err, core.ErrPeerLost)
 	}
 }
+
+// TestBurstGapCountsFromTheWrite: where the issuer's own write of a lone
+// put takes longer than burstGap (a slow kernel), the put that follows it
+// at once still joins a burst, instead of every put of a stream being
+// written alone, a system call each.
+func TestBurstGapCountsFromTheWrite(t *testing.T) {
+	q := newQueue()
+	ep := &endpoint{}
+	small := []byte("12345678")
+	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, small)
+	require.NoError(t, err)
+	require.Equal(t, writeTry, how, "a put that starts no burst")
+	_, ok := q.take(nil, nil)
+	require.True(t, ok, "its issuer wrote it")
+	q.lastSend -= 10 * burstGap // the write took ten gaps
+	q.wroteAlone()
+	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+	require.NoError(t, err)
+	require.Equal(t, leaveIt, how, "the next put, right after the write, is a burst's")
+}
