@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -69,8 +70,43 @@ func shareFile(f *os.File, b []byte) error {
 	if err != nil {
 		return &os.PathError{Op: "mmap", Path: f.Name(), Err: err}
 	}
-	copy(unsafe.Slice((*byte)(tmp), size), b)
+	fill(unsafe.Slice((*byte)(tmp), size), b)
 	return moveOver(tmp, b)
+}
+
+// fillChunk is how much of src fill copies at a time. A copy is one
+// runtime memmove, which the scheduler cannot preempt: over a whole
+// symmetric heap (hundreds of MiB, each page faulted in) it would keep
+// every other goroutine of a process with one P off the CPU for as long
+// as it takes, seconds on a loaded host, a device emulator's heartbeat
+// among them, whose peers then take the link for dead. A loop of
+// memmoves is hardly ever stopped either (the preemption signal almost
+// always finds it inside one), so fill yields between chunks.
+const fillChunk = 1 << 20
+
+// fill copies src into dst, fresh file pages that read as zeros, chunk
+// by chunk, skipping the chunks of src that are zeros too (most of a heap
+// that has just been made), and lets other goroutines run after each.
+func fill(dst, src []byte) {
+	for off := 0; off < len(src); off += fillChunk {
+		end := min(off+fillChunk, len(src))
+		if !zeros(src[off:end]) {
+			copy(dst[off:end], src[off:end])
+		}
+		runtime.Gosched()
+	}
+}
+
+// zeros reports whether b holds only zero bytes; b is whole pages, so a
+// multiple of 8 bytes long from an 8-byte boundary.
+func zeros(b []byte) bool {
+	words := unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/8)
+	for _, w := range words {
+		if w != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // moveOver moves the size-of-b mapping at tmp over b, replacing whatever
