@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 )
@@ -105,11 +106,45 @@ func (m multiError) Error() string {
 func (m multiError) Unwrap() []error { return m }
 
 // HostID identifies the host this process runs on, for locality decisions:
-// the host name and, where the kernel offers it, the boot id.
+// the host name and, where the kernel offers it, the boot id, then the
+// emulated host GOSHMEM_EMULATED_HOST names, if it is set and well formed
+// (Open fails every PE on a malformed one).
 func HostID() string {
 	h, _ := os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 		h += "/" + strings.TrimSpace(string(b))
 	}
+	if emu, err := EmulatedHost(); err == nil && emu != "" {
+		h += "#" + emu
+	}
 	return h
+}
+
+// EnvEmulatedHost names the emulated host a process runs on, within its
+// machine: PEs of one machine that name different emulated hosts count as
+// on different hosts (their pairs go through the inter-host provider, not
+// shared memory), as the PEs of a ring of hosts that a device emulator
+// runs on one machine are. It only splits a machine: PEs of different
+// machines never count as one host, whatever they name.
+const EnvEmulatedHost = "GOSHMEM_EMULATED_HOST"
+
+// maxEmulatedHost bounds the length of GOSHMEM_EMULATED_HOST.
+const maxEmulatedHost = 64
+
+// EmulatedHost reads GOSHMEM_EMULATED_HOST from the process environment:
+// "" when unset or empty, else the name, which must be 1 to 64 letters,
+// digits, '.', '-' or '_'.
+func EmulatedHost() (string, error) {
+	v := os.Getenv(EnvEmulatedHost)
+	if v == "" {
+		return "", nil
+	}
+	bad := len(v) > maxEmulatedHost || strings.ContainsFunc(v, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '-' || r == '_')
+	})
+	if bad {
+		return "", &EnvError{Var: EnvEmulatedHost, Value: v,
+			Allowed: fmt.Sprintf("unset, or a name of 1 to %d letters, digits, '.', '-' or '_': the emulated host this PE runs on within its machine", maxEmulatedHost)}
+	}
+	return v, nil
 }

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -17,6 +18,9 @@ func Open(cfg *Config, spec string) (Provider, Domain, error) {
 		host = HostID()
 	}
 	hybrid, herr := cfg.HybridSetting()
+	if _, err := EmulatedHost(); err != nil {
+		herr = errors.Join(herr, err)
+	}
 	if err := Agree(b, herr); err != nil {
 		return nil, nil, fmt.Errorf("open: %w", err)
 	}
