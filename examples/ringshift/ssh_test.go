@@ -327,12 +327,13 @@ func TestOshrunAcrossHostsOverSSH(t *testing.T) {
 	t.Run("ringshift", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		defer cancel()
-		cmd := h.on(ctx, 0, filepath.Join(h.bin, "oshrun"), "-tag", "--host", hosts,
+		cmd := h.on(ctx, 0, filepath.Join(h.bin, "oshrun"), "-tag", "--host", hosts, "-x", "GOSHMEM_PROVIDER=tcp",
 			filepath.Join(h.bin, "ringshift"), "-rounds", "20")
 		out, err := cmd.CombinedOutput()
 		require.NoError(t, err, "%s", out)
+		// tcp between the hosts, loopback inside each.
 		require.Contains(t, string(out), "[pe 0] ringshift: 4 PEs")
-		require.Contains(t, string(out), "verified")
+		require.Contains(t, string(out), "over tcp+loopback: verified")
 		for i := range 2 {
 			require.Empty(t, h.shmLeft(t, i), "host %s keeps files after a clean job", h.names[i])
 		}
