@@ -45,8 +45,8 @@ type Harness struct {
 	// first, and so on), through Config.HostID: a job that spans hosts
 	// with several PEs on one gets the selected provider composed with
 	// shared memory inside each host (see core.Composer), and the cases
-	// are skipped by what the composite offers. Run (in process) only:
-	// RunProcesses starts every PE on this host as it is.
+	// are skipped by what the composite offers. RunProcesses gives each
+	// PE process its host the same way.
 	PEsPerHost int
 }
 
@@ -290,8 +290,12 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// envCase names the case a child process runs as one PE.
-const envCase = "GOSHMEM_CONFORMANCE_CASE"
+// envCase names the case a child process runs as one PE; envPerHost is
+// the harness's PEsPerHost.
+const (
+	envCase    = "GOSHMEM_CONFORMANCE_CASE"
+	envPerHost = "GOSHMEM_CONFORMANCE_PES_PER_HOST"
+)
 
 // Main is the TestMain of a provider's conformance test: in a process the
 // launcher started for RunProcesses, it runs one case as one PE and exits;
@@ -320,24 +324,37 @@ func childMain(name string) int {
 		fmt.Fprintf(os.Stderr, "conformance: case %s: not started by the launcher (%v)\n", name, err)
 		return 2
 	}
+	per, err := strconv.Atoi(os.Getenv(envPerHost))
+	if err != nil || per < 0 {
+		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envPerHost, os.Getenv(envPerHost))
+		return 2
+	}
+	host := (&Harness{PEsPerHost: per}).hostID(job.Rank)
 	spec, _ := os.LookupEnv(core.EnvProvider)
 	p, err := core.Lookup(spec)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance: %v\n", err)
 		return 2
 	}
+	// What the cases are skipped by, as Harness.info has it.
+	info := p.Info()
+	if comp := core.RegisteredComposer(); comp != nil && per > 0 {
+		info = comp.Compose(p).Info()
+	}
 	pt := &T{pe: job.Rank}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runPE(pt, c, p.Info(), peSetup{
+		runPE(pt, c, info, peSetup{
+			shmemOpts: []shmem.Option{shmem.WithHostID(host)},
 			coreConfig: func() (*core.Config, error) {
 				b, err := bootstrap.Connect(job, time.Minute)
 				if err != nil {
 					return nil, err
 				}
-				return &core.Config{Bootstrap: b, JobID: job.JobID, Secret: job.Secret}, nil
+				return &core.Config{Bootstrap: b, JobID: job.JobID, Secret: job.Secret, HostID: host}, nil
 			},
+			spec: spec,
 			// A process that fails fatally exits: the launcher then ends
 			// the job, as it would for any PE that dies.
 			kill: func() {
@@ -366,13 +383,14 @@ func RunProcesses(t *testing.T, h Harness) {
 	if testing.Short() {
 		t.Skip("process runs are skipped in -short mode")
 	}
-	info := providerInfo(t, h.Provider)
+	info := h.info(t)
 	eachCase(t, h, info, func(t *testing.T, c Case, n int) { runProcesses(t, h, c, n) })
 }
 
 func runProcesses(t *testing.T, h Harness, c Case, n int) {
 	env := []string{
 		envCase + "=" + c.Name,
+		envPerHost + "=" + strconv.Itoa(h.PEsPerHost),
 		core.EnvShmDir + "=" + t.TempDir(),
 		shmem.EnvSymmetricSize + "=" + strconv.FormatInt(h.heapSize(), 10),
 		// Race-built children would otherwise linger a second at exit.

@@ -1,6 +1,7 @@
 package ntbring_test
 
 import (
+	"os"
 	"testing"
 	"time"
 
@@ -81,4 +82,21 @@ func TestConformanceLanes(t *testing.T) {
 		h.NPEs = h.NPEs[:1]
 	}
 	conformance.Run(t, h)
+}
+
+// envLanesProcesses turns on TestConformanceLanesProcesses.
+const envLanesProcesses = "GOSHMEM_NTBRING_LANES_PROCESSES"
+
+// The suite again with each PE a process of a launched job, on 4 hosts of
+// 2 PEs, the largest of TestConformanceLanes: 65 jobs of 8 processes,
+// about 3 minutes under -race on a loaded 2-CPU machine, too long for
+// every run; it runs when GOSHMEM_NTBRING_LANES_PROCESSES is 1.
+func TestConformanceLanesProcesses(t *testing.T) {
+	if os.Getenv(envLanesProcesses) != "1" {
+		t.Skipf("set %s=1 to run the suite with a process per PE on 4 hosts of 2 PEs (about 3 minutes)", envLanesProcesses)
+	}
+	h := harness
+	h.PEsPerHost = 2
+	h.NPEs = []int{8}
+	conformance.RunProcesses(t, h)
 }
