@@ -52,6 +52,9 @@ type poll struct {
 	// due is when what the poll waits for is late: until then, where the
 	// host's CPUs have room, next does not yield (expect).
 	due int64
+	// gated says that the PEs' runtime processors outnumber the CPUs
+	// (domain.pollGated): there nothing is ever due later than at once.
+	gated bool
 }
 
 // startPoll begins a poll of budget under d's POLL limit: until is start
@@ -60,8 +63,12 @@ type poll struct {
 func startPoll(d *domain, budget *int64) poll {
 	now := nanotime()
 	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now, due: now}
-	if p.limit > 0 && (!d.pollGated || cpuRoom(now)) {
-		p.until += min(*budget, p.limit)
+	// pollGated is set before pollMax is stored: read it only after.
+	if p.limit > 0 {
+		p.gated = d.pollGated
+		if !p.gated || cpuRoom(now) {
+			p.until += min(*budget, p.limit)
+		}
 	}
 	return p
 }
@@ -70,8 +77,16 @@ func startPoll(d *domain, budget *int64) poll {
 func (p *poll) on() bool { return p.until > p.start }
 
 // expect says that what the poll waits for usually comes usual
-// nanoseconds after it began (learn): it is due by twice that.
-func (p *poll) expect(usual int64) { p.due = p.start + 2*usual }
+// nanoseconds after it began (learn): it is due by twice that. Where the
+// PEs' runtime processors outnumber the CPUs it is due at once: there a
+// PE's reader goroutine and an issuer may poll at the same time on two
+// threads, and pollers that never yield would keep the peers' pollers
+// from the CPUs.
+func (p *poll) expect(usual int64) {
+	if !p.gated {
+		p.due = p.start + 2*usual
+	}
+}
 
 // learn folds took, how long a wait that ended in time took, into usual,
 // a running average over about eight waits.

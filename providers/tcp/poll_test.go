@@ -131,4 +131,8 @@ func TestPollLearnsWhenDue(t *testing.T) {
 	require.Equal(t, int64(11000), p.due)
 	p.expect(0)
 	require.Equal(t, p.start, p.due, "nothing learnt: due at once, yielding as before")
+
+	gated := poll{start: 1000, due: 1000, gated: true}
+	gated.expect(5000)
+	require.Equal(t, gated.start, gated.due, "more processors than CPUs: due at once")
 }
