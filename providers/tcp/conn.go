@@ -66,6 +66,9 @@ type reader struct {
 	// it applied a frame it stops at a boundary without reading the
 	// socket, which its park looks at anyway (token.go).
 	lazy bool
+	// assistUsual is how long an issuer's poll, holding the token,
+	// usually waits for its reply or acknowledgement (learn).
+	assistUsual int64
 
 	dirty   bool // frames were queued that have not been flushed
 	frames  uint64

@@ -76,9 +76,12 @@
 // runtime's poller is woken through an idle thread's wake-up, which on an
 // idle CPU costs more than a small operation's round trip, and a round
 // trip has two. So after draining its socket the reader looks again, with
-// non-blocking reads and a sched_yield between looks, for a budget that
-// grows while looks find frames and halves while they do not, then
-// sleeps; a sleep that a frame ended soon after grows a zero budget again.
+// non-blocking reads, for a budget that grows while looks find frames and
+// halves while they do not, then sleeps; a sleep that a frame ended soon
+// after grows a zero budget again. A poll learns how long its waits
+// usually take and yields the CPU (sched_yield) only once what it waits
+// for is late, every few microseconds, or at every look where the host's
+// CPUs have no room.
 // An issuer waiting for a reply or an acknowledgement polls only while it
 // holds the receive token (with GOMAXPROCS=1, while the reader is not
 // running); one that cannot take it sleeps at once, and the reader that

@@ -36,8 +36,9 @@ const (
 	// pollMin is the smallest budget worth polling: a budget that halves
 	// below it becomes zero.
 	pollMin = int64(2 * time.Microsecond)
-	// pollYieldGap is how long a poll looks at its socket between two
-	// yields of the CPU to other threads (poll.next).
+	// pollYieldGap is how long a poll that has waited past its due time
+	// looks at its socket between two yields of the CPU to other threads
+	// (poll.next).
 	pollYieldGap = int64(4 * time.Microsecond)
 )
 
@@ -48,6 +49,12 @@ type poll struct {
 	start, until int64
 	limit        int64
 	yielded      int64 // when next last yielded
+	// due is when what the poll waits for is late: until then, where the
+	// host's CPUs have room, next does not yield (expect).
+	due int64
+	// gated says that the PEs' runtime processors outnumber the CPUs
+	// (domain.pollGated): there nothing is ever due later than at once.
+	gated bool
 }
 
 // startPoll begins a poll of budget under d's POLL limit: until is start
@@ -55,9 +62,13 @@ type poll struct {
 // no room.
 func startPoll(d *domain, budget *int64) poll {
 	now := nanotime()
-	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now}
-	if p.limit > 0 && (!d.pollGated || cpuRoom(now)) {
-		p.until += min(*budget, p.limit)
+	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now, due: now}
+	// pollGated is set before pollMax is stored: read it only after.
+	if p.limit > 0 {
+		p.gated = d.pollGated
+		if !p.gated || cpuRoom(now) {
+			p.until += min(*budget, p.limit)
+		}
 	}
 	return p
 }
@@ -65,20 +76,43 @@ func startPoll(d *domain, budget *int64) poll {
 // on says whether the poll has a budget at all.
 func (p *poll) on() bool { return p.until > p.start }
 
-// next yields the CPU to other threads once pollYieldGap has passed
-// since it last did, then says whether the budget has time left. It does
-// not yield to goroutines (runtime.Gosched): that wakes another thread
-// for an idle P each time.
+// expect says that what the poll waits for usually comes usual
+// nanoseconds after it began (learn): it is due by twice that. Where the
+// PEs' runtime processors outnumber the CPUs it is due at once: there a
+// PE's reader goroutine and an issuer may poll at the same time on two
+// threads, and pollers that never yield would keep the peers' pollers
+// from the CPUs.
+func (p *poll) expect(usual int64) {
+	if !p.gated {
+		p.due = p.start + 2*usual
+	}
+}
+
+// learn folds took, how long a wait that ended in time took, into usual,
+// a running average over about eight waits.
+func learn(usual *int64, took int64) {
+	if *usual == 0 {
+		*usual = took
+		return
+	}
+	*usual += (took - *usual) / 8
+}
+
+// next yields the CPU to other threads where that may help, then says
+// whether the budget has time left. It does not yield to goroutines
+// (runtime.Gosched): that wakes another thread for an idle P each time.
 //
-// A look at the socket costs a read, a yield as much again: yielding at
-// every look doubled the time between looks, so that a frame waited half
-// a look more before it was seen, twice per round trip.
-//
-// Where the host's CPUs have no room (cpuRoom), it yields at every look:
-// there the thread that the answer waits for may be queued behind it.
+// Where the host's CPUs have room (cpuRoom), nothing is queued behind the
+// poller that the answer waits for, and a yield only delays the look
+// that sees it: a look costs a read, a yield as much again or, when it
+// lets another thread run, a whole slice of that thread's. So until the
+// answer is due it does not yield at all, as a C program polling its
+// socket does not, and once it is late, once every pollYieldGap. Where
+// the CPUs have no room, it yields at every look: there the thread that
+// the answer waits for may be queued behind it.
 func (p *poll) next() bool {
 	now := nanotime()
-	if now-p.yielded >= pollYieldGap || !cpuRoom(now) {
+	if !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) {
 		sys.Yield()
 		now = nanotime()
 		p.yielded = now
@@ -118,6 +152,7 @@ type sockReader struct {
 	nc     net.Conn
 	raw    syscall.RawConn // nil where nc is not a socket
 	budget int64           // the reader goroutine's: nanoseconds to poll before it parks
+	usual  int64           // the reader goroutine's: how long its polls usually wait for a frame (learn)
 	// readied says that a holder of the token may have woken a goroutine
 	// of this process (an issuer's reply or ack, a waiter's memory): the
 	// reader goroutine lets it run before it polls.

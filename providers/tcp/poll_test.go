@@ -111,3 +111,28 @@ func TestPollingCarriesEveryFrame(t *testing.T) {
 	require.ErrorAs(t, err, &lost)
 	require.Equal(t, 1, lost.PE)
 }
+
+// A poll learns how long its waits usually take, from the first one on,
+// and counts what it waits for as due by twice that: until then a poll
+// where the host's CPUs have room does not yield.
+func TestPollLearnsWhenDue(t *testing.T) {
+	var usual int64
+	learn(&usual, 8000)
+	require.Equal(t, int64(8000), usual, "the first wait is the usual one")
+	for range 100 {
+		learn(&usual, 16000)
+	}
+	require.InDelta(t, 16000, usual, 100, "the average follows the waits")
+	learn(&usual, 1_000_000)
+	require.Less(t, usual, int64(150_000), "one late wait moves it an eighth of the way")
+
+	p := poll{start: 1000, due: 1000}
+	p.expect(5000)
+	require.Equal(t, int64(11000), p.due)
+	p.expect(0)
+	require.Equal(t, p.start, p.due, "nothing learnt: due at once, yielding as before")
+
+	gated := poll{start: 1000, due: 1000, gated: true}
+	gated.expect(5000)
+	require.Equal(t, gated.start, gated.due, "more processors than CPUs: due at once")
+}

@@ -75,6 +75,7 @@ func (c *conn) read() {
 // the token is free, until a look finds frames, the stream ends or the
 // budget runs out; it says whether to serve again at once.
 func (c *conn) pollTurns(pl *poll) bool {
+	pl.expect(c.rd.sock.usual)
 	for pl.next() {
 		if !c.rd.tok.TryLock() {
 			continue
@@ -87,6 +88,7 @@ func (c *conn) pollTurns(pl *poll) bool {
 			return true
 		}
 		if got {
+			learn(&c.rd.sock.usual, nanotime()-pl.start)
 			pl.hit()
 			if readied {
 				runtime.Gosched()
@@ -114,9 +116,14 @@ func (c *conn) assist(pl *poll, done func() bool) {
 		return
 	}
 	defer c.rd.tok.Unlock()
+	pl.expect(c.rd.assistUsual)
 	for !c.rd.end {
 		c.serve(done)
-		if done() || !pl.next() {
+		if done() {
+			learn(&c.rd.assistUsual, nanotime()-pl.start)
+			return
+		}
+		if !pl.next() {
 			return
 		}
 	}
