@@ -441,15 +441,28 @@ func (e *endpoint) Fence() error {
 // Quiet waits for the intra-host transport, and for the inter-host one if
 // an operation went between hosts since the last Quiet.
 func (e *endpoint) Quiet() error {
+	if !e.fast || e.closed.Load() {
+		return e.quietSlow()
+	}
+	e.lb.Quiet()
+	if e.serial {
+		if !e.busyS {
+			return nil
+		}
+		e.busyS = false
+	} else if !e.busyInter.Load() || !e.busyInter.Swap(false) {
+		return nil
+	}
+	return e.inter.Quiet()
+}
+
+// quietSlow is Quiet through the intra-host transport's own Quiet: on a
+// closed endpoint, or where that transport is not loopback.
+func (e *endpoint) quietSlow() error {
 	if e.closed.Load() {
 		return e.opErr("quiet", -1, core.ErrClosed)
 	}
-	var errIntra error
-	if e.fast {
-		e.lb.Quiet()
-	} else {
-		errIntra = e.intraErr(e.intra.Quiet())
-	}
+	errIntra := e.intraErr(e.intra.Quiet())
 	busy := false
 	if e.serial {
 		busy, e.busyS = e.busyS, false
