@@ -18,16 +18,28 @@ import (
 // loopback's operations without checks (loopback.Checked) for a PE of
 // its host: valid operations land and count alike to a PE of this host
 // and of another, and bad input still gets its error, naming the job's
-// PE, from either.
+// PE, from either. With an intra-host transport other than loopback
+// (tcp here), the same operations go through its own checked calls.
 func TestCheckedOnce(t *testing.T) {
-	for _, opts := range []core.EndpointOptions{{}, {Serialized: true}} {
-		t.Run(map[bool]string{false: "shared", true: "serialized"}[opts.Serialized], func(t *testing.T) {
-			checkedJob(t, opts)
-		})
+	tcp, err := core.Lookup("tcp")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		p    core.Provider // nil: as core.Open composes it
+		fast bool
+	}{
+		{"loopback", nil, true},
+		{"other-intra", &hybrid.Provider{Inter: tcp, Intra: tcp}, false},
+	} {
+		for _, opts := range []core.EndpointOptions{{}, {Serialized: true}} {
+			t.Run(c.name+"/"+map[bool]string{false: "shared", true: "serialized"}[opts.Serialized], func(t *testing.T) {
+				checkedJob(t, c.p, c.fast, opts)
+			})
+		}
 	}
 }
 
-func checkedJob(t *testing.T, opts core.EndpointOptions) {
+func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOptions) {
 	hosts := []string{"a", "a", "b", "b"}
 	shm := t.TempDir()
 	lookup := func(k string) (string, bool) {
@@ -42,13 +54,22 @@ func checkedJob(t *testing.T, opts core.EndpointOptions) {
 	for me, b := range boots {
 		wg.Go(func() {
 			cfg := &core.Config{Bootstrap: b, JobID: "checked-test", Env: lookup, HostID: hosts[me]}
-			p, d, err := core.Open(cfg, "tcp")
+			var d core.Domain
+			var err error
+			if p == nil {
+				var got core.Provider
+				got, d, err = core.Open(cfg, "tcp")
+				if err == nil {
+					assert.Equal(t, "tcp+loopback", got.Name())
+				}
+			} else {
+				d, err = p.Open(cfg)
+			}
 			if err != nil {
 				errs[me] = errors.Join(err, b.Close())
 				return
 			}
-			assert.Equal(t, "tcp+loopback", p.Name())
-			checkedPE(t, b, d, opts)
+			checkedPE(t, b, d, fast, opts)
 			errs[me] = errors.Join(d.Close(), b.Close())
 		})
 	}
@@ -61,7 +82,7 @@ func checkedJob(t *testing.T, opts core.EndpointOptions) {
 // checkedPE is one PE's part: it works on the other PE of its host and on
 // one of the other host, whose numbers in the job differ from their
 // numbers among their host's PEs.
-func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, opts core.EndpointOptions) {
+func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts core.EndpointOptions) {
 	const size = 4096
 	me, n := d.Rank(), d.Size()
 	same, other := me^1, (me+2)%n
@@ -73,7 +94,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, opts core.Endpoint
 	if !assert.NoError(t, err) {
 		return
 	}
-	assert.True(t, hybrid.FastPath(ep), "loopback serves the PEs of this host without its own checks")
+	assert.Equal(t, fast, hybrid.FastPath(ep), "loopback serves the PEs of this host without its own checks")
 
 	// Valid operations, to both: each PE's values at offsets of its own.
 	for _, pe := range []int{same, other} {
