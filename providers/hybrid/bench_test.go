@@ -1,8 +1,10 @@
 package hybrid_test
 
 import (
+	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/conformance"
@@ -32,6 +34,92 @@ func BenchmarkPair(b *testing.B) {
 	} {
 		conformance.BenchPair(b, c.name, c.spec, c.hosts, c.env, c.target)
 	}
+}
+
+// BenchmarkSameHost sets the same-host figures of docs/benchmarks.md
+// side by side in one loop: an 8-byte put (then quiet), get and fetch-add
+// from PE 0 to PE 1 of its host, in a tcp+loopback job of 2 hosts x 2 PEs
+// and in a job of loopback alone (1 host x 2 PEs), both open at once,
+// alternating batches of 1000 operations. Load from elsewhere slows a
+// batch of either kind alike, so the medians of the batches and their
+// ratio hold still on a busy machine, where two separate runs of
+// BenchmarkPair do not. ns/op counts one operation of each job.
+func BenchmarkSameHost(b *testing.B) {
+	// Each runs n operations, a batch, so that the loop around an
+	// operation is the one BenchmarkPair has.
+	for _, op := range []struct {
+		name string
+		do   func(w *shmem.World, word *int64, n int) error
+	}{
+		{"put", func(w *shmem.World, word *int64, n int) error {
+			for i := range n {
+				if err := shmem.P(w, word, int64(i), 1); err != nil {
+					return err
+				}
+				if err := w.Quiet(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"get", func(w *shmem.World, word *int64, n int) error {
+			for range n {
+				if _, err := shmem.G(w, word, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"fadd", func(w *shmem.World, word *int64, n int) error {
+			for range n {
+				if _, err := shmem.AtomicFetchAdd(w, word, 1, 1); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+	} {
+		b.Run(op.name, func(b *testing.B) {
+			hw, hword, hdone := conformance.BenchJob(b, "tcp", []string{"a", "a", "b", "b"}, nil)
+			defer hdone()
+			lw, lword, ldone := conformance.BenchJob(b, "loopback", []string{"a", "a"}, nil)
+			defer ldone()
+			const batch = 1000
+			nb := (b.N + batch - 1) / batch
+			hyb, loop := make([]time.Duration, 0, nb), make([]time.Duration, 0, nb)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i += batch {
+				n := min(batch, b.N-i)
+				t0 := time.Now()
+				if err := op.do(hw, hword, n); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := op.do(lw, lword, n); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				if n == batch {
+					hyb, loop = append(hyb, t1.Sub(t0)), append(loop, t2.Sub(t1))
+				}
+			}
+			b.StopTimer()
+			if len(hyb) == 0 {
+				return
+			}
+			h, l := median(hyb)/batch, median(loop)/batch
+			b.ReportMetric(h, "tcp+loopback-ns/op")
+			b.ReportMetric(l, "loopback-ns/op")
+			b.ReportMetric(h/l, "ratio")
+		})
+	}
+}
+
+// median is the median of d in nanoseconds; it sorts d.
+func median(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Nanoseconds())
 }
 
 // collJob starts a job of len(hosts) PEs in process, PE i posing as

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/loopback"
 )
 
 // domain is one PE's membership in a job on both transports.
@@ -60,6 +61,9 @@ type region struct {
 	local []byte
 	intra core.Region
 	inter core.Region
+	// lb is intra for loopback's operations without checks, if intra is
+	// loopback's (see endpoint).
+	lb loopback.CheckedRegion
 }
 
 func (r *region) Local() []byte {
@@ -116,7 +120,8 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
-	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out}, nil
+	lb, _ := loopback.CheckedRegionOf(in)
+	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out, lb: lb}, nil
 }
 
 // RegisterRegion implements core.Domain: the intra-host provider moves
@@ -139,7 +144,8 @@ func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
-	return &region{d: d, size: len(mem), local: mem, intra: in, inter: out}, nil
+	lb, _ := loopback.CheckedRegionOf(in)
+	return &region{d: d, size: len(mem), local: mem, intra: in, inter: out, lb: lb}, nil
 }
 
 // hostRegisterer is an inter-host domain that lands what comes for any
@@ -185,7 +191,8 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 	if err != nil {
 		return nil, errors.Join(err, in.Close())
 	}
-	e := &endpoint{d: d, intra: in, inter: out, serial: opts.Serialized}
+	e := &endpoint{d: d, intra: in, inter: out, route: d.route, serial: opts.Serialized}
+	e.lb, e.fast = loopback.CheckedOf(in)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {

@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/loopback"
 )
 
 // endpoint is an endpoint of each transport behind one: every operation
@@ -13,9 +14,16 @@ import (
 type endpoint struct {
 	d            *domain
 	intra, inter core.Endpoint
-	closed       atomic.Bool
-	closeOnce    sync.Once
-	closeErr     error
+	// route is d.route: this host's rank of a PE, or -1 (see domain).
+	route []int
+	// lb is intra's operations without checks, which the composite's
+	// checks stand in for; fast says intra is loopback's, so lb and every
+	// region's lb are set.
+	lb        loopback.Checked
+	fast      bool
+	closed    atomic.Bool
+	closeOnce sync.Once
+	closeErr  error
 
 	// serial: the endpoint is Serialized (one goroutine at a time), so
 	// busyS, a plain word, stands in for busyInter.
@@ -84,7 +92,183 @@ func (e *endpoint) intraErr(err error) error {
 	return e.d.globalPE(err)
 }
 
+// valid is the check of every operation's fast path: r as this domain's
+// region if the endpoint is open and an access of n > 0 bytes at off in
+// pe's part of r is valid, else nil. A nil sends the operation down its
+// slow path, which checks it in full and says what is wrong (or does
+// nothing, for n == 0). It is small enough to inline, and what it lets
+// through needs no check by the transport that carries it (see
+// loopback.Checked).
+func (e *endpoint) valid(pe int, r core.Region, off, n int) *region {
+	reg, ok := r.(*region)
+	if !ok || reg.d != e.d || uint(pe) >= uint(len(e.route)) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
+		return nil
+	}
+	return reg
+}
+
+// valueSize reports whether PutValue and GetValue move size bytes.
+func valueSize(size int) bool { return size&(size-1) == 0 && uint(size-1) < 8 }
+
+// atomicValid is the rest of an atomic's fast-path check, after valid:
+// the operation is aligned to n, t's size, and one both transports
+// execute.
+func (e *endpoint) atomicValid(off, n int, op core.AtomicOp, t core.AtomicType) bool {
+	return off&(n-1) == 0 && e.d.atomics.Supports(op, t)
+}
+
+// Each operation checks itself once (valid), then goes to the transport
+// of its target PE: loopback's operations without checks (e.lb) for a PE
+// of this host, the inter-host transport's for the others. What fails
+// the check takes the slow path (putSlow and the rest), which checks in
+// full and goes through the transports' own checked calls.
+
 func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
+	reg := e.valid(pe, r, off, len(src))
+	if reg == nil {
+		return e.putSlow(pe, r, off, src)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.Put(l, reg.lb, off, src)
+			return nil
+		}
+		return e.intraErr(e.intra.Put(l, reg.intra, off, src))
+	}
+	err := e.inter.Put(pe, reg.inter, off, src)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
+func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+	reg := e.valid(pe, r, off, len(src))
+	if reg == nil {
+		return e.putNBISlow(pe, r, off, src)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.Put(l, reg.lb, off, src)
+			return nil
+		}
+		return e.intraErr(e.intra.PutNBI(l, reg.intra, off, src))
+	}
+	err := e.inter.PutNBI(pe, reg.inter, off, src)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
+func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	reg := e.valid(pe, r, off, len(dst))
+	if reg == nil {
+		return e.getSlow(pe, r, off, dst)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.Get(l, reg.lb, off, dst)
+			return nil
+		}
+		return e.intraErr(e.intra.Get(l, reg.intra, off, dst))
+	}
+	return e.inter.Get(pe, reg.inter, off, dst)
+}
+
+func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	reg := e.valid(pe, r, off, len(dst))
+	if reg == nil {
+		return e.getNBISlow(pe, r, off, dst)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.Get(l, reg.lb, off, dst)
+			return nil
+		}
+		return e.intraErr(e.intra.GetNBI(l, reg.intra, off, dst))
+	}
+	err := e.inter.GetNBI(pe, reg.inter, off, dst)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
+func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+	reg := e.valid(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		return e.putValueSlow(pe, r, off, v, size)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.PutValue(l, reg.lb, off, v, size)
+			return nil
+		}
+		return e.intraErr(e.intra.PutValue(l, reg.intra, off, v, size))
+	}
+	err := e.inter.PutValue(pe, reg.inter, off, v, size)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg := e.valid(pe, r, off, size)
+	if reg == nil || !valueSize(size) {
+		return e.getValueSlow(pe, r, off, size)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			return e.lb.GetValue(l, reg.lb, off, size), nil
+		}
+		v, err := e.intra.GetValue(l, reg.intra, off, size)
+		return v, e.intraErr(err)
+	}
+	return e.inter.GetValue(pe, reg.inter, off, size)
+}
+
+func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+	n := t.Size()
+	reg := e.valid(pe, r, off, n)
+	if reg == nil || !e.atomicValid(off, n, op, t) || op == core.AtomicCSwap {
+		return e.atomicSlow(pe, r, off, op, t, operand)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			e.lb.Atomic(l, reg.lb, off, op, t, operand)
+			return nil
+		}
+		return e.intraErr(e.intra.Atomic(l, reg.intra, off, op, t, operand))
+	}
+	err := e.inter.Atomic(pe, reg.inter, off, op, t, operand)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
+func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	n := t.Size()
+	reg := e.valid(pe, r, off, n)
+	if reg == nil || !e.atomicValid(off, n, op, t) {
+		return e.fetchAtomicSlow(pe, r, off, op, t, operand, compare)
+	}
+	if l := e.route[pe]; l >= 0 {
+		if e.fast {
+			return e.lb.FetchAtomic(l, reg.lb, off, op, t, operand, compare), nil
+		}
+		v, err := e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
+		return v, e.intraErr(err)
+	}
+	return e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
+}
+
+// The slow paths: each operation as it was before the fast path, a full
+// check by the composite and the transport's own checked call.
+
+func (e *endpoint) putSlow(pe int, r core.Region, off int, src []byte) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
@@ -104,7 +288,7 @@ func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
 	return err
 }
 
-func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
+func (e *endpoint) putNBISlow(pe int, r core.Region, off int, src []byte) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
@@ -124,7 +308,7 @@ func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
 	return err
 }
 
-func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+func (e *endpoint) getSlow(pe int, r core.Region, off int, dst []byte) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
@@ -144,7 +328,7 @@ func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
 	return err
 }
 
-func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+func (e *endpoint) getNBISlow(pe int, r core.Region, off int, dst []byte) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
@@ -164,7 +348,7 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 	return err
 }
 
-func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
+func (e *endpoint) putValueSlow(pe int, r core.Region, off int, v uint64, size int) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
@@ -184,7 +368,7 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 	return err
 }
 
-func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+func (e *endpoint) getValueSlow(pe int, r core.Region, off int, size int) (uint64, error) {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
@@ -206,7 +390,7 @@ func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, e
 	return v, err
 }
 
-func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
+func (e *endpoint) atomicSlow(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
@@ -226,7 +410,7 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	return err
 }
 
-func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+func (e *endpoint) fetchAtomicSlow(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	reg, err := e.target(r)
 	if err == nil {
 		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
@@ -257,6 +441,24 @@ func (e *endpoint) Fence() error {
 // Quiet waits for the intra-host transport, and for the inter-host one if
 // an operation went between hosts since the last Quiet.
 func (e *endpoint) Quiet() error {
+	if !e.fast || e.closed.Load() {
+		return e.quietSlow()
+	}
+	e.lb.Quiet()
+	if e.serial {
+		if !e.busyS {
+			return nil
+		}
+		e.busyS = false
+	} else if !e.busyInter.Load() || !e.busyInter.Swap(false) {
+		return nil
+	}
+	return e.inter.Quiet()
+}
+
+// quietSlow is Quiet through the intra-host transport's own Quiet: on a
+// closed endpoint, or where that transport is not loopback.
+func (e *endpoint) quietSlow() error {
 	if e.closed.Load() {
 		return e.opErr("quiet", -1, core.ErrClosed)
 	}

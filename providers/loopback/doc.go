@@ -117,4 +117,13 @@
 // architecture). Fence and Quiet are one full barrier. The count moves
 // into the endpoint's core.Counter when Endpoint.Counter or Close is
 // called (see endpoint).
+//
+// # Operations without checks
+//
+// Checked (checked.go) is an endpoint's operations without their checks,
+// for an endpoint in front of loopback's that checks every operation
+// itself, as providers/hybrid's composite does for the PEs of its host:
+// the same stores, counts and wake-ups as the endpoint's own, so its
+// counter, Fence, Quiet and the waiters see no difference. It is not part
+// of core's contract; its caller takes on every check listed there.
 package loopback
