@@ -1,5 +1,10 @@
 package shmem
 
+import (
+	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
+)
+
 // Host-aware collectives. Where a job has several PEs on some host and
 // spans more than one host, a signal between two PEs of one host is a
 // store into memory both map, and a signal between hosts is a message,
@@ -19,6 +24,21 @@ package shmem
 // so its children fit the treeArity payload places of a slot.
 const hostArity = treeArity / 2
 
+// On a team of up to xchgHosts hosts the leaders do not form a tree: each
+// sends its host's part straight to every other leader, and every leader
+// combines the hosts' parts in host order, so every host crosses to the
+// others once, in one step, where a tree of hosts takes a step up to the
+// root and one back down, and the root serves every host in turn. The
+// parts land in the slot's places of leader children, which such a team
+// does not use: two banks, by generation parity, of one place per other
+// host (see xchg), and a count of the parts heard of, ever.
+const (
+	xchgHosts    = 5
+	xchgOff      = upOff + hostArity*treeChunk
+	xchgArea     = (treeArity - hostArity) * treeChunk
+	xchgCountOff = syncFlagsOff + (maxRounds-1)*cacheLine // past any team's dissemination rounds
+)
+
 // hostShape is a team's grouping of ranks by host: nil for a team on one
 // host, with one PE per host, or in a job whose PEs of one host do not all
 // map each other's memory; the combining tree is flat there.
@@ -26,6 +46,10 @@ type hostShape struct {
 	hostOf []int   // team-host index of each rank, hosts in order of first rank
 	hosts  [][]int // ranks of each team-host, in rank order
 	pos    []int   // each rank's place in its host's list
+	// xchg is the payload bytes of a place of the leaders' exchange, the
+	// most a tree collective carries on the team; 0 where the team has
+	// more than xchgHosts hosts, whose leaders form a tree.
+	xchg int
 }
 
 // initHosts records, collectively at init, the host of every World PE and
@@ -73,6 +97,16 @@ func (c *collectives) initHosts(hosts [][]byte) error {
 	return nil
 }
 
+// posedHosts turns a host index per PE into host ids, for tests whose PEs,
+// all on one host, pose as spread over several for the collectives.
+func posedHosts(hostOf []int) [][]byte {
+	hosts := make([][]byte, len(hostOf))
+	for pe, h := range hostOf {
+		hosts[pe] = []byte{byte(h), byte(h >> 8)}
+	}
+	return hosts
+}
+
 // shapeHosts sets the team's host shape from its members.
 func (t *Team) shapeHosts() {
 	if c := &t.w.coll; c.hostAware {
@@ -102,7 +136,100 @@ func newHostShape(hostOf, members []int) *hostShape {
 	if len(s.hosts) < 2 || !several {
 		return nil
 	}
+	if nh := len(s.hosts); nh <= xchgHosts {
+		s.xchg = min(treeChunk, xchgArea/(2*(nh-1))&^(cacheLine-1))
+	}
 	return s
+}
+
+// treeMax is the most bytes a tree collective carries on the team.
+func (t *Team) treeMax() int {
+	if t.shape != nil && t.shape.xchg > 0 {
+		return t.shape.xchg
+	}
+	return treeChunk
+}
+
+// xchgPlace is the heap offset of the place, in the bank of generation
+// gen, where the leader of team-host to finds the part of team-host from.
+func (s *hostShape) xchgPlace(base int, gen uint64, to, from int) int {
+	nh := len(s.hosts)
+	return base + xchgOff + (int(gen&1)*(nh-1)+(from-to-1+nh)%nh)*s.xchg
+}
+
+// exchange is a leader's step of the tree on a team whose leaders
+// exchange: acc, its host's part (the root's data on the root's host for a
+// broadcast, where combine is nil), goes to every other leader, and comes
+// back as the whole: the parts combined in host order, or the root's host's
+// part. Every leader computes the same bits.
+//
+// A leader puts the part of generation g+2 into a peer's bank of g only
+// after it has finished g+1, which needed the peer's part of g+1, which
+// the peer sent after it had finished g: so the banks need no other
+// synchronisation.
+func exchange[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), gen uint64) error {
+	s, w, ep, base := t.shape, t.w, t.w.coll.ep, t.base()
+	nh, h := len(s.hosts), s.hostOf[t.me]
+	rh := s.hostOf[root]
+	b := mem.Bytes(acc)
+	send := len(b) > 0 && (combine != nil || h == rh)
+	leader := func(g int) int { // as links has it: the root leads its host
+		if g == rh {
+			return t.members[root]
+		}
+		return t.members[s.hosts[g][0]]
+	}
+	if send {
+		for i := 1; i < nh; i++ {
+			g := (h + i) % nh
+			if err := ep.Put(leader(g), w.heap, s.xchgPlace(base, gen, g, h), b); err != nil {
+				return err
+			}
+		}
+		// The parts land before the counts that announce them.
+		if err := ep.Fence(); err != nil {
+			return err
+		}
+	}
+	for i := 1; i < nh; i++ {
+		g := (h + i) % nh
+		if err := ep.Atomic(leader(g), w.heap, base+xchgCountOff, core.AtomicAdd, core.Uint64, 1); err != nil {
+			return err
+		}
+	}
+	t.xchgs += uint64(nh - 1)
+	if err := w.waitGE(base+xchgCountOff, t.xchgs); err != nil {
+		return err
+	}
+	if len(b) == 0 {
+		return nil
+	}
+	part := func(g int) []T {
+		off := s.xchgPlace(base, gen, h, g)
+		return mem.Slice[T](w.local[off : off+len(b)])
+	}
+	switch {
+	case combine == nil:
+		if h != rh {
+			copy(acc, part(rh))
+		}
+	case h == 0:
+		for g := 1; g < nh; g++ {
+			combine(acc, part(g))
+		}
+	default:
+		// Into host 0's part, which nobody writes before generation gen+2.
+		sum := part(0)
+		for g := 1; g < nh; g++ {
+			if g == h {
+				combine(sum, acc)
+			} else {
+				combine(sum, part(g))
+			}
+		}
+		copy(acc, sum)
+	}
+	return nil
 }
 
 // treeLink is a PE the tree connects to: its team rank and the payload
@@ -159,6 +286,8 @@ func (t *Team) links(root int) treeLinks {
 	switch {
 	case lp > 0:
 		l.parent = treeLink{rankAt(h, (lp-1)/hostArity), (lp - 1) % hostArity}
+	case s.xchg > 0:
+		// A leader: the leaders exchange instead.
 	case li > 0:
 		l.parent = treeLink{rankAt(((li-1)/hostArity+rh)%nh, 0), hostArity + (li-1)%hostArity}
 	}
@@ -166,7 +295,7 @@ func (t *Team) links(root int) treeLinks {
 		l.kids[l.nkids] = treeLink{rankAt(h, c), (c - 1) % hostArity}
 		l.nkids++
 	}
-	if lp == 0 {
+	if lp == 0 && s.xchg == 0 {
 		for c := hostArity*li + 1; c < min(nh, hostArity*li+hostArity+1); c++ {
 			l.kids[l.nkids] = treeLink{rankAt((c+rh)%nh, 0), hostArity + (c-1)%hostArity}
 			l.nkids++

@@ -27,6 +27,7 @@ type Team struct {
 
 	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
 	arrivals                                               uint64 // children heard from in the tree, ever
+	xchgs                                                  uint64 // parts heard of in the leaders' exchange, ever
 
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed
@@ -135,6 +136,9 @@ func (c *collectives) initTeams(hostID string) error {
 	local := sameHost(hosts, w.me)
 	c.shared = &Team{w: w, members: local, me: indexOf(local, w.me), slot: 1, contexts: map[*Context]struct{}{}}
 	c.slots[1] = c.shared
+	if c.hostMap != nil {
+		hosts = posedHosts(c.hostMap)
+	}
 	if err := c.initHosts(hosts); err != nil {
 		return err
 	}
