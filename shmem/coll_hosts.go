@@ -31,12 +31,11 @@ const hostArity = treeArity / 2
 // root and one back down, and the root serves every host in turn. The
 // parts land in the slot's places of leader children, which such a team
 // does not use: two banks, by generation parity, of one place per other
-// host (see xchg), and a count of the parts heard of, ever.
+// host (see xchg), and a count of the parts heard of, ever (xchgCountOff).
 const (
-	xchgHosts    = 5
-	xchgOff      = upOff + hostArity*treeChunk
-	xchgArea     = (treeArity - hostArity) * treeChunk
-	xchgCountOff = syncFlagsOff + (maxRounds-1)*cacheLine // past any team's dissemination rounds
+	xchgHosts = 5
+	xchgOff   = upOff + hostArity*treeChunk
+	xchgArea  = (treeArity - hostArity) * treeChunk
 )
 
 // hostShape is a team's grouping of ranks by host: nil for a team on one
