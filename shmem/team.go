@@ -27,10 +27,12 @@ type Team struct {
 
 	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
 	arrivals                                               uint64 // children heard from in the tree, ever
-	xchgs                                                  uint64 // parts heard of in the leaders' exchange, ever
-	heard                                                  uint64 // blocks heard of in host-aware gathers, ever
-	at                                                     []int    // scratch of hostGather's callers
-	sizes                                                  []uint64 // scratch of Collect's element counts
+
+	// The host-aware collectives' (coll_hosts.go, coll_hostdata.go).
+	xchgs uint64   // parts heard of in the leaders' exchange, ever
+	heard uint64   // blocks heard of in host-aware gathers, ever
+	at    []int    // scratch: where each rank's block begins in dest
+	sizes []uint64 // scratch: Collect's element counts
 
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed
