@@ -26,14 +26,18 @@ const hostArity = treeArity / 2
 
 // On a team of up to xchgHosts hosts the leaders do not form a tree: each
 // sends its host's part straight to every other leader, and every leader
-// combines the hosts' parts in host order, so every host crosses to the
-// others once, in one step, where a tree of hosts takes a step up to the
-// root and one back down, and the root serves every host in turn. The
+// combines the hosts' parts in host order. On two hosts that is the
+// tree's one message each way, sent at once instead of one after the
+// other. On more it sends more messages than the tree, each a wake-up of
+// a process on another host; where the PEs outnumber the CPUs (3 hosts of
+// 2 PEs on 2 CPUs, docs/benchmarks.md) the tree of hosts measured faster
+// (3 x 2 sum-reduce 359 µs against 541 exchanging), so only two hosts exchange. The
 // parts land in the slot's places of leader children, which such a team
 // does not use: two banks, by generation parity, of one place per other
-// host (see xchg), and a count of the parts heard of, ever (xchgCountOff).
+// host (see xchgPlace), and a count of the parts heard of, ever
+// (xchgCountOff).
 const (
-	xchgHosts = 5
+	xchgHosts = 2
 	xchgOff   = upOff + hostArity*treeChunk
 	xchgArea  = (treeArity - hostArity) * treeChunk
 )
