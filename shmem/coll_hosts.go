@@ -31,8 +31,8 @@ const hostArity = treeArity / 2
 // other. On more it sends more messages than the tree, each a wake-up of
 // a process on another host; where the PEs outnumber the CPUs (3 hosts of
 // 2 PEs on 2 CPUs, docs/benchmarks.md) the tree of hosts measured faster
-// (3 x 2 sum-reduce 359 µs against 541 exchanging), so only two hosts exchange. The
-// parts land in the slot's places of leader children, which such a team
+// (3 x 2 sum-reduce 359 µs against 541 exchanging), so only two hosts
+// exchange. The parts land in the slot's places of leader children, which such a team
 // does not use: two banks, by generation parity, of one place per other
 // host (see xchgPlace), and a count of the parts heard of, ever
 // (xchgCountOff).
