@@ -34,8 +34,8 @@ const hostArity = treeArity / 2
 // (3 x 2 sum-reduce 359 µs against 541 exchanging), so only two hosts
 // exchange. The parts land in the slot's places of leader children, which such a team
 // does not use: two banks, by generation parity, of one place per other
-// host (see xchgPlace), and a count of the parts heard of, ever
-// (xchgCountOff).
+// host (see xchgPlace), each a generation word on a line of its own, then
+// the part.
 const (
 	xchgHosts = 2
 	xchgOff   = upOff + hostArity*treeChunk
@@ -140,7 +140,7 @@ func newHostShape(hostOf, members []int) *hostShape {
 		return nil
 	}
 	if nh := len(s.hosts); nh <= xchgHosts {
-		s.xchg = min(treeChunk, xchgArea/(2*(nh-1))&^(cacheLine-1))
+		s.xchg = min(treeChunk, (xchgArea/(2*(nh-1))-cacheLine)&^(cacheLine-1))
 	}
 	return s
 }
@@ -154,10 +154,11 @@ func (t *Team) treeMax() int {
 }
 
 // xchgPlace is the heap offset of the place, in the bank of generation
-// gen, where the leader of team-host to finds the part of team-host from.
+// gen, where the leader of team-host to finds the part of team-host from:
+// its generation word; the part follows one line later.
 func (s *hostShape) xchgPlace(base int, gen uint64, to, from int) int {
 	nh := len(s.hosts)
-	return base + xchgOff + (int(gen&1)*(nh-1)+(from-to-1+nh)%nh)*s.xchg
+	return base + xchgOff + (int(gen&1)*(nh-1)+(from-to-1+nh)%nh)*(cacheLine+s.xchg)
 }
 
 // exchange is a leader's step of the tree on a team whose leaders
@@ -166,10 +167,15 @@ func (s *hostShape) xchgPlace(base int, gen uint64, to, from int) int {
 // back as the whole: the parts combined in host order, or the root's host's
 // part. Every leader computes the same bits.
 //
-// A leader puts the part of generation g+2 into a peer's bank of g only
-// after it has finished g+1, which needed the peer's part of g+1, which
-// the peer sent after it had finished g: so the banks need no other
-// synchronisation.
+// Each part has a generation word of its own, not a count shared by the
+// senders: the leader of a host changes with the root, and two leaders of
+// one host reach a peer by different connections, so a count could be
+// made up by the next generation's sender before the last one's part
+// landed. A leader puts the part of generation g+2 into a peer's bank of
+// g only after it has finished g+1, which needed the peer's part of g+1,
+// which the peer sent after it had finished g, for which the part and
+// word of g had landed: so no word is ever taken back to an older
+// generation, and the banks need no other synchronisation.
 func exchange[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), gen uint64) error {
 	s, w, ep, base := t.shape, t.w, t.w.coll.ep, t.base()
 	nh, h := len(s.hosts), s.hostOf[t.me]
@@ -182,33 +188,32 @@ func exchange[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), gen
 		}
 		return t.members[s.hosts[g][0]]
 	}
-	if send {
-		for i := 1; i < nh; i++ {
-			g := (h + i) % nh
-			if err := ep.Put(leader(g), w.heap, s.xchgPlace(base, gen, g, h), b); err != nil {
+	for i := 1; i < nh; i++ {
+		g := (h + i) % nh
+		place := s.xchgPlace(base, gen, g, h)
+		if send {
+			// The part lands before the word that announces it.
+			if err := ep.Put(leader(g), w.heap, place+cacheLine, b); err != nil {
+				return err
+			}
+			if err := ep.Fence(); err != nil {
 				return err
 			}
 		}
-		// The parts land before the counts that announce them.
-		if err := ep.Fence(); err != nil {
+		if err := ep.Atomic(leader(g), w.heap, place, core.AtomicWrite, core.Uint64, gen); err != nil {
 			return err
 		}
 	}
 	for i := 1; i < nh; i++ {
-		g := (h + i) % nh
-		if err := ep.Atomic(leader(g), w.heap, base+xchgCountOff, core.AtomicAdd, core.Uint64, 1); err != nil {
+		if err := w.waitGE(s.xchgPlace(base, gen, h, (h+i)%nh), gen); err != nil {
 			return err
 		}
-	}
-	t.xchgs += uint64(nh - 1)
-	if err := w.waitGE(base+xchgCountOff, t.xchgs); err != nil {
-		return err
 	}
 	if len(b) == 0 {
 		return nil
 	}
 	part := func(g int) []T {
-		off := s.xchgPlace(base, gen, h, g)
+		off := s.xchgPlace(base, gen, h, g) + cacheLine
 		return mem.Slice[T](w.local[off : off+len(b)])
 	}
 	switch {

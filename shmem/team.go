@@ -29,7 +29,6 @@ type Team struct {
 	arrivals                                               uint64 // children heard from in the tree, ever
 
 	// The host-aware collectives' (coll_hosts.go, coll_hostdata.go).
-	xchgs uint64   // parts heard of in the leaders' exchange, ever
 	heard uint64   // blocks heard of in host-aware gathers, ever
 	at    []int    // scratch: where each rank's block begins in dest
 	sizes []uint64 // scratch: Collect's element counts

@@ -18,8 +18,6 @@ import (
 //	upOff         the payloads of the tree's children, one per child
 //	bcastFlagOff  the generation of the last broadcast that reached here
 //	scanOff       one (generation, value) pair per scan round
-//	xchgCountOff  the parts heard of in the leaders' exchange, ever
-//	              (see coll_hosts.go)
 //	heardOff      the blocks heard of in the host-aware data-moving
 //	              collectives, ever (see coll_hostdata.go)
 //	slotBanksOff  two banks, by generation parity, of messages: a
@@ -36,8 +34,7 @@ const (
 	upOff        = releaseOff + cacheLine + treeChunk
 	bcastFlagOff = upOff + treeArity*treeChunk
 	scanOff      = bcastFlagOff + cacheLine
-	xchgCountOff = scanOff + maxRounds*cacheLine
-	heardOff     = xchgCountOff + cacheLine
+	heardOff     = scanOff + maxRounds*cacheLine
 	slotBanksOff = heardOff + cacheLine
 )
 
