@@ -12,9 +12,7 @@ import (
 // lists it as a child at the same payload place; places are distinct per
 // parent and fit a slot; every rank reaches the root; and in the
 // host-aware shape only one rank per host, its leader, has a parent on
-// another host; where the leaders exchange (up to xchgHosts hosts), none
-// has, and the leaders are the ranks without a parent, one per host, the
-// root among them.
+// another host.
 func TestTreeLinks(t *testing.T) {
 	layouts := map[string][]int{
 		"1 host x 5":     {0, 0, 0, 0, 0},
@@ -48,13 +46,8 @@ func TestTreeLinks(t *testing.T) {
 					links[me] = (&Team{members: members, me: me, shape: shape}).links(root)
 				}
 				crossing := map[int]int{}
-				xchg := shape != nil && shape.xchg > 0
-				require.Equal(t, shape != nil && len(hosts) <= xchgHosts, xchg)
-				leaders := map[int]int{}
 				for me, l := range links {
-					if xchg && l.parent.rank < 0 {
-						leaders[hostOf[me]]++
-					} else if me == root {
+					if me == root {
 						require.Equal(t, -1, l.parent.rank)
 					} else {
 						p := l.parent
@@ -79,26 +72,12 @@ func TestTreeLinks(t *testing.T) {
 					}
 					// The root is reached, in fewer steps than ranks.
 					r := me
-					for steps := 0; r != root && links[r].parent.rank >= 0; steps++ {
+					for steps := 0; r != root; steps++ {
 						require.Less(t, steps, n)
 						r = links[r].parent.rank
 					}
-					if !xchg {
-						require.Equal(t, root, r)
-					} else {
-						for _, k := range l.kids[:l.nkids] {
-							require.Less(t, k.place, hostArity, "rank %d: a leader's place in its own host", me)
-						}
-					}
 				}
-				if xchg {
-					require.Len(t, leaders, len(hosts))
-					for h, c := range leaders {
-						require.Equal(t, 1, c, "host %d: leaders", h)
-					}
-					require.Negative(t, links[root].parent.rank)
-					require.Empty(t, crossing)
-				} else if shape != nil {
+				if shape != nil {
 					for h, c := range crossing {
 						require.Equal(t, 1, c, "host %d: ranks with a parent elsewhere", h)
 					}

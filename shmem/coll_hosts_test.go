@@ -25,7 +25,7 @@ func TestHostCollectivesMatchFlat(t *testing.T) {
 		{0, 0, 1, 1, 2, 2},             // 3 x 2
 		{0, 0, 0, 1, 2, 2},             // 3 + 1 + 2
 		{0, 1, 0, 1, 2, 2, 0},          // interleaved
-		{0, 0, 1, 2, 3, 3, 4, 5, 5, 0}, // six hosts: the leaders form a tree
+		{0, 0, 1, 2, 3, 3, 4, 5, 5, 0}, // six hosts, a tree of them
 	}
 	rng := rand.New(rand.NewPCG(16, 3))
 	for range 3 {

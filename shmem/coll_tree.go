@@ -23,7 +23,7 @@ const (
 // treeFits reports whether a collective of n bytes on the team goes
 // through the tree: on teams of two, the direct exchange of dissemination
 // or recursive doubling takes one step where the tree takes two.
-func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= t.treeMax() }
+func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChunk }
 
 // tree runs the combining tree rooted at team rank root (see links: on a
 // team spread over hosts with several PEs on some, a tree of hosts with a
@@ -53,11 +53,6 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 				off := base + upOff + k.place*treeChunk
 				combine(acc, mem.Slice[T](w.local[off:off+len(b)]))
 			}
-		}
-	}
-	if l.parent.rank < 0 && t.shape != nil && t.shape.xchg > 0 {
-		if err := exchange(t, root, acc, combine, gen); err != nil {
-			return err
 		}
 	}
 	if l.parent.rank >= 0 {
