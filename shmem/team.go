@@ -141,6 +141,9 @@ func (c *collectives) initTeams(hostID string) error {
 	c.shared = &Team{w: w, members: local, me: indexOf(local, w.me), slot: 1, contexts: map[*Context]struct{}{}}
 	c.slots[1] = c.shared
 	if c.hostMap != nil {
+		if len(c.hostMap) != w.npes {
+			return fmt.Errorf("a host map of %d PEs for a job of %d: one host per PE is needed: %w", len(c.hostMap), w.npes, core.ErrInvalid)
+		}
 		hosts = posedHosts(c.hostMap)
 	}
 	if err := c.initHosts(hosts); err != nil {
