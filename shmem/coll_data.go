@@ -159,6 +159,10 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 func hostCollect[T Elem](t *Team, op string, dest, source []T, dr core.Region, off int, sizes []uint64) error {
 	size := mem.SizeOf[T]()
 	at := t.blockEnds(0, sizes, size)
+	if at == nil {
+		// Every member has the same counts, so every member stops here.
+		return fmt.Errorf("shmem: %s: the members' element counts add up past what a slice can hold: %w", op, core.ErrInvalid)
+	}
 	var bad error
 	if at[t.me+1] > len(dest)*size {
 		// Refuse to write past dest, but stay in step with the team.

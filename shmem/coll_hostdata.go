@@ -1,6 +1,7 @@
 package shmem
 
 import (
+	"math"
 	"math/bits"
 
 	"github.com/goshmem/goshmem/core"
@@ -210,7 +211,8 @@ func (t *Team) add(rank, off int) error {
 
 // blockEnds returns, in the team's scratch, the byte offsets at which the
 // ranks' blocks begin in dest, and their end: size bytes each, or, with
-// sizes, sizes[r] elements of esize bytes for rank r.
+// sizes, sizes[r] elements of esize bytes for rank r; nil if the end would
+// not fit an int (counts no slice can have).
 func (t *Team) blockEnds(size int, sizes []uint64, esize int) []int {
 	n := len(t.members)
 	if cap(t.at) < n+1 {
@@ -221,6 +223,9 @@ func (t *Team) blockEnds(size int, sizes []uint64, esize int) []int {
 	for r := range n {
 		b := size
 		if sizes != nil {
+			if sizes[r] > uint64(math.MaxInt-at[r])/uint64(esize) {
+				return nil
+			}
 			b = int(sizes[r]) * esize
 		}
 		at[r+1] = at[r] + b
