@@ -14,12 +14,18 @@ import (
 // benchmark's goroutine and is the one timed.
 func collBench(b *testing.B, n int, setup func(w *shmem.World) (func() error, error)) {
 	b.Helper()
+	collBenchWith(b, n, nil, setup)
+}
+
+// collBenchWith is collBench with more options for every PE.
+func collBenchWith(b *testing.B, n int, opts []shmem.Option, setup func(w *shmem.World) (func() error, error)) {
+	b.Helper()
 	lookup := shmLookup(b.TempDir(), nil)
 	id := jobID()
 	boots := bootstrap.NewLocal(n)
 	pe := func(rank int, timed bool) error {
-		w, err := shmem.Init(shmem.WithBootstrap(boots[rank], id), shmem.WithEnv(lookup),
-			shmem.WithHeapSize(1<<20), shmem.WithProvider("loopback"))
+		w, err := shmem.Init(append([]shmem.Option{shmem.WithBootstrap(boots[rank], id), shmem.WithEnv(lookup),
+			shmem.WithHeapSize(1 << 20), shmem.WithProvider("loopback")}, opts...)...)
 		if err != nil {
 			return err
 		}
@@ -123,5 +129,50 @@ func BenchmarkSumReduce4MiB(b *testing.B) {
 				return func() error { return shmem.SumReduce(w.TeamWorld(), dest, src) }, nil
 			})
 		})
+	}
+}
+
+// BenchmarkHostColl runs the collectives on 6 PEs posing as 3 hosts of 2
+// (hosts) and flat: over loopback both move data through shared memory,
+// so this measures the host-aware paths' own cost, and that they allocate
+// nothing.
+func BenchmarkHostColl(b *testing.B) {
+	const n = 6
+	for _, shape := range []struct {
+		name string
+		opts []shmem.Option
+	}{{"flat", nil}, {"hosts", []shmem.Option{shmem.WithHostMap([]int{0, 0, 1, 1, 2, 2})}}} {
+		ops := []struct {
+			name string
+			make func(w *shmem.World) (func() error, error)
+		}{
+			{"barrier", func(w *shmem.World) (func() error, error) { return w.BarrierAll, nil }},
+			{"sum-reduce-8B", func(w *shmem.World) (func() error, error) {
+				src, dest := []int64{1}, make([]int64, 1)
+				tm := w.TeamWorld()
+				return func() error { return shmem.SumReduce(tm, dest, src) }, nil
+			}},
+			{"broadcast-64KiB", func(w *shmem.World) (func() error, error) {
+				dest, err := shmem.Malloc[byte](w, 64<<10)
+				src := make([]byte, 64<<10)
+				tm := w.TeamWorld()
+				return func() error { return shmem.Broadcast(tm, dest, src, 1) }, err
+			}},
+			{"fcollect-8KiB", func(w *shmem.World) (func() error, error) {
+				dest, err := shmem.Malloc[byte](w, n*8<<10)
+				src := make([]byte, 8<<10)
+				tm := w.TeamWorld()
+				return func() error { return shmem.FCollect(tm, dest, src) }, err
+			}},
+			{"collect-8KiB", func(w *shmem.World) (func() error, error) {
+				dest, err := shmem.Malloc[byte](w, n*8<<10)
+				src := make([]byte, 8<<10)
+				tm := w.TeamWorld()
+				return func() error { return shmem.Collect(tm, dest, src) }, err
+			}},
+		}
+		for _, op := range ops {
+			b.Run(shape.name+"/"+op.name, func(b *testing.B) { collBenchWith(b, n, shape.opts, op.make) })
+		}
 	}
 }

@@ -2,7 +2,6 @@ package shmem
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -38,12 +37,15 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 		}
 		return t.collErr(op, tree(t, root, b, nil, true))
 	}
+	if t.shape != nil {
+		return t.collErr(op, t.hostBroadcast(b, mem.Bytes(source), root, dr, off))
+	}
 	return t.collErr(op, t.broadcast(b, mem.Bytes(source), root, dr, off))
 }
 
-// broadcast: in a binomial tree rooted at root, relative rank r hears from
-// r minus its lowest set bit and forwards to r+2^j for every 2^j below that
-// bit, the largest subtree first. dest is at off in dr on every member.
+// broadcast: in a binomial tree rooted at root (see binomialSend), every
+// member but the root hears once, then forwards. dest is at off in dr on
+// every member.
 func (t *Team) broadcast(dest, source []byte, root int, dr core.Region, off int) error {
 	n := len(t.members)
 	if err := t.barrier(); err != nil {
@@ -53,32 +55,12 @@ func (t *Team) broadcast(dest, source []byte, root int, dr core.Region, off int)
 	gen := t.bcastGen
 	rel := (t.me - root + n) % n
 	flag := t.base() + bcastFlagOff
-	low := n // the root's "lowest bit": it forwards to every subtree
 	if rel == 0 {
 		copy(dest, source)
-	} else {
-		low = rel & -rel
-		if err := t.w.waitGE(flag, gen); err != nil {
-			return err
-		}
+	} else if err := t.w.waitGE(flag, gen); err != nil {
+		return err
 	}
-	ep := t.w.coll.ep
-	for mask := (1 << bits.Len(uint(n-1))) >> 1; mask > 0; mask >>= 1 {
-		if mask >= low || rel+mask >= n {
-			continue
-		}
-		child := (rel + mask + root) % n
-		if err := ep.Put(t.members[child], dr, off, dest); err != nil {
-			return err
-		}
-		if err := ep.Fence(); err != nil {
-			return err
-		}
-		if err := t.signal(child, flag, gen); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.binomialSend(overTeam, rel, n, root, dest, dr, off, flag, gen)
 }
 
 // FCollect concatenates the members' source, in rank order, into dest on
@@ -103,6 +85,13 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		clear(b)
 		copy(b[t.me*size:], mem.Bytes(source))
 		return t.collErr(op, tree(t, 0, b, orBytes, true))
+	}
+	if t.shape != nil {
+		if err := t.barrier(); err != nil {
+			return t.collErr(op, err)
+		}
+		at := t.blockEnds(size, nil, 0)
+		return t.collErr(op, t.hostGather(mem.Bytes(dest[:n*len(t.members)]), dr, off, at, mem.Bytes(source)))
 	}
 	return t.collErr(op, t.exchange(func(to int) error {
 		return t.w.coll.ep.Put(t.members[to], dr, off+t.me*size, mem.Bytes(source))
@@ -129,6 +118,15 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 	if err != nil {
 		return err
 	}
+	if t.shape != nil {
+		sizes, ok, err := t.gatherSizes(len(source))
+		if err != nil {
+			return t.collErr(op, err)
+		}
+		if ok {
+			return hostCollect(t, op, dest, source, dr, off, sizes)
+		}
+	}
 	if err := t.barrier(); err != nil {
 		return t.collErr(op, err)
 	}
@@ -150,6 +148,29 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 		}
 		return t.w.coll.ep.Put(t.members[to], dr, off+int(at)*size, mem.Bytes(source))
 	})
+	if bad != nil {
+		return bad
+	}
+	return t.collErr(op, err)
+}
+
+// hostCollect is Collect's data movement on a team with a host shape, once
+// every member's element count is in sizes.
+func hostCollect[T Elem](t *Team, op string, dest, source []T, dr core.Region, off int, sizes []uint64) error {
+	size := mem.SizeOf[T]()
+	at := t.blockEnds(0, sizes, size)
+	if at == nil {
+		// Every member has the same counts, so every member stops here.
+		return fmt.Errorf("shmem: %s: the members' element counts add up past what a slice can hold: %w", op, core.ErrInvalid)
+	}
+	var bad error
+	if at[t.me+1] > len(dest)*size {
+		// Refuse to write past dest, but stay in step with the team.
+		bad = fmt.Errorf("shmem: %s: this PE's %d elements go at %d, past the end of dest (%d elements): %w",
+			op, len(source), at[t.me]/size, len(dest), core.ErrInvalid)
+		source = nil
+	}
+	err := t.hostGather(mem.Bytes(dest), dr, off, at, mem.Bytes(source))
 	if bad != nil {
 		return bad
 	}

@@ -9,6 +9,14 @@ package shmem
 // tree across hosts. A barrier or small reduction costs one message up and
 // one down per host beside the root's, instead of one per PE.
 //
+// Leaders that send their host's part straight to every other leader take
+// one step between hosts instead of two, but measured slower over tcp on
+// namespaced hosts whose PEs outnumber the CPUs, alternating with the
+// tree in one run (2 x 2 barrier 171 µs against 150, sum-reduce 196
+// against 169; 3 x 2 sum-reduce 541 against 359): every leader waits on
+// every other and sends more messages, each a wake-up of a process on
+// another host. The tree stays.
+//
 // The notion of a host comes from core: the host ids every PE gives at
 // init (as for TeamShared) and core.DirectAccess, which must map every PE
 // of the host, on every PE, for the hierarchy to be used; shmem knows
@@ -71,6 +79,16 @@ func (c *collectives) initHosts(hosts [][]byte) error {
 	}
 	c.hostAware = true
 	return nil
+}
+
+// posedHosts turns a host index per PE into host ids, for tests whose PEs,
+// all on one host, pose as spread over several for the collectives.
+func posedHosts(hostOf []int) [][]byte {
+	hosts := make([][]byte, len(hostOf))
+	for pe, h := range hostOf {
+		hosts[pe] = []byte{byte(h), byte(h >> 8)}
+	}
+	return hosts
 }
 
 // shapeHosts sets the team's host shape from its members.

@@ -63,6 +63,7 @@ type collectives struct {
 	// hostAware says the teams spread over hosts use host-aware trees.
 	hostOf    []int
 	hostAware bool
+	hostMap   []int // tests: the host of every PE, posed for the collectives
 
 	bulkGen uint64 // pieces the World's large reductions have moved, ever
 

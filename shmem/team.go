@@ -28,6 +28,11 @@ type Team struct {
 	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
 	arrivals                                               uint64 // children heard from in the tree, ever
 
+	// The host-aware collectives' (coll_hosts.go, coll_hostdata.go).
+	heard uint64   // blocks heard of in host-aware gathers, ever
+	at    []int    // scratch: where each rank's block begins in dest
+	sizes []uint64 // scratch: Collect's element counts
+
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed
 }
@@ -135,6 +140,12 @@ func (c *collectives) initTeams(hostID string) error {
 	local := sameHost(hosts, w.me)
 	c.shared = &Team{w: w, members: local, me: indexOf(local, w.me), slot: 1, contexts: map[*Context]struct{}{}}
 	c.slots[1] = c.shared
+	if c.hostMap != nil {
+		if len(c.hostMap) != w.npes {
+			return fmt.Errorf("a host map of %d PEs for a job of %d: one host per PE is needed: %w", len(c.hostMap), w.npes, core.ErrInvalid)
+		}
+		hosts = posedHosts(c.hostMap)
+	}
 	if err := c.initHosts(hosts); err != nil {
 		return err
 	}

@@ -18,6 +18,8 @@ import (
 //	upOff         the payloads of the tree's children, one per child
 //	bcastFlagOff  the generation of the last broadcast that reached here
 //	scanOff       one (generation, value) pair per scan round
+//	heardOff      the blocks heard of in the host-aware data-moving
+//	              collectives, ever (see coll_hostdata.go)
 //	slotBanksOff  two banks, by generation parity, of messages: a
 //	              generation word on a line of its own, then a payload
 //
@@ -32,7 +34,8 @@ const (
 	upOff        = releaseOff + cacheLine + treeChunk
 	bcastFlagOff = upOff + treeArity*treeChunk
 	scanOff      = bcastFlagOff + cacheLine
-	slotBanksOff = scanOff + maxRounds*cacheLine
+	heardOff     = scanOff + maxRounds*cacheLine
+	slotBanksOff = heardOff + cacheLine
 )
 
 // slotLayout sizes the message banks of a slot for a job of npes PEs: one

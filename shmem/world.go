@@ -85,6 +85,7 @@ type options struct {
 
 	static   [][]byte         // WithStaticData
 	program  *fingerprint     // tests pose as another program
+	hostMap  []int            // tests pose as PEs on these hosts, for the collectives only
 	exitHook func(status int) // GlobalExit's last step; nil: leave the process
 }
 
@@ -184,7 +185,7 @@ func Init(opts ...Option) (*World, error) {
 	}
 	log = log.With("pe", boot.Rank())
 
-	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program, o.thread.orDefault())
+	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program, o.hostMap, o.thread.orDefault())
 	if err != nil {
 		boot.Close()
 		return nil, fmt.Errorf("shmem: init: %w", err)
@@ -203,7 +204,7 @@ func Init(opts ...Option) (*World, error) {
 }
 
 func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSize int,
-	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint, thread ThreadLevel) (*World, error) {
+	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint, hostMap []int, thread ThreadLevel) (*World, error) {
 	// Every PE must ask for the same heap and run the same program, else
 	// they would address each other's memory at the wrong offsets.
 	prog := programFingerprint()
@@ -271,6 +272,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.def = Context{w: w, ep: ep}
 	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
+	w.coll.hostMap = hostMap
 	if err := w.coll.init(w, hostID, waiting); err != nil {
 		return fail(err)
 	}

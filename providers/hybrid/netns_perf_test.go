@@ -24,7 +24,8 @@ const envPerf = "GOSHMEM_HYBRID_PERF"
 // two PEs of one host in a 2 x 2 job against a loopback-only job (1 host x
 // 2); between hosts against tcp alone (2 hosts x 1); barrier and 8-byte
 // sum-reduce at 2 x 2 and 3 x 2 with the intra-host part on and off
-// (GOSHMEM_HYBRID=0). The configurations alternate, round after round, and
+// (GOSHMEM_HYBRID=0); and, beside them, broadcast, fcollect and collect of
+// 64 KiB at 3 x 2, on and off. The configurations alternate, round after round, and
 // the table gives each figure's median over the rounds. It runs only when
 // GOSHMEM_HYBRID_PERF is the number of rounds.
 func TestNamespacedPerf(t *testing.T) {
@@ -45,20 +46,25 @@ func TestNamespacedPerf(t *testing.T) {
 	off := core.EnvHybrid + "=0"
 	p2p := "put_lat,get_lat,fadd_lat"
 	coll := "barrier,reduce_lat"
+	data := "bcast_lat,fcollect_lat,collect_lat"
+	dataArgs := []string{"-sizes", "65536", "-iters", "1000", "-warmup", "20"}
 	type config struct {
 		name   string
 		hostOf []int
 		env    []string
 		tests  string
+		args   []string // shmemperf's sizes and counts; nil: 8 bytes
 	}
 	configs := []config{
-		{"2x2 same host", []int{0, 0, 1, 1}, nil, p2p + "," + coll},
-		{"2x2 same host, hybrid off", []int{0, 0, 1, 1}, []string{off}, p2p + "," + coll},
-		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p},
-		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p},
-		{"tcp alone 2x1", []int{0, 1}, nil, p2p},
-		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll},
-		{"3x2, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, coll},
+		{"2x2 same host", []int{0, 0, 1, 1}, nil, p2p + "," + coll, nil},
+		{"2x2 same host, hybrid off", []int{0, 0, 1, 1}, []string{off}, p2p + "," + coll, nil},
+		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p, nil},
+		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p, nil},
+		{"tcp alone 2x1", []int{0, 1}, nil, p2p, nil},
+		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll, nil},
+		{"3x2, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, coll, nil},
+		{"3x2 data", []int{0, 0, 1, 1, 2, 2}, nil, data, dataArgs},
+		{"3x2 data, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, data, dataArgs},
 	}
 	figures := map[string][]float64{} // config/test -> latency in us, per round
 	var order []string
@@ -71,8 +77,12 @@ func TestNamespacedPerf(t *testing.T) {
 			// The namespaced hosts share this machine's CPUs: every PE
 			// is told the PEs outnumber them, as they do.
 			env := append([]string{core.EnvProvider + "=tcp", core.EnvCPUs + "=1"}, c.env...)
+			args := c.args
+			if args == nil {
+				args = []string{"-sizes", "8", "-iters", "20000", "-warmup", "500"}
+			}
 			j := h3.startOn(ctx, t, c.hostOf, env,
-				bin, "-test", c.tests, "-sizes", "8", "-iters", "20000", "-warmup", "500", "-json")
+				bin, append([]string{"-test", c.tests, "-json"}, args...)...)
 			errs := j.wait()
 			cancel()
 			for pe, err := range errs {
