@@ -40,3 +40,6 @@ func Yield() {}
 
 // MakeFIFO is not implemented on this system.
 func MakeFIFO(path string) error { return errors.ErrUnsupported }
+
+// WaitWritable is not implemented on this system.
+func WaitWritable(fd int, timeout time.Duration) (bool, error) { return false, errors.ErrUnsupported }
