@@ -85,3 +85,31 @@ func TestWriterAdvance(t *testing.T) {
 	w.advance(1)
 	require.Equal(t, [2]int{4, 0}, [2]int{w.pv, w.po})
 }
+
+// Issuers locked to their threads, whose writes wait in poll(2), complete
+// round trips to one peer and to several (small puts, fetching atomics and
+// gets) with the right values.
+func TestLockedCallersRoundTrips(t *testing.T) {
+	doms, _ := openJobWith(t, 3, nil, func(cfg *core.Config) { cfg.LockedCallers = true })
+	regs := newRegions(t, doms, 4096)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ep := newEndpoint(t, doms[0])
+	defer ep.Close()
+	const rounds = 200
+	for i := range rounds {
+		pe := 1 + i%2
+		old, err := ep.FetchAtomic(pe, regs[0], 0, core.AtomicAdd, core.Uint64, 1, 0)
+		require.NoError(t, err)
+		require.EqualValues(t, i/2, old, "round %d", i)
+		require.NoError(t, ep.PutValue(pe, regs[0], 8, uint64(i), 8))
+		if i%3 == 0 {
+			// Both peers owe an acknowledgement.
+			require.NoError(t, ep.PutValue(3-pe, regs[0], 16, uint64(i), 8))
+		}
+		require.NoError(t, ep.Quiet())
+		v, err := ep.GetValue(pe, regs[0], 8, 8)
+		require.NoError(t, err)
+		require.EqualValues(t, i, v)
+	}
+}
