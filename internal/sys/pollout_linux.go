@@ -4,10 +4,27 @@ package sys
 
 import (
 	"os"
+	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
+
+// Writev writes iov to fd with one writev(2), as the caller built it (so
+// that a caller that reuses its vector allocates nothing). The error, if
+// any, is the syscall.Errno itself, for the caller to tell EAGAIN and
+// EINTR from failures.
+func Writev(fd int, iov []syscall.Iovec) (int, error) {
+	if len(iov) == 0 {
+		return 0, nil
+	}
+	r, _, e := syscall.Syscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
 
 // WaitWritable blocks the calling thread in poll(2) until fd can take a
 // write, fails, or timeout passes, and says whether it may be written (a

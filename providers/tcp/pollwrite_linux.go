@@ -5,7 +5,6 @@ package tcp
 import (
 	"os"
 	"syscall"
-	"unsafe"
 
 	"github.com/goshmem/goshmem/internal/sys"
 )
@@ -36,7 +35,7 @@ func (w *writer) writePolling(fd uintptr) bool {
 			w.pv = len(w.pieces)
 			break
 		}
-		r, _, e := syscall.Syscall(syscall.SYS_WRITEV, fd, uintptr(unsafe.Pointer(&w.vecs[0])), uintptr(len(w.vecs)))
+		r, e := sys.Writev(int(fd), w.vecs)
 		clear(w.vecs) // drop the references to callers' buffers
 		switch {
 		case e == syscall.EINTR:
@@ -51,11 +50,11 @@ func (w *writer) writePolling(fd uintptr) bool {
 				return false
 			}
 			continue
-		case e != 0:
+		case e != nil:
 			w.rerr = os.NewSyscallError("writev", e)
 			return true
 		}
-		w.advance(int(r))
+		w.advance(r)
 	}
 	return true
 }
