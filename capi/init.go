@@ -64,7 +64,8 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 		}
 		return 0
 	}
-	var opts []shmem.Option
+	// Every call from C runs on a goroutine locked to the C thread.
+	opts := []shmem.Option{shmem.WithLockedCallers()}
 	if requested >= 0 {
 		l, ok := threadLevel(requested)
 		if !ok {

@@ -38,6 +38,13 @@ type Config struct {
 	// shmem derives once (NewWaiting) before it opens the provider; nil
 	// means the provider derives it itself (see Config.Wait).
 	Waiting *Waiting
+	// LockedCallers says that the program calls in on goroutines locked to
+	// their OS threads, as a C program's calls through cgo are: parking
+	// such a goroutine (in a channel receive, in the runtime's network
+	// poller) hands its runtime processor to another thread and back. A
+	// provider may then wait on the caller's thread instead, in a system
+	// call (poll(2) on a socket), where it would otherwise park.
+	LockedCallers bool
 }
 
 // Waiting is how a PE waits for memory another PE writes: it re-reads the

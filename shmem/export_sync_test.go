@@ -1,5 +1,7 @@
 package shmem
 
+import "time"
+
 // WithProgram makes the PE pose as running a program with the given
 // executable name and content hash, to test the start-up check.
 func WithProgram(exe, sha string) Option {
@@ -21,3 +23,6 @@ func DecodeJobFacts(b []byte) (int, string, error) {
 func EncodeJobFacts(heap int, exe string) []byte {
 	return jobFacts{HeapSize: heap, Program: fingerprint{Exe: exe, Size: 1, SHA256: "00"}}.encode()
 }
+
+// WaitSliceOf is the longest sleep of w's waiters.
+func WaitSliceOf(w *World) time.Duration { return w.slice }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -197,5 +199,34 @@ func TestStridedOverflow(t *testing.T) {
 		require.ErrorIs(t, shmem.IPut(w, sym, src, huge, 1, 3, 0), shmem.ErrInvalid)
 		require.ErrorIs(t, shmem.IGet(w, src, sym, huge, 1, 3, 0), shmem.ErrInvalid)
 		require.Equal(t, make([]int64, 4), sym)
+	})
+}
+
+// WithLockedCallers, a C program's calls, lengthens the waiters' longest
+// sleep, not their wake-up: PEs whose callers are locked to their threads
+// wait for each other's puts and in barriers as before.
+func TestLockedCallersWait(t *testing.T) {
+	perPE := func(int) []shmem.Option { return []shmem.Option{shmem.WithLockedCallers()} }
+	world(t, 2, nil, perPE, func(pe int, w *shmem.World, err error) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		require.NoError(t, err)
+		require.Greater(t, shmem.WaitSliceOf(w), time.Millisecond)
+		flag, err := shmem.Malloc[int64](w, 1)
+		require.NoError(t, err)
+		for round := int64(1); round <= 20; round++ {
+			if pe == 0 {
+				require.NoError(t, shmem.P(w, &flag[0], round, 1))
+				require.NoError(t, w.Quiet())
+			} else {
+				require.NoError(t, shmem.WaitUntil(w, &flag[0], shmem.CmpEQ, round))
+			}
+			require.NoError(t, w.BarrierAll())
+		}
+		require.NoError(t, shmem.Free(w, flag))
+	})
+	world(t, 1, nil, nil, func(_ int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		require.Equal(t, time.Millisecond, shmem.WaitSliceOf(w), "a Go program's waiters sleep 1 ms at most")
 	})
 }

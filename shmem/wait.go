@@ -14,6 +14,15 @@ import (
 // worst, and a lost peer is noticed this often.
 const waitSlice = time.Millisecond
 
+// lockedWaitSlice is waitSlice where the program calls on goroutines
+// locked to their threads (WithLockedCallers, a C program): each time such
+// a goroutine wakes, the runtime processor passes to its thread and back,
+// two thread switches that take the processor from the provider's
+// goroutines carrying the traffic the wait is for (a PE waiting in a
+// barrier while a peer's large puts land). A wake-up the provider
+// signals is not delayed by it.
+const lockedWaitSlice = 10 * time.Millisecond
+
 // waitFor returns once cond holds, or with an error once a peer is lost or
 // the World is finalized. It spins as the job's core.Waiting says (w.spins
 // polls), then sleeps in the provider's LocalWaiter (futex or channel),
@@ -40,7 +49,7 @@ func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 			if err := w.Err(); err != nil {
 				return err
 			}
-			seq = w.waiter.WaitChange(seq, waitSlice)
+			seq = w.waiter.WaitChange(seq, w.slice)
 		}
 		return nil
 	}

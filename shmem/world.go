@@ -45,6 +45,7 @@ type World struct {
 	direct   core.DirectAccess // nil if peers' heaps are not mapped here
 	failer   core.Failer       // nil if the provider reports no failures of its own
 	spins    int               // how often a waiter polls before arming the waiter
+	slice    time.Duration     // the longest sleep of a waiter (waitSlice, lockedWaitSlice)
 	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
 	segs     segments          // registered static data (static.go)
 	segMu    sync.Mutex        // serialises RegisterStatic's updates of segs
@@ -82,6 +83,7 @@ type options struct {
 	log      *slog.Logger
 	hostID   string
 	thread   ThreadLevel // zero: ThreadMultiple
+	locked   bool        // WithLockedCallers
 
 	static   [][]byte         // WithStaticData
 	program  *fingerprint     // tests pose as another program
@@ -109,6 +111,12 @@ func WithEnv(lookup func(string) (string, bool)) Option { return func(o *options
 
 // WithLogger sends debug and warning messages to l.
 func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
+
+// WithLockedCallers says that the program calls the library on goroutines
+// locked to their OS threads, as a C program's calls through cgo are, so
+// that the provider waits on the caller's thread where it would otherwise
+// park it (core.Config.LockedCallers).
+func WithLockedCallers() Option { return func(o *options) { o.locked = true } }
 
 // WithHostID poses as running on the named host, for tests of locality.
 func WithHostID(id string) Option { return func(o *options) { o.hostID = id } }
@@ -185,7 +193,7 @@ func Init(opts ...Option) (*World, error) {
 	}
 	log = log.With("pe", boot.Rank())
 
-	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, o.hostID, o.program, o.hostMap, o.thread.orDefault())
+	w, err := open(boot, jobID, secret, spec, int(heapSize), lookup, log, &o)
 	if err != nil {
 		boot.Close()
 		return nil, fmt.Errorf("shmem: init: %w", err)
@@ -204,13 +212,14 @@ func Init(opts ...Option) (*World, error) {
 }
 
 func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSize int,
-	lookup func(string) (string, bool), log *slog.Logger, hostID string, program *fingerprint, hostMap []int, thread ThreadLevel) (*World, error) {
+	lookup func(string) (string, bool), log *slog.Logger, o *options) (*World, error) {
 	// Every PE must ask for the same heap and run the same program, else
 	// they would address each other's memory at the wrong offsets.
 	prog := programFingerprint()
-	if program != nil {
-		prog = *program
+	if o.program != nil {
+		prog = *o.program
 	}
+	hostID, thread, locked := o.hostID, o.thread.orDefault(), o.locked
 	if hostID == "" {
 		hostID = core.HostID()
 	}
@@ -220,7 +229,8 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if err != nil {
 		return nil, err
 	}
-	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID}
+	cfg := &core.Config{Bootstrap: boot, JobID: jobID, Secret: secret, Env: lookup, Log: log, HostID: hostID,
+		LockedCallers: locked}
 	cpus, err := cfg.CPUs()
 	if err := core.Agree(boot, err); err != nil {
 		return nil, err
@@ -236,6 +246,10 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w := &World{
 		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
 		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
+		slice: waitSlice,
+	}
+	if locked {
+		w.slice = lockedWaitSlice
 	}
 	fail := func(err error) (*World, error) {
 		return nil, errors.Join(err, dom.Close())
@@ -272,7 +286,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w.def = Context{w: w, ep: ep}
 	w.thread = thread
 	w.alloc.init(internalSize, internalSize+heapSize)
-	w.coll.hostMap = hostMap
+	w.coll.hostMap = o.hostMap
 	if err := w.coll.init(w, hostID, waiting); err != nil {
 		return fail(err)
 	}

@@ -4,6 +4,7 @@ package sys
 
 import (
 	"errors"
+	"syscall"
 	"time"
 )
 
@@ -40,3 +41,9 @@ func Yield() {}
 
 // MakeFIFO is not implemented on this system.
 func MakeFIFO(path string) error { return errors.ErrUnsupported }
+
+// WaitWritable is not implemented on this system.
+func WaitWritable(fd int, timeout time.Duration) (bool, error) { return false, errors.ErrUnsupported }
+
+// Writev is not implemented on this system.
+func Writev(fd int, iov []syscall.Iovec) (int, error) { return 0, errors.ErrUnsupported }

@@ -97,6 +97,9 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c.rd.br = bufio.NewReaderSize(&c.rd.sock, 256<<10)
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
+		if d.lockedCallers {
+			c.w.issuerPolls, c.w.rawPoll = true, pollWriter(&c.w)
+		}
 		s := &c.rd.sock
 		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
 	}

@@ -51,6 +51,9 @@ type domain struct {
 	// the host's CPUs have room (cpuRoom).
 	pollMax   atomic.Int64
 	pollGated bool
+	// lockedCallers: the callers are goroutines locked to their threads
+	// (core.Config.LockedCallers); issuers' writes wait in poll(2).
+	lockedCallers bool
 
 	closed  atomic.Bool // the API refuses new work
 	closing atomic.Bool // connections are being torn down
@@ -81,7 +84,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 	d := &domain{rank: b.Rank(), npes: b.Size(), boot: b, secret: cfg.Secret, log: log,
 		acceptDone: make(chan struct{}), connect: make(chan struct{}, 1),
-		endpoints: map[*endpoint]struct{}{}}
+		endpoints: map[*endpoint]struct{}{}, lockedCallers: cfg.LockedCallers}
 	d.regions.Store(&[]*region{})
 	oneHost, err := onOneHost(cfg)
 	if err != nil {

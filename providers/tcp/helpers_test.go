@@ -19,6 +19,13 @@ var testSecret = []byte("0123456789abcdef")
 // connections on 127.0.0.1, and closes it when the test ends.
 func openJob(t testing.TB, n int, env map[string]string) ([]*domain, *logBuf) {
 	t.Helper()
+	return openJobWith(t, n, env, nil)
+}
+
+// openJobWith is openJob with each PE's configuration changed by set, if
+// not nil.
+func openJobWith(t testing.TB, n int, env map[string]string, set func(cfg *core.Config)) ([]*domain, *logBuf) {
+	t.Helper()
 	boots := bootstrap.NewLocal(n)
 	logs := &logBuf{}
 	doms := make([]*domain, n)
@@ -40,6 +47,9 @@ func openJob(t testing.TB, n int, env map[string]string) ([]*domain, *logBuf) {
 					v, ok := env[k]
 					return v, ok
 				}}
+			if set != nil {
+				set(cfg)
+			}
 			d, err := provider{}.Open(cfg)
 			errs[rank] = err
 			if err == nil {

@@ -69,7 +69,8 @@ func (c *conn) flushNow() {
 	}
 }
 
-// flush writes everything queued before it was called.
+// flush writes everything queued before it was called; an issuer calls
+// it.
 func (c *conn) flush() {
 	c.w.mu.Lock()
 	c.flushLocked()
@@ -77,9 +78,14 @@ func (c *conn) flush() {
 }
 
 // flushLocked writes the queue until it is empty; the writer's lock is
-// held. A write that fails ends the connection.
-func (c *conn) flushLocked() {
-	if err := c.w.flushLocked(&c.q); err != nil {
+// held and the caller is an issuer, whose goroutine may be locked to its
+// thread (writer.issuerPolls). A write that fails ends the connection.
+func (c *conn) flushLocked() { c.flushLockedBy(c.w.issuerPolls) }
+
+// flushLockedBy is flushLocked, the socket's waits in poll(2) on this
+// thread if polls, else in the runtime's poller.
+func (c *conn) flushLockedBy(polls bool) {
+	if err := c.w.flushLocked(&c.q, polls); err != nil {
 		c.fail(lostReason(c.d, err))
 	}
 }
@@ -113,7 +119,10 @@ func (c *conn) writeLoop() {
 		if idle := c.d.set.flushIdle; idle > 0 {
 			c.linger(idle)
 		}
-		c.flush()
+		// The writer goroutine is not locked to a thread: it parks.
+		c.w.mu.Lock()
+		c.flushLockedBy(false)
+		c.w.mu.Unlock()
 		if c.q.drained() {
 			return
 		}

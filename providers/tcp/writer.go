@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // writer writes a connection's send queue to its socket. mu is held by
@@ -32,18 +33,31 @@ type writer struct {
 	rbuf     []byte
 	rn       int
 	rerr     error
+
+	// issuerPolls says that issuers' writes wait for socket space in
+	// poll(2) on their own thread (writePolling) rather than parking in
+	// the runtime's poller: the domain's callers are goroutines locked to
+	// their threads (core.Config.LockedCallers), a C program's, whose
+	// every park and wake-up hands the runtime processor to another
+	// thread and back. rawPoll is writePolling's method value, made once;
+	// vecs and pv/po its I/O vectors and how far it has written.
+	issuerPolls bool
+	rawPoll     func(fd uintptr) bool
+	pieces      [][]byte
+	pv, po      int
+	vecs        []syscall.Iovec
 }
 
 // flushLocked writes everything queued in q until it finds q empty, and
 // half-closes the socket after the bye. mu is held. It returns the error
 // that broke the socket.
-func (w *writer) flushLocked(q *sendQueue) error {
+func (w *writer) flushLocked(q *sendQueue, polls bool) error {
 	for {
 		b, ok := q.take(w.spare[:0], w.spareRefs[:0])
 		if !ok {
 			return nil
 		}
-		err := w.write(b.out, b.refs)
+		err := w.write(b.out, b.refs, polls)
 		clear(b.refs) // drop the references to callers' buffers
 		w.spare, w.spareRefs = b.out[:0], b.refs[:0]
 		if err != nil {
@@ -58,8 +72,13 @@ func (w *writer) flushLocked(q *sendQueue) error {
 	}
 }
 
-// write writes buf with the payloads refs inserted where they belong.
-func (w *writer) write(buf []byte, refs []segment) error {
+// write writes buf with the payloads refs inserted where they belong,
+// waiting for socket space in poll(2) on this thread if polls and the
+// socket allows.
+func (w *writer) write(buf []byte, refs []segment, polls bool) error {
+	if polls && w.raw != nil && w.rawPoll != nil {
+		return w.writeByPolling(buf, refs)
+	}
 	if len(refs) == 0 {
 		_, err := w.nc.Write(buf)
 		return err
@@ -113,3 +132,40 @@ func (w *writer) flushNoWait(q *sendQueue) error {
 	}
 	return nil
 }
+
+// pieces sets w.pieces to buf with the payloads refs inserted where they
+// belong.
+func (w *writer) setPieces(buf []byte, refs []segment) {
+	w.pieces = w.pieces[:0]
+	prev := 0
+	for _, s := range refs {
+		if s.at > prev {
+			w.pieces = append(w.pieces, buf[prev:s.at])
+		}
+		w.pieces = append(w.pieces, s.ref)
+		prev = s.at
+	}
+	if prev < len(buf) {
+		w.pieces = append(w.pieces, buf[prev:])
+	}
+}
+
+// writeByPolling writes buf with refs inserted from this goroutine,
+// waiting for socket space in poll(2) rather than in the runtime's poller
+// (issuerPolls says why). A poll bounded by pollWriteMax that sees no
+// room hands the wait to the runtime's poller once, which also notices a
+// socket being closed, and polls again after.
+func (w *writer) writeByPolling(buf []byte, refs []segment) error {
+	w.setPieces(buf, refs)
+	w.pv, w.po, w.rerr = 0, 0, nil
+	err := w.raw.Write(w.rawPoll)
+	if w.rerr != nil {
+		err = w.rerr
+	}
+	clear(w.pieces)
+	w.rerr = nil
+	return err
+}
+
+// pollWriteMax bounds one poll(2) of writePolling for socket space.
+const pollWriteMax = 10 * time.Millisecond

@@ -1,0 +1,80 @@
+//go:build linux
+
+package tcp
+
+import (
+	"os"
+	"syscall"
+
+	"github.com/goshmem/goshmem/internal/sys"
+)
+
+// pollWriter returns w's writePolling as a method value.
+func pollWriter(w *writer) func(fd uintptr) bool { return w.writePolling }
+
+// writePolling writes w.pieces from w.pv, w.po with writev(2), and while
+// the socket is full waits for room in poll(2) for up to pollWriteMax; it
+// returns false (wait in the runtime's poller, then call again) when a
+// poll timed out, true when everything is written or w.rerr says why not.
+func (w *writer) writePolling(fd uintptr) bool {
+	for w.pv < len(w.pieces) {
+		w.vecs = w.vecs[:0]
+		for i := w.pv; i < len(w.pieces) && len(w.vecs) < maxIovecs; i++ {
+			p := w.pieces[i]
+			if i == w.pv {
+				p = p[w.po:]
+			}
+			if len(p) == 0 {
+				continue
+			}
+			v := syscall.Iovec{Base: &p[0]}
+			v.SetLen(len(p))
+			w.vecs = append(w.vecs, v)
+		}
+		if len(w.vecs) == 0 {
+			w.pv = len(w.pieces)
+			break
+		}
+		r, e := sys.Writev(int(fd), w.vecs)
+		clear(w.vecs) // drop the references to callers' buffers
+		switch {
+		case e == syscall.EINTR:
+			continue
+		case e == syscall.EAGAIN:
+			ok, err := sys.WaitWritable(int(fd), pollWriteMax)
+			if err != nil {
+				w.rerr = err
+				return true
+			}
+			if !ok {
+				return false
+			}
+			continue
+		case e != nil:
+			w.rerr = os.NewSyscallError("writev", e)
+			return true
+		}
+		w.advance(r)
+	}
+	return true
+}
+
+// advance moves w.pv, w.po on by n bytes written.
+func (w *writer) advance(n int) {
+	for n > 0 && w.pv < len(w.pieces) {
+		left := len(w.pieces[w.pv]) - w.po
+		if n < left {
+			w.po += n
+			return
+		}
+		n -= left
+		w.pv, w.po = w.pv+1, 0
+	}
+	for w.pv < len(w.pieces) && w.po == len(w.pieces[w.pv]) {
+		w.pv, w.po = w.pv+1, 0
+	}
+}
+
+// maxIovecs is how many pieces one writev(2) takes (the kernel's
+// UIO_MAXIOV is 1024).
+const maxIovecs = 1024
