@@ -324,10 +324,15 @@ func childMain(name string) int {
 		fmt.Fprintf(os.Stderr, "conformance: case %s: not started by the launcher (%v)\n", name, err)
 		return 2
 	}
-	per, err := strconv.Atoi(os.Getenv(envPerHost))
-	if err != nil || per < 0 {
-		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envPerHost, os.Getenv(envPerHost))
-		return 2
+	// Unset: the PEs run on the hosts they are on (a launcher that makes
+	// real hosts, as the namespaced ones, sets nothing).
+	per := 0
+	if v, ok := os.LookupEnv(envPerHost); ok {
+		per, err = strconv.Atoi(v)
+		if err != nil || per < 0 {
+			fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envPerHost, v)
+			return 2
+		}
 	}
 	host := (&Harness{PEsPerHost: per}).hostID(job.Rank)
 	spec, _ := os.LookupEnv(core.EnvProvider)
