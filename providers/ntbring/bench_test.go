@@ -385,3 +385,62 @@ func (l *rawLink) stream(src []byte, n int) error {
 	}
 	return l.ch.Wait()
 }
+
+// BenchmarkSmallOps is the small operations of a PE to its neighbour's
+// heap, one at a time, on each protocol: an 8-byte PutValue and an 8-byte
+// Put, each followed by a quiet, a GetValue, a non-fetching atomic
+// followed by a quiet, and a fetching atomic. The puts go straight into
+// the neighbour's heap where the protocol can, and should allocate
+// nothing there.
+func BenchmarkSmallOps(b *testing.B) {
+	for _, proto := range benchProtocols {
+		doms := openRingT(b, 2, benchEnv(map[string]string{paramProtocol.Env: proto}))
+		rs := regions(b, doms, 4096)
+		ep := newEP(b, doms[0])
+		src := make([]byte, 8)
+		ops := []struct {
+			name string
+			f    func(i int) error
+		}{
+			{"putvalue", func(i int) error {
+				if err := ep.PutValue(1, rs[0], 64, uint64(i), 8); err != nil {
+					return err
+				}
+				return ep.Quiet()
+			}},
+			{"put8", func(i int) error {
+				src[0] = byte(i)
+				if err := ep.Put(1, rs[0], 128, src); err != nil {
+					return err
+				}
+				return ep.Quiet()
+			}},
+			{"getvalue", func(int) error {
+				_, err := ep.GetValue(1, rs[0], 64, 8)
+				return err
+			}},
+			{"atomic", func(int) error {
+				if err := ep.Atomic(1, rs[0], 256, core.AtomicAdd, core.Uint64, 1); err != nil {
+					return err
+				}
+				return ep.Quiet()
+			}},
+			{"fetchatomic", func(int) error {
+				_, err := ep.FetchAtomic(1, rs[0], 256, core.AtomicAdd, core.Uint64, 1, 0)
+				return err
+			}},
+		}
+		for _, op := range ops {
+			b.Run(fmt.Sprintf("proto=%s/%s", proto, op.name), func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if err := op.f(i); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+	}
+}

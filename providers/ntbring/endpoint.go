@@ -86,7 +86,20 @@ func (e *endpoint) local(op string, pe int, reg *region) (*region, error) {
 
 // start enters an op in the pending table and counts it.
 func (e *endpoint) start(pe int, dst []byte, wait bool) *op {
-	o := &op{pe: pe, ctr: &e.counter, dst: dst}
+	return e.enter(&op{pe: pe, ctr: &e.counter, dst: dst}, wait)
+}
+
+// startValue is start for a GetValue, whose size bytes land in the op's
+// own val.
+func (e *endpoint) startValue(pe, size int) *op {
+	o := &op{pe: pe, ctr: &e.counter}
+	o.dst = o.val[:size]
+	return e.enter(o, true)
+}
+
+// enter counts o and enters it in the pending table, where the answer
+// finds it: o is complete but for its tag.
+func (e *endpoint) enter(o *op, wait bool) *op {
 	if wait {
 		o.done = make(chan struct{}, 1)
 	}
@@ -313,12 +326,12 @@ func (e *endpoint) get(name string, pe int, r core.Region, off int, dst []byte, 
 	step := e.dom.proto.maxPayload()
 	var first [1]*op // most gets are one piece: keep its op off the heap
 	ops := first[:0]
-	var req [getRequestSize]byte
 	for len(dst) > 0 {
 		n := min(step, len(dst))
 		o := e.start(pe, dst[:n], wait)
-		encodeGetRequest(req[:], uint32(n))
-		if err := e.send(o, meta{kind: kindGetReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
+		req := o.req[:getRequestSize]
+		encodeGetRequest(req, uint32(n))
+		if err := e.send(o, meta{kind: kindGetReq, region: uint8(reg.idx), off: uint32(off)}, req); err != nil {
 			return e.Err(name, pe, errors.Join(err, e.waitAll(ops)))
 		}
 		if wait {
@@ -367,34 +380,69 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 }
 
 // PutValue implements core.Endpoint; the owner stores the value with one
-// store.
+// store. v goes by value as far as it can: to a neighbour's window, or
+// into this host's region.
 func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
-	if err := e.value("put-value", pe, r, off, size); err != nil {
-		return err
-	}
-	var b [8]byte
-	mem.StoreValue(b[:], 0, v, size)
-	return e.put("put-value", pe, r, off, b[:size], false)
-}
-
-// GetValue implements core.Endpoint.
-func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
-	if err := e.value("get-value", pe, r, off, size); err != nil {
-		return 0, err
-	}
-	var b [8]byte
-	if err := e.get("get-value", pe, r, off, b[:size], true); err != nil {
-		return 0, err
-	}
-	return mem.LoadValue(b[:], 0, size), nil
-}
-
-func (e *endpoint) value(op string, pe int, r core.Region, off, size int) error {
-	reg, err := e.region(op, pe, r)
+	reg, err := e.value("put-value", pe, r, off, size)
 	if err != nil {
 		return err
 	}
-	return e.CheckValue(op, pe, reg, reg.size, off, size)
+	h, j := e.dom.where(pe)
+	if h == e.dom.rank {
+		to, err := e.local("put-value", pe, reg)
+		if err != nil {
+			return err
+		}
+		to.landValue(off, v, size)
+		return nil
+	}
+	if vp, ok := e.dom.proto.(valuePutter); ok {
+		if done, err := vp.putValueDirect(h, j, reg, off, v, size); err != nil {
+			return e.Err("put-value", pe, err)
+		} else if done {
+			return nil
+		}
+	}
+	// Elsewhere it travels as the bytes of a put, which need a buffer of
+	// their own beside the op the put takes.
+	b := make([]byte, size)
+	mem.StoreValue(b, 0, v, size)
+	return e.put("put-value", pe, r, off, b, false)
+}
+
+// GetValue implements core.Endpoint: the request and the answer use the
+// op's own buffers.
+func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	reg, err := e.value("get-value", pe, r, off, size)
+	if err != nil {
+		return 0, err
+	}
+	if e.dom.hostOf(pe) == e.dom.rank {
+		from, err := e.local("get-value", pe, reg)
+		if err != nil {
+			return 0, err
+		}
+		return mem.LoadValue(from.mem, off, size), nil
+	}
+	o := e.startValue(pe, size)
+	req := o.req[:getRequestSize]
+	encodeGetRequest(req, uint32(size))
+	if err := e.send(o, meta{kind: kindGetReq, region: uint8(reg.idx), off: uint32(off)}, req); err != nil {
+		return 0, e.Err("get-value", pe, err)
+	}
+	if err := e.wait(o); err != nil {
+		return 0, e.Err("get-value", pe, err)
+	}
+	return mem.LoadValue(o.val[:], 0, size), nil
+}
+
+// value checks a PutValue's or GetValue's target and returns its region.
+func (e *endpoint) value(op string, pe int, r core.Region, off, size int) (*region, error) {
+	reg, err := e.region(op, pe, r)
+	if err != nil {
+		return nil, err
+	}
+	return reg, e.CheckValue(op, pe, reg, reg.size, off, size)
 }
 
 // atomics is what the owner executes: everything, with sync/atomic.
@@ -416,9 +464,8 @@ func (e *endpoint) amo(name string, pe int, r core.Region, off int, a amoRequest
 		return at.atomic(off, a), nil
 	}
 	o := e.start(pe, nil, fetch)
-	var req [amoRequestSize]byte
-	a.encode(req[:])
-	if err := e.send(o, meta{kind: kindAmoReq, region: uint8(reg.idx), off: uint32(off)}, req[:]); err != nil {
+	a.encode(o.req[:])
+	if err := e.send(o, meta{kind: kindAmoReq, region: uint8(reg.idx), off: uint32(off)}, o.req[:]); err != nil {
 		return 0, e.Err(name, pe, err)
 	}
 	if !fetch {

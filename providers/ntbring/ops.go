@@ -28,6 +28,12 @@ type op struct {
 	// done is signalled once when the op finishes, for callers that wait
 	// for this op alone (blocking get, fetching atomic); nil otherwise.
 	done chan struct{}
+	// req is the payload of the op's request (a get's or an atomic's),
+	// and val the data of a GetValue: kept in the op, which lives on the
+	// heap anyway, a buffer that the protocol's send takes costs no
+	// allocation of its own.
+	req [amoRequestSize]byte
+	val [8]byte
 }
 
 // pending is the table of ops in flight, by tag.

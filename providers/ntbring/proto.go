@@ -54,6 +54,13 @@ type directPutter interface {
 	putDirect(pe, j int, reg *region, off int, src []byte) (bool, error)
 }
 
+// valuePutter is a protocol that can complete some PutValues without the
+// ring, as putDirect does puts: v is passed by value, so that a PutValue
+// that goes this way allocates nothing.
+type valuePutter interface {
+	putValueDirect(pe, j int, reg *region, off int, v uint64, size int) (bool, error)
+}
+
 // asyncPutter is a protocol that can start puts without waiting for
 // their data to leave, for non-blocking puts, whose source stays
 // unchanged until the endpoint's next quiet.

@@ -37,12 +37,25 @@ func (d *domain) RegisterRegion(m []byte) (core.Region, error) {
 // store, so a reader never sees it half written.
 func (r *region) land(off int, payload []byte) {
 	switch n := len(payload); {
-	case (n == 1 || n == 2 || n == 4 || n == 8) && off%n == 0:
-		mem.StoreValue(r.mem, off, mem.LoadValue(payload, 0, n), n)
+	case isValue(off, n):
+		r.landValue(off, mem.LoadValue(payload, 0, n), n)
 	default:
 		copy(r.mem[off:], payload)
+		r.dom.wake()
 	}
+}
+
+// landValue writes the size bytes of v at off, which is aligned to size,
+// with one store, and wakes this host's waiters.
+func (r *region) landValue(off int, v uint64, size int) {
+	mem.StoreValue(r.mem, off, v, size)
 	r.dom.wake()
+}
+
+// isValue reports whether n bytes at off are a value that one store
+// writes whole: 1, 2, 4 or 8 bytes at an offset aligned to their size.
+func isValue(off, n int) bool {
+	return (n == 1 || n == 2 || n == 4 || n == 8) && off%n == 0
 }
 
 // atomic executes a at off with sync/atomic, so it is atomic with this

@@ -86,32 +86,60 @@ func (p *ringProto) exportWindows(port ntb.Port) {
 // PE among its PEs (with lanes; 0 otherwise): the lane's node there has
 // a window onto each of its host's PEs, and the landed notice names j.
 func (p *ringProto) putDirect(pe, j int, reg *region, off int, src []byte) (bool, error) {
+	n := len(src)
+	if isValue(off, n) {
+		return p.putValueDirect(pe, j, reg, off, mem.LoadValue(src, 0, n), n)
+	}
+	l, win := p.directTo(pe, j, reg, off, n)
+	if win == nil {
+		return false, nil
+	}
+	w := dmaWaits.Get().(*dmaWait)
+	err := l.copyOut(win[off:off+n], src, w.done, w.cb)
+	dmaWaits.Put(w)
+	if isCut(err) {
+		return false, nil
+	}
+	if err != nil {
+		return true, l.linkError("DMA", err)
+	}
+	return p.landedDirect(l, pe, j, reg, off, n)
+}
+
+// putValueDirect implements valuePutter: a PutValue that putDirect would
+// complete, its value written with one store, never seen torn.
+func (p *ringProto) putValueDirect(pe, j int, reg *region, off int, v uint64, size int) (bool, error) {
+	l, win := p.directTo(pe, j, reg, off, size)
+	if win == nil {
+		return false, nil
+	}
+	mem.StoreValue(win, off, v, size)
+	return p.landedDirect(l, pe, j, reg, off, size)
+}
+
+// directTo returns the link to neighbour pe and the window onto its PE
+// j's region reg, if n bytes at off can go straight there; a nil window
+// otherwise (pe is further away, the link is down, no window).
+func (p *ringProto) directTo(pe, j int, reg *region, off, n int) (*rlink, []byte) {
 	side, hops := route(p.d.rank, pe, p.d.npes)
 	if hops != 1 {
-		return false, nil
+		return nil, nil
 	}
 	l := p.link(side)
 	if l.down.Load() {
-		return false, nil
+		return nil, nil
 	}
 	win := p.regionWindow(l, uint8(reg.idx), j)
-	if win == nil || off+len(src) > len(win) {
-		return false, nil
+	if win == nil || off+n > len(win) {
+		return nil, nil
 	}
-	switch n := len(src); {
-	case (n == 1 || n == 2 || n == 4 || n == 8) && off%n == 0:
-		mem.StoreValue(win, off, mem.LoadValue(src, 0, n), n) // one store, never seen torn
-	default:
-		w := dmaWaits.Get().(*dmaWait)
-		err := l.copyOut(win[off:off+n], src, w.done, w.cb)
-		dmaWaits.Put(w)
-		if isCut(err) {
-			return false, nil
-		}
-		if err != nil {
-			return true, l.linkError("DMA", err)
-		}
-	}
+	return l, win
+}
+
+// landedDirect finishes a put of n bytes at off that went straight into the
+// window of link l: the link must still be up after the stores, and the
+// landed notice goes out unless one is still on its way.
+func (p *ringProto) landedDirect(l *rlink, pe, j int, reg *region, off, n int) (bool, error) {
 	pending := l.tx.noticePending() // orders the stores before the look at the link
 	if !l.port.LinkIsUp() {
 		return false, nil
@@ -127,7 +155,7 @@ func (p *ringProto) putDirect(pe, j int, reg *region, off int, src []byte) (bool
 		return true, err
 	}
 	l.tx.notice.Store(i + 1)
-	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), size: uint32(len(src))}
+	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), size: uint32(n)}
 	return true, l.put(i, m, nil)
 }
 
