@@ -22,7 +22,7 @@ type writer struct {
 	mu        sync.Mutex
 	spare     []byte    // the buffer of the last write, for the next take
 	spareRefs []segment // its references, likewise
-	iov       [][]byte
+	pieces    [][]byte  // the last write's buffer with its payloads by reference inserted (setPieces)
 	bufs      net.Buffers
 
 	// The writes that never block (flushNoWait): the socket, and the
@@ -40,10 +40,9 @@ type writer struct {
 	// their threads (core.Config.LockedCallers), a C program's, whose
 	// every park and wake-up hands the runtime processor to another
 	// thread and back. rawPoll is writePolling's method value, made once;
-	// vecs and pv/po its I/O vectors and how far it has written.
+	// vecs and pv/po its I/O vectors and how far into pieces it has written.
 	issuerPolls bool
 	rawPoll     func(fd uintptr) bool
-	pieces      [][]byte
 	pv, po      int
 	vecs        []syscall.Iovec
 }
@@ -83,22 +82,11 @@ func (w *writer) write(buf []byte, refs []segment, polls bool) error {
 		_, err := w.nc.Write(buf)
 		return err
 	}
-	w.iov = w.iov[:0]
-	prev := 0
-	for _, s := range refs {
-		if s.at > prev {
-			w.iov = append(w.iov, buf[prev:s.at])
-		}
-		w.iov = append(w.iov, s.ref)
-		prev = s.at
-	}
-	if prev < len(buf) {
-		w.iov = append(w.iov, buf[prev:])
-	}
+	w.setPieces(buf, refs)
 	// WriteTo consumes w.bufs; being a field, it costs no allocation.
-	w.bufs = w.iov
+	w.bufs = w.pieces
 	_, err := w.bufs.WriteTo(w.nc)
-	clear(w.iov)
+	clear(w.pieces)
 	return err
 }
 
@@ -133,7 +121,7 @@ func (w *writer) flushNoWait(q *sendQueue) error {
 	return nil
 }
 
-// pieces sets w.pieces to buf with the payloads refs inserted where they
+// setPieces sets w.pieces to buf with the payloads refs inserted where they
 // belong.
 func (w *writer) setPieces(buf []byte, refs []segment) {
 	w.pieces = w.pieces[:0]
