@@ -9,13 +9,12 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// BenchJob starts a job of len(hosts) PEs in process on provider spec,
+// BenchWorlds starts a job of len(hosts) PEs in process on provider spec,
 // PE i posing as running on hosts[i], with env as the PEs' only
-// environment (beside a fresh shared-memory directory), and returns PE
-// 0's World, a symmetric word and a function that finalizes them all. The
-// other PEs only serve: it is for providers that progress without their
-// calls.
-func BenchJob(b *testing.B, spec string, hosts []string, env map[string]string) (*shmem.World, *int64, func()) {
+// environment (beside a fresh shared-memory directory) and a 1 MiB heap
+// each, and returns every PE's World and a function that finalizes them
+// all. It fails b if any PE fails to start.
+func BenchWorlds(b *testing.B, spec string, hosts []string, env map[string]string) ([]*shmem.World, func()) {
 	b.Helper()
 	shm := b.TempDir()
 	lookup := func(k string) (string, bool) {
@@ -27,7 +26,6 @@ func BenchJob(b *testing.B, spec string, hosts []string, env map[string]string) 
 	}
 	boots := bootstrap.NewLocal(len(hosts))
 	worlds := make([]*shmem.World, len(hosts))
-	words := make([][]int64, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for pe, bt := range boots {
@@ -35,24 +33,47 @@ func BenchJob(b *testing.B, spec string, hosts []string, env map[string]string) 
 			worlds[pe], errs[pe] = shmem.Init(shmem.WithBootstrap(bt, "bench"), shmem.WithProvider(spec),
 				shmem.WithHostID(hosts[pe]), shmem.WithEnv(lookup), shmem.WithHeapSize(1<<20),
 				shmem.WithThreadLevel(shmem.ThreadSingle))
-			if errs[pe] == nil {
-				words[pe], errs[pe] = shmem.Malloc[int64](worlds[pe], 1)
-			}
 		})
+	}
+	wg.Wait()
+	finalize := func() {
+		var fw sync.WaitGroup
+		for _, w := range worlds {
+			if w != nil {
+				fw.Go(func() { _ = w.Finalize() })
+			}
+		}
+		fw.Wait()
+	}
+	for pe, err := range errs {
+		if err != nil {
+			finalize()
+			b.Fatalf("PE %d: %v", pe, err)
+		}
+	}
+	return worlds, finalize
+}
+
+// BenchJob starts a job as BenchWorlds does and returns PE 0's World, a
+// symmetric word and a function that finalizes every PE. The other PEs
+// only serve: it is for providers that progress without their calls.
+func BenchJob(b *testing.B, spec string, hosts []string, env map[string]string) (*shmem.World, *int64, func()) {
+	b.Helper()
+	worlds, finalize := BenchWorlds(b, spec, hosts, env)
+	words := make([][]int64, len(worlds))
+	errs := make([]error, len(worlds))
+	var wg sync.WaitGroup
+	for pe, w := range worlds {
+		wg.Go(func() { words[pe], errs[pe] = shmem.Malloc[int64](w, 1) })
 	}
 	wg.Wait()
 	for pe, err := range errs {
 		if err != nil {
+			finalize()
 			b.Fatalf("PE %d: %v", pe, err)
 		}
 	}
-	return worlds[0], &words[0][0], func() {
-		var fw sync.WaitGroup
-		for _, w := range worlds {
-			fw.Go(func() { _ = w.Finalize() })
-		}
-		fw.Wait()
-	}
+	return worlds[0], &words[0][0], finalize
 }
 
 // BenchPair runs name+"/put" (an 8-byte put, then quiet), name+"/get" and

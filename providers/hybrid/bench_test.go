@@ -1,12 +1,12 @@
 package hybrid_test
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/conformance"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/shmem"
@@ -128,43 +128,17 @@ func median(d []time.Duration) float64 {
 // barriers that every PE enters.
 func collJob(b *testing.B, spec string, hosts []string, env map[string]string, body func(w *shmem.World, src, dst []int64) error) {
 	b.Helper()
-	shm := b.TempDir()
-	lookup := func(k string) (string, bool) {
-		switch k {
-		case core.EnvShmDir:
-			return shm, true
-		case core.EnvCPUs:
-			// Every "host" shares this machine's CPUs with the others:
-			// the PEs outnumber them, and waiters should know it.
-			return "1", true
-		}
-		v, ok := env[k]
-		return v, ok
+	// Every "host" shares this machine's CPUs with the others: the PEs
+	// outnumber them, and waiters should know it.
+	env = maps.Clone(env)
+	if env == nil {
+		env = map[string]string{}
 	}
-	boots := bootstrap.NewLocal(len(hosts))
-	worlds := make([]*shmem.World, len(hosts))
+	env[core.EnvCPUs] = "1"
+	worlds, finalize := conformance.BenchWorlds(b, spec, hosts, env)
+	defer finalize()
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
-	for pe, bt := range boots {
-		wg.Go(func() {
-			worlds[pe], errs[pe] = shmem.Init(shmem.WithBootstrap(bt, "bench"), shmem.WithProvider(spec),
-				shmem.WithHostID(hosts[pe]), shmem.WithEnv(lookup), shmem.WithHeapSize(1<<20),
-				shmem.WithThreadLevel(shmem.ThreadSingle))
-		})
-	}
-	wg.Wait()
-	for pe, err := range errs {
-		if err != nil {
-			b.Fatalf("PE %d: %v", pe, err)
-		}
-	}
-	defer func() {
-		var fw sync.WaitGroup
-		for _, w := range worlds {
-			fw.Go(func() { _ = w.Finalize() })
-		}
-		fw.Wait()
-	}()
 	n := b.N
 	b.ReportAllocs()
 	for pe, w := range worlds {
