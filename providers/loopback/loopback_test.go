@@ -710,12 +710,17 @@ func TestWaiterWokenByRemoteWrite(t *testing.T) {
 						for seq := armed; atomic.LoadUint32(mem.Word32(r.Local(), 8)) == 0; {
 							seq = w.WaitChange(seq, time.Minute)
 						}
-						w.WaitDisarm(watch)
-						// PE 0 wrote after the barrier, so it saw this PE
-						// armed: the write must have bumped seq, whether or
-						// not this PE got as far as waiting.
-						require.NotEqual(p, armed, atomic.LoadUint32(p.dom.self.seq))
 						require.Equal(p, byte(1), *flag)
+						p.barrier()
+						// PE 0 wrote after the first barrier, so it saw this
+						// PE armed: by the time it reached the last one, its
+						// write had bumped seq, whether or not this PE got
+						// as far as waiting (the store itself can be seen
+						// before the bump, so the watch stays armed until
+						// then).
+						require.NotEqual(p, armed, atomic.LoadUint32(p.dom.self.seq))
+						w.WaitDisarm(watch)
+						return
 					case 0:
 						p.barrier()
 						if sleep {
