@@ -59,14 +59,7 @@ func (w *World) SharedMap() *SharedMap {
 			return nil
 		}
 	}
-	regions := []core.Region{w.heap}
-	bounds := [][2]int{{internalSize, internalSize + w.heapSize}}
-	if segs := w.segs.Load(); segs != nil {
-		for _, s := range *segs {
-			regions = append(regions, s.region)
-			bounds = append(bounds, [2]int{0, s.size})
-		}
-	}
+	regions, bounds := w.symmetricRegions()
 	for i, r := range regions {
 		seg := SharedSegment{Start: bounds[i][0], End: bounds[i][1], Index: sm.RegionIndex(r), Peers: make([]uintptr, w.npes)}
 		local := r.Local()

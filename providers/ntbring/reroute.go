@@ -148,6 +148,7 @@ func (p *ringProto) cutLink(l *rlink) {
 	if l.down.Load() {
 		return
 	}
+	l.setUp(false) // C code's direct puts look at this after their stores
 	l.tx.mu.Lock()
 	l.tx.down = true
 	l.down.Store(true)

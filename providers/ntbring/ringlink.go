@@ -96,10 +96,46 @@ type rlink struct {
 	// the neighbour has none, so puts go through the ring.
 	directMu sync.Mutex
 	direct   map[int][]byte
+
+	// words are the link's words that a second implementation of direct
+	// puts in this process reads (PROTOCOL.md): wordUp, and wordNotice,
+	// which tx.notice points at. Outside the Go heap where the system
+	// can map memory, so that C code may keep their address.
+	words       []byte
+	wordsShared bool // words are outside the Go heap
+}
+
+// The link's words (PROTOCOL.md), each on a cache line of its own.
+const (
+	wordUp     = 0  // 1 while stores through the link's windows may be left as they are
+	wordNotice = 64 // one past the entry of the last landed notice sent
+	wordsSize  = 4 << 10
+)
+
+// newWords maps a link's words outside the Go heap, or makes them in it
+// where the system cannot (then no window map is offered: windowWords).
+func newWords() ([]byte, bool) {
+	if b, err := sys.MapPrivate(wordsSize); err == nil {
+		return b, true
+	}
+	return make([]byte, wordsSize), false
+}
+
+// setUp says whether stores through the link's windows may stand: 1 from
+// the link's creation until it is cut, the domain fails or closes.
+func (l *rlink) setUp(up bool) {
+	v := uint32(0)
+	if up {
+		v = 1
+	}
+	atomic.StoreUint32(word(l.words, wordUp), v)
 }
 
 func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
 	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[int][]byte{}, epoch: rand.Uint32() | 1}
+	l.words, l.wordsShared = newWords()
+	l.tx.notice = word(l.words, wordNotice)
+	l.setUp(true)
 	switch {
 	case port.DBValidMask()&dbRingNeeded != dbRingNeeded:
 		return nil, fmt.Errorf("%s port has doorbell bits %#x; the ring protocol needs %#x: %w",
@@ -239,8 +275,9 @@ type txRing struct {
 	data   []byte  // the neighbour's data slots
 
 	// notice is one past the entry of the last landed notice of a direct
-	// put; fence orders a put's stores before the look at landed.
-	notice atomic.Uint32
+	// put (wordNotice of the link's words, which C code reads too); fence
+	// orders a put's stores before the look at landed.
+	notice *uint32
 	fence  atomic.Uint32
 
 	// down (under mu) refuses every reservation: the link is cut. kept
@@ -297,7 +334,7 @@ func (t *txRing) publish(i uint32) (wake bool) {
 // them: the put needs no notice of its own.
 func (t *txRing) noticePending() bool {
 	t.fence.Add(1) // a locked instruction: the put's stores are visible before the load
-	n := t.notice.Load()
+	n := atomic.LoadUint32(t.notice)
 	return n != 0 && int32(atomic.LoadUint32(t.landed)-n) < 0
 }
 

@@ -154,7 +154,7 @@ func (p *ringProto) landedDirect(l *rlink, pe, j int, reg *region, off, n int) (
 	if err != nil {
 		return true, err
 	}
-	l.tx.notice.Store(i + 1)
+	atomic.StoreUint32(l.tx.notice, i+1)
 	m := meta{kind: kindLanded, src: uint8(p.d.rank), dst: uint8(pe), dpe: uint8(j), region: uint8(reg.idx), off: uint32(off), size: uint32(n)}
 	return true, l.put(i, m, nil)
 }

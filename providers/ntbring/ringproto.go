@@ -468,7 +468,7 @@ func (p *ringProto) notifyLanded(l *rlink, m meta) {
 		p.queue(l.side, m, nil, nil)
 		return
 	}
-	l.tx.notice.Store(i + 1)
+	atomic.StoreUint32(l.tx.notice, i+1)
 	if err := l.put(i, m, nil); err != nil {
 		p.d.fail(err)
 	}
@@ -599,6 +599,9 @@ func (p *ringProto) maxPayload() int { return p.s.slotSize }
 
 // broken implements protocol: it rings the alarm on both ports.
 func (p *ringProto) broken(lost int) {
+	for _, l := range p.both() {
+		l.setUp(false)
+	}
 	p.ports.alarm(lost)
 	p.bar.ev.Notify()
 	p.dis.ev.Notify()
@@ -619,6 +622,7 @@ func (p *ringProto) abort() error {
 // before the ports close and unmap them.
 func (p *ringProto) close() error {
 	for _, l := range p.both() {
+		l.setUp(false)
 		l.cutMu.Lock()
 		if l.noticeTimer != nil {
 			l.noticeTimer.Stop()
