@@ -22,6 +22,7 @@
 #include "handles.h"
 #include "impl.h"
 #include "fast.h"
+#include "window.h"
 #include "_cgo_export.h"
 
 static inline void gsh_flush(void);
@@ -230,6 +231,7 @@ static int gsh_init(int requested, int *provided, const char *fn)
 	gsh_publish_handles();
 	gsh_state = GSH_RUNNING;
 	gsh_fast_init();
+	gsh_win_init();
 	gsh_defer_init();
 	if (!exit_hooked) {
 		exit_hooked = 1;
@@ -277,6 +279,7 @@ void shmem_finalize(void)
 	}
 	gsh_flush();
 	gsh_defer_off(); /* later calls go to Go, which reports them */
+	gsh_win_fini();
 	gsh_fast_fini();
 	gshgo_finalize(GSH_FN("shmem_finalize"));
 	gsh_retract_handles();
@@ -1038,6 +1041,8 @@ static inline void gsh_put_any(shmem_ctx_t ctx, void *dest, const void *src, siz
 		gsh_fast_written(ctx, t, nbytes, pe);
 		return;
 	}
+	if (ctx && !gsh_deferred() && gsh_win_put(ctx, dest, src, nbytes, pe, 0, fn))
+		return;
 	if (ctx && gsh_defer_op(ctx, nbi ? GSH_DEFER_PUT_NBI : GSH_DEFER_PUT, dest, src, nbytes, pe, fn))
 		return;
 	gsh_go_put(ctx, dest, src, nbytes, pe, nbi, fn);
@@ -1158,6 +1163,8 @@ void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, 
 		gsh_fast_written(ctx, t, size, pe);
 		return;
 	}
+	if (ctx && !gsh_deferred() && gsh_win_put(ctx, dest, value, size, pe, 1, fn))
+		return;
 	if (ctx && gsh_defer_op(ctx, GSH_DEFER_PUT, dest, value, size, pe, fn))
 		return;
 	gsh_go_put(ctx, dest, value, size, pe, 0, fn);

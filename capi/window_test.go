@@ -1,0 +1,128 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The window path against the Go side of ntbring's direct puts, in jobs
+// of separate processes: testdata/window.c looks at the link's words
+// through the library's table (window.h).
+
+var windowBuilt struct {
+	once sync.Once
+	prog string
+	err  error
+}
+
+func windowProgram(t *testing.T) (dir, prog string) {
+	t.Helper()
+	dir = setup(t)
+	windowBuilt.once.Do(func() {
+		windowBuilt.prog = filepath.Join(dir, "window")
+		out, err := exec.Command("gcc", "-std=c11", "-O2", "-Wall", "-Werror=implicit-function-declaration",
+			"-I", "../include", "-I", ".", "-o", windowBuilt.prog, filepath.Join("testdata", "window.c"),
+			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lpthread").CombinedOutput()
+		if err != nil {
+			windowBuilt.err = fmt.Errorf("gcc: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, windowBuilt.err)
+	return dir, windowBuilt.prog
+}
+
+// windowRun runs window on np PEs over ntbring with env added, and
+// returns its output once it exited 0; it fails the test on another
+// status or after two minutes.
+func windowRun(t *testing.T, np int, env []string, args ...string) string {
+	t.Helper()
+	dir, prog := windowProgram(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), append([]string{"-np", fmt.Sprint(np), prog}, args...)...)
+	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=ntbring", "SHMEM_SYMMETRIC_SIZE=8M")
+	cmd.Env = append(cmd.Env, env...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	require.NoError(t, ctx.Err(), "window %v on %d PEs (%v) did not finish:\n%s", args, np, env, out.String())
+	require.NoError(t, err, "window %v on %d PEs (%v):\n%s", args, np, env, out.String())
+	return out.String()
+}
+
+// TestWindowPathIsOn: over ntbring each PE reaches its neighbours through
+// the window path, not a PE two hops away; GOSHMEM_C_WINDOW=0 turns it
+// off; over loopback the fast path has the job and this path stays off.
+func TestWindowPathIsOn(t *testing.T) {
+	t.Parallel()
+	out := windowRun(t, 2, nil, "show")
+	require.Contains(t, out, "PE 0: window path on, max 4096, reaches 1\n", out)
+	require.Contains(t, out, "PE 1: window path on, max 4096, reaches 0\n", out)
+
+	out = windowRun(t, 4, nil, "show")
+	require.Contains(t, out, "PE 0: window path on, max 4096, reaches 1 3\n", out)
+	require.Contains(t, out, "PE 2: window path on, max 4096, reaches 1 3\n", out)
+
+	out = windowRun(t, 2, []string{"GOSHMEM_C_WINDOW=0"}, "show")
+	require.Equal(t, 2, strings.Count(out, "window path off"), out)
+
+	out = windowRun(t, 2, []string{"GOSHMEM_PROVIDER=loopback"}, "show")
+	require.Equal(t, 2, strings.Count(out, "window path off"), out)
+}
+
+// TestWindowPathBadSwitch: a switch that is neither 0 nor 1 ends the job
+// saying what is allowed.
+func TestWindowPathBadSwitch(t *testing.T) {
+	t.Parallel()
+	dir, prog := windowProgram(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), "-np", "2", prog, "show")
+	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=ntbring", "GOSHMEM_C_WINDOW=yes")
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), `GOSHMEM_C_WINDOW="yes": want 0`)
+}
+
+// TestWindowPathStream: C's small puts by stores and Go's 8 KiB puts by
+// DMA over the same link, from one thread and from two, land whole; the
+// target, asleep in wait_until, is woken by the notices; C called into Go
+// for fewer notices than it put values (they are coalesced). With the
+// path off, the same program passes through Go.
+func TestWindowPathStream(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		mode string
+		env  []string
+	}{
+		{"stream", nil},
+		{"threads", nil},
+		{"stream", []string{"GOSHMEM_C_WINDOW=0"}},
+		{"stream", []string{"GOSHMEM_C_DEFER=0"}},
+	} {
+		t.Run(strings.Join(append([]string{tc.mode}, tc.env...), ","), func(t *testing.T) {
+			t.Parallel()
+			out := windowRun(t, 2, tc.env, tc.mode, "20000")
+			require.Contains(t, out, tc.mode+": 3 rounds of 20480", out)
+		})
+	}
+}
+
+// TestWindowPathCut: the link PE 0 stores through is cut while it puts
+// (3 hosts: the put then goes round the other way); every round lands
+// whole, before, during and after the cut.
+func TestWindowPathCut(t *testing.T) {
+	t.Parallel()
+	out := windowRun(t, 3, []string{"GOSHMEM_NTB_FAULT=link=0:down@1500ms"}, "cut", "4096")
+	require.Contains(t, out, "link cut seen", out)
+}
