@@ -126,3 +126,22 @@ func TestWindowPathCut(t *testing.T) {
 	out := windowRun(t, 3, []string{"GOSHMEM_NTB_FAULT=link=0:down@1500ms"}, "cut", "4096")
 	require.Contains(t, out, "link cut seen", out)
 }
+
+// TestWindowPathPrograms: the RMA, deferral-queue, threads and wait
+// programs over ntbring, where their small puts to neighbours take the
+// window path (at 4 PEs, one PE of each is two hops away: Go).
+func TestWindowPathPrograms(t *testing.T) {
+	dir := setup(t)
+	for _, np := range []int{2, 4} {
+		for _, prog := range []string{"rma", "defer", "threads", "wait"} {
+			t.Run(fmt.Sprintf("%d/%s", np, prog), func(t *testing.T) {
+				t.Parallel()
+				out, code := oshrun(t, dir, "ntbring", np, prog)
+				require.Equal(t, 0, code, "exit status; output:\n%s", out)
+				for pe := range np {
+					require.Contains(t, out, fmt.Sprintf("%s ok %d", prog, pe))
+				}
+			})
+		}
+	}
+}
