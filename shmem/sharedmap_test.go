@@ -25,6 +25,7 @@ func TestSharedMap(t *testing.T) {
 		defer func() { require.NoError(t, syscall.Munmap(static)) }()
 		require.NoError(t, w.RegisterStatic(static))
 
+		require.Nil(t, w.WindowMap(), "loopback maps its peers: it offers no windows")
 		m := w.SharedMap()
 		require.NotNil(t, m)
 		require.Equal(t, "goshmem-loopback", m.Protocol)
