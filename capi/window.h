@@ -124,7 +124,7 @@ static inline int gsh_win_put(shmem_ctx_t ctx, void *dest, const void *src, size
 	} else {
 		memcpy(t, src, n);
 	}
-	/* The stores before the looks (PROTOCOL.md, "A writer", step 3). */
+	/* The stores before the looks (PROTOCOL.md, "A put by stores", step 3). */
 	gsh_fast_mb();
 	uint32_t notice = __atomic_load_n(gsh_win.notice[w], __ATOMIC_RELAXED);
 	uint32_t acked = __atomic_load_n(gsh_win.acked[w], __ATOMIC_RELAXED);
