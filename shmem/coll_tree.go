@@ -38,6 +38,8 @@ func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChun
 // consumed what the previous generation wrote; so one copy of each buffer
 // is enough, whatever the root of either generation.
 func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bool) error {
+	var tr treeTrace
+	tr.mark(traceStart)
 	t.treeGen++
 	gen := t.treeGen
 	w, ep, base := t.w, t.w.coll.ep, t.base()
@@ -48,6 +50,7 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		if err := w.waitGE(base+arriveOff, t.arrivals); err != nil {
 			return err
 		}
+		tr.mark(traceKids)
 		if combine != nil {
 			for _, k := range l.kids[:l.nkids] {
 				off := base + upOff + k.place*treeChunk
@@ -69,9 +72,11 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		if err := ep.Atomic(parent, w.heap, base+arriveOff, core.AtomicAdd, core.Uint64, 1); err != nil {
 			return err
 		}
+		tr.mark(traceUp)
 		if err := w.waitGE(base+releaseOff, gen); err != nil {
 			return err
 		}
+		tr.mark(traceRelease)
 		if down {
 			off := base + releaseOff + cacheLine
 			copy(b, w.local[off:off+len(b)])
@@ -93,6 +98,23 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		if err := t.signal(k.rank, base+releaseOff, gen); err != nil {
 			return err
 		}
+		if i < traceMarks-traceDown {
+			tr.mark(traceDown + i)
+		}
 	}
+	tr.done(t)
 	return nil
 }
+
+// The phases of a tree step that treeTrace marks: its start; its
+// children's arrival; its report to its parent sent; its release seen;
+// then the release to kid i sent (traceDown+i, for the first kids;
+// releases go last kid first).
+const (
+	traceStart = iota
+	traceKids
+	traceUp
+	traceRelease
+	traceDown
+	traceMarks = traceDown + 4
+)

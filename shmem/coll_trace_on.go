@@ -1,0 +1,80 @@
+//go:build shmemtrace
+
+package shmem
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// With the shmemtrace tag, a tree step records, in unix nanoseconds, when
+// this PE passed each of its phases (the trace* marks), and the World
+// keeps traceSteps consecutive steps from step GOSHMEM_TREE_TRACE_AT
+// (default 1000) of the process, then writes them to the directory
+// GOSHMEM_TREE_TRACE, one file per PE (tree-pe<PE>-n<team size>.txt),
+// one line per step, one column per mark, 0 where the step did not pass
+// it. Every PE's nth step is the same collective, and the clocks of PEs
+// on one machine agree, so the files line up into each hop's time: a
+// child's traceUp against its parent's traceKids, a parent's traceDown
+// against its child's traceRelease.
+//
+//	go build -tags shmemtrace ./cmd/shmemperf
+type treeTrace struct{ at [traceMarks]int64 }
+
+func (tr *treeTrace) mark(i int) { tr.at[i] = time.Now().UnixNano() }
+
+const traceSteps = 64
+
+var treeTraces struct {
+	once       sync.Once
+	dir        string
+	from, next int64
+	steps      [traceSteps][traceMarks]int64
+	mu         sync.Mutex
+}
+
+func (tr *treeTrace) done(t *Team) {
+	s := &treeTraces
+	s.once.Do(func() {
+		s.dir = os.Getenv("GOSHMEM_TREE_TRACE")
+		s.from = 1000
+		if v, err := strconv.ParseInt(os.Getenv("GOSHMEM_TREE_TRACE_AT"), 10, 64); err == nil && v >= 0 {
+			s.from = v
+		}
+	})
+	if s.dir == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.next
+	s.next++
+	if n < s.from || n >= s.from+traceSteps {
+		return
+	}
+	s.steps[n-s.from] = tr.at
+	if n < s.from+traceSteps-1 {
+		return
+	}
+	f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("tree-pe%d-n%d.txt", t.w.me, len(t.members))))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "shmem: tree trace: %v\n", err)
+		return
+	}
+	for _, st := range s.steps {
+		for i, v := range st {
+			if i > 0 {
+				fmt.Fprint(f, " ")
+			}
+			fmt.Fprint(f, v)
+		}
+		fmt.Fprintln(f)
+	}
+	if err := f.Close(); err != nil {
+		fmt.Fprintf(os.Stderr, "shmem: tree trace: %v\n", err)
+	}
+}
