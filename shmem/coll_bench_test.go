@@ -157,17 +157,6 @@ func BenchmarkHostColl(b *testing.B) {
 				tm := w.TeamWorld()
 				return func() error { return shmem.SumReduce(tm, dest, src) }, nil
 			}},
-			{"sum-reduce-64KiB-split", func(w *shmem.World) (func() error, error) {
-				// A team other than the World's: pieces of its slot.
-				tm, err := w.TeamWorld().SplitStrided(0, 1, n-1, shmem.TeamConfig{})
-				src, dest := make([]float64, 8<<10), make([]float64, 8<<10)
-				return func() error {
-					if tm == nil {
-						return nil
-					}
-					return shmem.SumReduce(tm, dest, src)
-				}, err
-			}},
 			{"broadcast-64KiB", func(w *shmem.World) (func() error, error) {
 				dest, err := shmem.Malloc[byte](w, 64<<10)
 				src := make([]byte, 64<<10)

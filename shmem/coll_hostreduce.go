@@ -6,8 +6,8 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// Host-aware reductions larger than the tree carries, on a team with a
-// host shape (coll_hosts.go). Inside a host every PE maps its peers'
+// Host-aware reductions larger than the tree carries, on the World's team
+// when it has a host shape (coll_hosts.go). Inside a host every PE maps its peers'
 // memory, so a PE reads what it needs from them instead of being sent it;
 // between hosts only the hosts' leaders talk, and each sends its host's
 // partial result once to every other leader. A piece of the data goes:
@@ -51,11 +51,19 @@ import (
 // partial of g+1, sent once every PE of this host had begun g+1 and so
 // finished reading that inbox for g.
 //
-// The words are at the start of the team slot's message banks (a team
-// with a host shape reduces large data here, never by recursive
-// doubling); the data follows them on teams other than the World's, and
-// is the World's bulk banks there (the World with a host shape does not
-// take bulkReduce).
+// The words are at the start of the World team's slot's message banks and
+// the data is the World's bulk banks, neither of which the World's
+// reductions use otherwise once it has a host shape (they never take
+// recursive doubling or bulkReduce then).
+//
+// Other teams keep recursive doubling. Their only room is their slot's
+// message banks, in which a piece of a 3-host team holds 2 KiB, and over
+// tcp on namespaced hosts a piece cost what a whole round of recursive
+// doubling does: a team of ranks 0 to 4 of 3 x 2 (5 rounds, medians),
+// 2 KiB by host 579 µs against 563 by recursive doubling, 64 KiB 18.6 ms
+// against 17.6. On the World, whose bulk area holds 64 KiB in one piece,
+// the same measure gave 650 µs against 1834 for bulkReduce at 2 KiB and
+// 614 against 1957 at 8 KiB (2 x 2: 261 against 795, 268 against 754).
 const (
 	hrGenOff     = 0                        // pieces moved, ever; this PE's own count
 	hrStagedOff  = hrGenOff + cacheLine     // host peers' stages written
@@ -63,17 +71,18 @@ const (
 	hrReadyOff   = hrReducedOff + cacheLine // the last generation whose partials all reached the leader
 	hrFinalOff   = hrReadyOff + cacheLine   // host peers' final slices written
 	hrFlagsOff   = hrFinalOff + cacheLine   // leader: one line per host, the generation of its partial
-	hrDataOff    = hrFlagsOff + hostRedHosts*cacheLine
+	hrWordsEnd   = hrFlagsOff + hostRedHosts*cacheLine
 
-	// hostRedHosts is the most hosts a team may span for its large
+	// hostRedHosts is the most hosts the World may span for its large
 	// reductions to go by host: every leader keeps an inbox slot for each
-	// host's partial, and sends its own to each of the others, which pays
-	// while there are few.
-	hostRedHosts = 16
+	// host's partial and sends its own to each of the others, (hosts-1)
+	// times the data from each host, where bulkReduce sends about twice
+	// the data from each PE; measured only up to 3 hosts.
+	hostRedHosts = 8
 )
 
 func init() {
-	if slotBanksOff+hrDataOff+2*(hostRedHosts+1)*cacheLine > teamSlotSize {
+	if slotBanksOff+hrWordsEnd > teamSlotSize {
 		panic("shmem: host-aware reductions overflow a team slot")
 	}
 }
@@ -81,28 +90,18 @@ func init() {
 // hostReduceFits reports whether a reduction too large for the tree goes
 // by host on the team.
 func (t *Team) hostReduceFits() bool {
-	return t.shape != nil && len(t.shape.hosts) <= hostRedHosts && t.w.direct != nil
+	return t == t.w.coll.world && t.shape != nil && len(t.shape.hosts) <= hostRedHosts && t.w.direct != nil
 }
 
-// hostRedArea returns the heap offset and size of the data area of the
-// team's host-aware reductions.
-func (t *Team) hostRedArea() (off, size int) {
-	if t == t.w.coll.world {
-		return bulkBanks, bulkOff + bulkSize - bulkBanks
-	}
-	off = t.base() + slotBanksOff + hrDataOff
-	return off, t.base() + teamSlotSize - off
-}
-
-// hostReduce all-reduces acc over a team with a host shape, piece after
-// piece (see above).
+// hostReduce all-reduces acc over the World's team with a host shape,
+// piece after piece (see above).
 func hostReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	if len(acc) == 0 {
 		return nil
 	}
 	s := t.shape
 	size := mem.SizeOf[T]()
-	data, area := t.hostRedArea()
+	data, area := bulkBanks, bulkOff+bulkSize-bulkBanks
 	bank := area / 2 &^ (cacheLine - 1)
 	part := bank / (len(s.hosts) + 1) &^ (cacheLine - 1)
 	per := part / size

@@ -208,7 +208,7 @@ func hostProgram(t *testing.T, tm *shmem.Team, dest []int64, team string, seed u
 			// Larger than a piece: several pieces.
 			m := hostLarge + rng.IntN(100)
 			if team != "team 0" {
-				m = hostMost + rng.IntN(100) // other teams' pieces are smaller
+				m = hostMost + rng.IntN(100) // other teams take recursive doubling, in small pieces
 			}
 			a := make([]int64, m)
 			x := make([]uint32, m)
