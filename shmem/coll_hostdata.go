@@ -28,6 +28,11 @@ import (
 // Alltoall moves a different block between every pair, so each byte
 // crosses between hosts once whatever the route; it keeps its direct puts,
 // and its barriers are the host-aware ones.
+//
+// Reductions larger than the tree carries go by host on the World's team
+// (coll_hostreduce.go): a reduce-scatter inside each host out of the
+// peers' memory, one partial per host between the leaders, an allgather
+// inside each host. Other teams keep recursive doubling.
 
 // leaderOf is the team rank leading team-host g for a collective rooted
 // at root: the root on its host, the host's first rank on the others.
