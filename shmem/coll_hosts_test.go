@@ -78,6 +78,7 @@ func runHostProgram(t *testing.T, hostOf []int, n int, seed uint64) [][]string {
 	}, func(pe int, w *shmem.World, err error) {
 		require.NoError(t, err)
 		require.Equal(t, hostOf != nil && hasSeveral(hostOf), w.HostAware())
+		require.Equal(t, w.HostAware(), w.TeamWorld().HostReduces(), "the World's large reductions by host")
 		var mine []string
 		record := func(what string, b []byte) { mine = append(mine, what+": "+string(b)) }
 		teams := []*shmem.Team{w.TeamWorld()}
@@ -87,6 +88,7 @@ func runHostProgram(t *testing.T, hostOf []int, n int, seed uint64) [][]string {
 			rev, err := w.TeamWorld().SplitStrided(n-1, -1, n-1, shmem.TeamConfig{})
 			require.NoError(t, err)
 			teams = append(teams, odd, rev)
+			require.False(t, odd != nil && odd.HostReduces(), "large reductions by host on a split team")
 		}
 		dest, err := shmem.Malloc[int64](w, n*hostMost)
 		require.NoError(t, err)
