@@ -7,49 +7,51 @@ import (
 )
 
 // Host-aware reductions larger than the tree carries, on the World's team
-// when it has a host shape (coll_hosts.go). Inside a host every PE maps its peers'
-// memory, so a PE reads what it needs from them instead of being sent it;
+// when it has a host shape (coll_hosts.go). Inside a host the leader maps
+// its peers' memory, so it reads their data instead of being sent it;
 // between hosts only the hosts' leaders talk, and each sends its host's
 // partial result once to every other leader. A piece of the data goes:
 //
-//  1. Every PE copies its piece into its stage and tells its host's PEs.
-//  2. Reduce-scatter inside the host: the PE at place q of its host's list
-//     combines slice q of the piece (q of as many slices as the host has
-//     PEs) out of every host peer's stage, in place order, and writes the
-//     host's partial slice back into its own stage.
-//  3. The leader gathers its host's partial into its inbox slot for its
-//     own host, by copies from its peers' stages, and puts it into the
-//     same slot of every other host's leader.
-//  4. Once a leader holds every host's partial it tells its peers; each
-//     PE combines its slice over the hosts' partials, in host order,
-//     reading the others' out of its leader's inbox.
-//  5. Allgather inside the host: every PE writes its final slice into its
-//     stage and copies the other slices out of its peers' stages.
+//  1. Every PE but the leader copies its piece into its stage and adds one
+//     to its leader's count.
+//  2. The leader combines its host's pieces, in place order, out of its
+//     peers' stages into its inbox slot for its own host, and puts that
+//     partial into the same slot of every other host's leader.
+//  3. Once it holds every host's partial, the leader combines them in host
+//     order, writes the result into its stage and tells its peers, which
+//     copy it out of the leader's memory.
 //
-// Every element is combined by one PE of each host from the same operands
-// in the same order, so every member gets the same bits, floating-point
-// sums included. What crosses between hosts is each host's partial, once
-// per other host, in one step; the flat reduce-scatter and allgather take
-// two, and send every PE's blocks to every PE of the other hosts.
+// Each host's partial is combined once, and every leader combines the
+// same partials in the same order, so every member gets the same bits,
+// floating-point sums included. What crosses between hosts is each host's
+// partial, once per other host, in one step; the flat reduce-scatter and
+// allgather take two, and send every PE's blocks to every PE of the other
+// hosts.
 //
-// With hosts of as many PEs, each PE could instead send its partial slice
-// to its counterparts on the other hosts, and combine its slice out of its
-// own inbox: more, smaller messages between hosts, and no leader to wait
-// for. Over tcp on namespaced hosts whose PEs outnumber the CPUs,
-// alternating with the leaders in one run (7 rounds, medians of 64 KiB
-// sum-reduce), it measured slower at 3 x 2 (1191 µs against 910, slower
-// in every round) and the same at 2 x 2 (443 against 433): each message
-// wakes a process on another host. The leaders stay.
+// Two ways that share the work out more measured slower over tcp on
+// namespaced hosts whose PEs outnumber the CPUs, alternating in one run
+// (medians in µs): a reduce-scatter inside each host, each PE combining a
+// slice out of its peers' memory, then over the hosts' partials out of its
+// leader's inbox, and an allgather inside the host (9 rounds; 3 x 2:
+// 761 against 610 at 8 KiB, 807 against 740 at 64 KiB; 2 x 2: 506 against
+// 194, 401 against 337), which waits five times a piece where this waits
+// three; and, on top of that, each PE sending its partial slice to its
+// counterparts on the other hosts instead of the leaders (7 rounds, 64
+// KiB: 3 x 2 1191 against 910 for the leaders, slower in every round;
+// 2 x 2 443 against 433), each message waking a process on another host.
+// On hosts with more cores than PEs and large data, the reduce-scatter's
+// shared combining may pay; not measured here.
 //
 // Each of a PE's words is counted or written by generation, the pieces
 // ever moved on the team, and the stage and inbox come in two banks by
 // generation parity. A PE writes into bank g%2 for piece g+2 only after
-// it finished piece g+1, which took every host peer's final slice of g+1,
-// sent once that peer had finished piece g, reading out of this PE's stage
-// and its leader's inbox included. A leader's inbox of bank g%2 is written
-// for piece g+2 by a leader that finished g+1, which took this host's
-// partial of g+1, sent once every PE of this host had begun g+1 and so
-// finished reading that inbox for g.
+// it finished piece g+1. For a PE other than the leader, that took the
+// leader's word that g+1 was done, sent after it had read piece g+1 (and
+// so g) out of every peer's stage. For a leader, it took every peer's
+// count for g+2, each sent after that peer had copied the result of g+1
+// (and so of g) out of the leader's stage. A leader's inbox of bank g%2 is
+// written for piece g+2 by a leader that finished g+1, which took this
+// host's partial of g+1, sent once this leader had finished g.
 //
 // The words are at the start of the World team's slot's message banks and
 // the data is the World's bulk banks, neither of which the World's
@@ -64,14 +66,14 @@ import (
 // against 17.6. On the World, whose bulk area holds 64 KiB in one piece,
 // the same measure gave 650 µs against 1834 for bulkReduce at 2 KiB and
 // 614 against 1957 at 8 KiB (2 x 2: 261 against 795, 268 against 754).
+// Both with the reduce-scatter above; this way, at 64 KiB (5 rounds):
+// 3 x 2 468 against 1765, 2 x 2 268 against 717.
 const (
-	hrGenOff     = 0                        // pieces moved, ever; this PE's own count
-	hrStagedOff  = hrGenOff + cacheLine     // host peers' stages written
-	hrReducedOff = hrStagedOff + cacheLine  // leader: host peers' partial slices written
-	hrReadyOff   = hrReducedOff + cacheLine // the last generation whose partials all reached the leader
-	hrFinalOff   = hrReadyOff + cacheLine   // host peers' final slices written
-	hrFlagsOff   = hrFinalOff + cacheLine   // leader: one line per host, the generation of its partial
-	hrWordsEnd   = hrFlagsOff + hostRedHosts*cacheLine
+	hrGenOff    = 0                       // pieces moved, ever; this PE's own count
+	hrStagedOff = hrGenOff + cacheLine    // leader: host peers' stages written
+	hrReadyOff  = hrStagedOff + cacheLine // the last generation whose result is in the leader's stage
+	hrFlagsOff  = hrReadyOff + cacheLine  // leader: one line per host, the generation of its partial
+	hrWordsEnd  = hrFlagsOff + hostRedHosts*cacheLine
 
 	// hostRedHosts is the most hosts the World may span for its large
 	// reductions to go by host: every leader keeps an inbox slot for each
@@ -121,125 +123,74 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 	gen := atomic.AddUint64(mem.Word64(w.local, words+hrGenOff), 1)
 	stage := data + int(gen&1)*bank
 	inbox := func(g int) int { return stage + (1+g)*part }
-	h := s.hostOf[t.me]
+	h, nh := s.hostOf[t.me], len(s.hosts)
 	local := s.hosts[h]
-	nl, q := len(local), s.pos[t.me]
 	leader := local[0]
-	size := mem.SizeOf[T]()
-	n := len(piece)
-	lo, hi := q*n/nl, (q+1)*n/nl
-	// peer returns the piece-sized run of bytes at off in team rank r's
-	// memory, which this PE maps.
-	peer := func(r, off int) []T {
+	n := len(piece) * mem.SizeOf[T]()
+	// at returns the piece-sized run at off in team rank r's memory, which
+	// this PE maps.
+	at := func(r, off int) []T {
 		b := w.local
 		if r != t.me {
 			b = w.direct.PeerBytes(t.members[r], w.heap)
 		}
-		return mem.Slice[T](b[off : off+n*size])
+		return mem.Slice[T](b[off : off+n])
 	}
-	tell := func(word int) error {
-		for i := 1; i < nl; i++ {
-			if err := t.add(local[(q+i)%nl], words+word); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	counted := uint64(nl-1) * gen
 
-	// 1. Stage.
-	copy(mem.Slice[T](w.local[stage:stage+n*size]), piece)
-	if err := tell(hrStagedOff); err != nil {
-		return err
-	}
-	if err := w.waitGE(words+hrStagedOff, counted); err != nil {
-		return err
-	}
-	// 2. This PE's slice of the host's partial, in place order.
-	mine := peer(t.me, stage)[lo:hi]
-	if nl > 1 && hi > lo {
-		out := piece[lo:hi]
-		copy(out, peer(local[0], stage)[lo:hi])
-		for i := 1; i < nl; i++ {
-			combine(out, peer(local[i], stage)[lo:hi])
-		}
-		copy(mine, out)
-	}
+	// 1. Stage, and hear back from the leader.
 	if t.me != leader {
-		if err := t.add(leader, words+hrReducedOff); err != nil {
+		copy(at(t.me, stage), piece)
+		if err := t.add(leader, words+hrStagedOff); err != nil {
 			return err
 		}
-	} else {
-		// 3. The host's partial to every other leader.
-		if err := w.waitGE(words+hrReducedOff, counted); err != nil {
-			return err
-		}
-		own := mem.Slice[T](w.local[inbox(h) : inbox(h)+n*size])
-		for i, r := range local {
-			a, b := i*n/nl, (i+1)*n/nl
-			copy(own[a:b], peer(r, stage)[a:b])
-		}
-		ep := w.coll.ep
-		for i := 1; i < len(s.hosts); i++ {
-			g := (h + i) % len(s.hosts)
-			if err := ep.Put(t.members[s.hosts[g][0]], w.heap, inbox(h), mem.Bytes(own)); err != nil {
-				return err
-			}
-		}
-		if err := ep.Fence(); err != nil {
-			return err
-		}
-		for i := 1; i < len(s.hosts); i++ {
-			g := (h + i) % len(s.hosts)
-			if err := t.signal(s.hosts[g][0], words+hrFlagsOff+h*cacheLine, gen); err != nil {
-				return err
-			}
-		}
-		for i := 1; i < len(s.hosts); i++ {
-			g := (h + i) % len(s.hosts)
-			if err := w.waitGE(words+hrFlagsOff+g*cacheLine, gen); err != nil {
-				return err
-			}
-		}
-		for i := 1; i < nl; i++ {
-			if err := t.signal(local[i], words+hrReadyOff, gen); err != nil {
-				return err
-			}
-		}
-	}
-	if t.me != leader {
 		if err := w.waitGE(words+hrReadyOff, gen); err != nil {
 			return err
 		}
+		copy(piece, at(leader, stage))
+		return nil
 	}
-	// 4. This PE's slice over the hosts' partials, in host order.
-	if hi > lo {
-		out := piece[lo:hi]
-		for g := range s.hosts {
-			in := mine
-			if g != h {
-				in = peer(leader, inbox(g))[lo:hi]
-			}
-			if g == 0 {
-				copy(out, in)
-			} else {
-				combine(out, in)
-			}
+	// 2. The host's partial, to every other leader.
+	if err := w.waitGE(words+hrStagedOff, uint64(len(local)-1)*gen); err != nil {
+		return err
+	}
+	own := at(t.me, inbox(h))
+	copy(own, piece)
+	for _, r := range local[1:] {
+		combine(own, at(r, stage))
+	}
+	ep := w.coll.ep
+	for i := 1; i < nh; i++ {
+		if err := ep.Put(t.members[s.hosts[(h+i)%nh][0]], w.heap, inbox(h), mem.Bytes(own)); err != nil {
+			return err
 		}
-		copy(mine, out)
 	}
-	// 5. Every slice from its PE.
-	if err := tell(hrFinalOff); err != nil {
+	if err := ep.Fence(); err != nil {
 		return err
 	}
-	if err := w.waitGE(words+hrFinalOff, counted); err != nil {
-		return err
+	for i := 1; i < nh; i++ {
+		if err := t.signal(s.hosts[(h+i)%nh][0], words+hrFlagsOff+h*cacheLine, gen); err != nil {
+			return err
+		}
 	}
-	for i := 1; i < nl; i++ {
-		r := local[(q+i)%nl]
-		p := s.pos[r]
-		a, b := p*n/nl, (p+1)*n/nl
-		copy(piece[a:b], peer(r, stage)[a:b])
+	// 3. Every host's partial, in host order, back to the host.
+	for i := 1; i < nh; i++ {
+		g := (h + i) % nh
+		if err := w.waitGE(words+hrFlagsOff+g*cacheLine, gen); err != nil {
+			return err
+		}
+	}
+	copy(piece, at(t.me, inbox(0)))
+	for g := 1; g < nh; g++ {
+		combine(piece, at(t.me, inbox(g)))
+	}
+	if len(local) == 1 {
+		return nil
+	}
+	copy(at(t.me, stage), piece)
+	for _, r := range local[1:] {
+		if err := t.signal(r, words+hrReadyOff, gen); err != nil {
+			return err
+		}
 	}
 	return nil
 }
