@@ -30,9 +30,10 @@ import (
 // and its barriers are the host-aware ones.
 //
 // Reductions larger than the tree carries go by host on the World's team
-// (coll_hostreduce.go): a reduce-scatter inside each host out of the
-// peers' memory, one partial per host between the leaders, an allgather
-// inside each host. Other teams keep recursive doubling.
+// (coll_hostreduce.go): each leader combines its host's data out of its
+// peers' memory, sends that partial once to every other leader, combines
+// the hosts' partials and hands the result back to its host. Other teams
+// keep recursive doubling.
 
 // leaderOf is the team rank leading team-host g for a collective rooted
 // at root: the root on its host, the host's first rank on the others.
