@@ -6,8 +6,8 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// Host-aware reductions larger than the tree carries, on the World's team
-// when it has a host shape (coll_hosts.go). Inside a host the leader maps
+// Host-aware reductions larger than the tree carries, on a team with a
+// host shape (coll_hosts.go). Inside a host the leader maps
 // its peers' memory, so it reads their data instead of being sent it;
 // between hosts only the hosts' leaders talk, and each sends its host's
 // partial result once to every other leader. A piece of the data goes:
@@ -53,21 +53,21 @@ import (
 // written for piece g+2 by a leader that finished g+1, which took this
 // host's partial of g+1, sent once this leader had finished g.
 //
-// The words are at the start of the World team's slot's message banks and
-// the data is the World's bulk banks, neither of which the World's
-// reductions use otherwise once it has a host shape (they never take
-// recursive doubling or bulkReduce then).
+// The words are at the start of the team slot's message banks, which a
+// team with a host shape over at most hostRedHosts hosts uses for nothing
+// else (its large reductions never take recursive doubling). The data
+// follows them on teams other than the World's, and is the World's bulk
+// banks there (such a World never takes bulkReduce), where 64 KiB make
+// one piece; a team slot's piece holds about 2 KiB at 3 hosts.
 //
-// Other teams keep recursive doubling. Their only room is their slot's
-// message banks, in which a piece of a 3-host team holds 2 KiB, and over
-// tcp on namespaced hosts a piece cost what a whole round of recursive
-// doubling does: a team of ranks 0 to 4 of 3 x 2 (5 rounds, medians),
-// 2 KiB by host 579 µs against 563 by recursive doubling, 64 KiB 18.6 ms
-// against 17.6. On the World, whose bulk area holds 64 KiB in one piece,
-// the same measure gave 650 µs against 1834 for bulkReduce at 2 KiB and
-// 614 against 1957 at 8 KiB (2 x 2: 261 against 795, 268 against 754).
-// Both with the reduce-scatter above; this way, at 64 KiB (5 rounds):
-// 3 x 2 468 against 1765, 2 x 2 268 against 717.
+// Over tcp on namespaced hosts, 5 rounds alternating with the flat paths
+// with the intra-host part on (medians in µs): the World at 64 KiB, 3 x 2
+// 468 against 1765 for bulkReduce, 2 x 2 268 against 717; a team of
+// ranks 0 to 4 of 3 x 2, 483 against 537 for recursive doubling at 2 KiB
+// and 13385 against 15642 at 64 KiB, in pieces of its slot. (With the
+// reduce-scatter above, that team measured 579 against 563 and 18646
+// against 17622, and the World 650 against 1834 at 2 KiB and 614 against
+// 1957 at 8 KiB, 2 x 2 261 against 795 and 268 against 754.)
 const (
 	hrGenOff    = 0                       // pieces moved, ever; this PE's own count
 	hrStagedOff = hrGenOff + cacheLine    // leader: host peers' stages written
@@ -75,7 +75,7 @@ const (
 	hrFlagsOff  = hrReadyOff + cacheLine  // leader: one line per host, the generation of its partial
 	hrWordsEnd  = hrFlagsOff + hostRedHosts*cacheLine
 
-	// hostRedHosts is the most hosts the World may span for its large
+	// hostRedHosts is the most hosts a team may span for its large
 	// reductions to go by host: every leader keeps an inbox slot for each
 	// host's partial and sends its own to each of the others, (hosts-1)
 	// times the data from each host, where bulkReduce sends about twice
@@ -84,7 +84,7 @@ const (
 )
 
 func init() {
-	if slotBanksOff+hrWordsEnd > teamSlotSize {
+	if (teamSlotSize-slotBanksOff-hrWordsEnd)/2/(hostRedHosts+1) < 2*cacheLine {
 		panic("shmem: host-aware reductions overflow a team slot")
 	}
 }
@@ -92,18 +92,28 @@ func init() {
 // hostReduceFits reports whether a reduction too large for the tree goes
 // by host on the team.
 func (t *Team) hostReduceFits() bool {
-	return t == t.w.coll.world && t.shape != nil && len(t.shape.hosts) <= hostRedHosts && t.w.direct != nil
+	return t.shape != nil && len(t.shape.hosts) <= hostRedHosts && t.w.direct != nil
 }
 
-// hostReduce all-reduces acc over the World's team with a host shape,
-// piece after piece (see above).
+// hostRedArea returns the heap offset and size of the data area of the
+// team's host-aware reductions.
+func (t *Team) hostRedArea() (off, size int) {
+	if t == t.w.coll.world {
+		return bulkBanks, bulkOff + bulkSize - bulkBanks
+	}
+	off = t.base() + slotBanksOff + hrWordsEnd
+	return off, t.base() + teamSlotSize - off
+}
+
+// hostReduce all-reduces acc over a team with a host shape, piece after
+// piece (see above).
 func hostReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	if len(acc) == 0 {
 		return nil
 	}
 	s := t.shape
 	size := mem.SizeOf[T]()
-	data, area := bulkBanks, bulkOff+bulkSize-bulkBanks
+	data, area := t.hostRedArea()
 	bank := area / 2 &^ (cacheLine - 1)
 	part := bank / (len(s.hosts) + 1) &^ (cacheLine - 1)
 	per := part / size
