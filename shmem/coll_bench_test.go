@@ -152,6 +152,11 @@ func BenchmarkHostColl(b *testing.B) {
 				tm := w.TeamWorld()
 				return func() error { return shmem.SumReduce(tm, dest, src) }, nil
 			}},
+			{"sum-reduce-64KiB", func(w *shmem.World) (func() error, error) {
+				src, dest := make([]float64, 8<<10), make([]float64, 8<<10)
+				tm := w.TeamWorld()
+				return func() error { return shmem.SumReduce(tm, dest, src) }, nil
+			}},
 			{"broadcast-64KiB", func(w *shmem.World) (func() error, error) {
 				dest, err := shmem.Malloc[byte](w, 64<<10)
 				src := make([]byte, 64<<10)

@@ -16,7 +16,9 @@ import (
 //	bulkBanks         two banks, by piece parity, each of npes scatter
 //	                  slots (the block a member sends this PE, by the
 //	                  sender's rank) and npes gather slots (a member's
-//	                  reduced block, by its rank)
+//	                  reduced block, by its rank); on a World with a host
+//	                  shape, the stages and inboxes of the reductions by
+//	                  host instead (coll_hostreduce.go)
 //
 // A piece of the data is cut into npes blocks, block r of which member r
 // reduces: every member puts block r of its piece into r's scatter slot,

@@ -28,6 +28,11 @@ import (
 // Alltoall moves a different block between every pair, so each byte
 // crosses between hosts once whatever the route; it keeps its direct puts,
 // and its barriers are the host-aware ones.
+//
+// Reductions larger than the tree carries go by host too
+// (coll_hostreduce.go): each leader combines its host's data out of its
+// peers' memory, sends that partial once to every other leader, combines
+// the hosts' partials and hands the result back to its host.
 
 // leaderOf is the team rank leading team-host g for a collective rooted
 // at root: the root on its host, the host's first rank on the others.

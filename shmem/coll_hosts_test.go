@@ -18,7 +18,8 @@ import (
 // over hosts and on the same PEs flat, on the World's team and on strided
 // teams, and every PE's every result is compared. Floating-point sums may
 // combine in another order on hosts, so they are compared between the PEs
-// of one run instead.
+// of one run instead; other floating-point results (minima, sums of whole
+// numbers) do not depend on the order and are compared with the flat ones.
 func TestHostCollectivesMatchFlat(t *testing.T) {
 	layouts := [][]int{
 		{0, 0, 1, 1},                   // 2 x 2
@@ -59,6 +60,10 @@ func TestHostCollectivesMatchFlat(t *testing.T) {
 // program: past the tree and a slot's message.
 const hostMost = 3000
 
+// hostLarge is about the most int64 elements of a large reduction of the
+// program: more than a piece of the World's bulk area.
+const hostLarge = 25000
+
 // runHostProgram runs a random program of collectives, the same for a
 // seed, on n PEs posing as on hosts hostOf (flat if nil), and returns what
 // each PE's collectives left in dest, in order.
@@ -73,6 +78,7 @@ func runHostProgram(t *testing.T, hostOf []int, n int, seed uint64) [][]string {
 	}, func(pe int, w *shmem.World, err error) {
 		require.NoError(t, err)
 		require.Equal(t, hostOf != nil && hasSeveral(hostOf), w.HostAware())
+		require.Equal(t, w.HostAware(), w.TeamWorld().HostReduces(), "the World's large reductions by host")
 		var mine []string
 		record := func(what string, b []byte) { mine = append(mine, what+": "+string(b)) }
 		teams := []*shmem.Team{w.TeamWorld()}
@@ -124,7 +130,7 @@ func hostProgram(t *testing.T, tm *shmem.Team, dest []int64, team string, seed u
 			src[i] = int64(pe)<<40 ^ int64(i)*0x1e3779b97f4a7c15 ^ int64(step)
 		}
 		what := fmt.Sprintf("%s step %d", team, step)
-		switch op := rng.IntN(9); op {
+		switch op := rng.IntN(12); op {
 		case 0:
 			require.NoError(t, shmem.Broadcast(tm, dest, src[:k], root))
 			record(what+" broadcast", mem.Bytes(dest[:k]))
@@ -166,6 +172,55 @@ func hostProgram(t *testing.T, tm *shmem.Team, dest []int64, team string, seed u
 				require.True(t, slices.Equal(all[:k], all[p*k:(p+1)*k]), "%s: float sum on rank %d differs from rank 0's", what, p)
 			}
 			record(what+" float sum", nil)
+		case 9:
+			// In place, on counts no host's PE count divides.
+			m := 2*k + 1
+			a := make([]int32, m)
+			for i := range a {
+				a[i] = int32(src[i%len(src)] >> (i % 29))
+			}
+			b := slices.Clone(a)
+			require.NoError(t, shmem.AndReduce(tm, a, a))
+			require.NoError(t, shmem.OrReduce(tm, b, b))
+			record(what+" in-place and, or", append(mem.Bytes(a), mem.Bytes(b)...))
+		case 10:
+			// Ops and values whose result does not depend on the order:
+			// wrapping products, minima, and sums of small whole numbers.
+			m := k + 7
+			u := make([]uint8, m)
+			f32 := make([]float32, m)
+			f64 := make([]float64, m)
+			c := make([]complex128, m)
+			for i := range m {
+				v := src[i%len(src)]
+				u[i] = uint8(v) | 1
+				f32[i] = float32(v%4093) / 3
+				f64[i] = float64(v % 1000003)
+				c[i] = complex(float64(v%999), float64(v%31))
+			}
+			pu, mf, sf, sc := make([]uint8, m), make([]float32, m), make([]float64, m), make([]complex128, m)
+			require.NoError(t, shmem.ProdReduce(tm, pu, u))
+			require.NoError(t, shmem.MinReduce(tm, mf, f32))
+			require.NoError(t, shmem.SumReduce(tm, sf, f64))
+			require.NoError(t, shmem.SumReduce(tm, sc, c))
+			out := slices.Concat(mem.Bytes(pu), mem.Bytes(mf), mem.Bytes(sf), mem.Bytes(sc))
+			record(what+" prod, min, sums of whole numbers", out)
+		case 11:
+			// Larger than a piece: several pieces.
+			m := hostLarge + rng.IntN(100)
+			if team != "team 0" {
+				m = hostMost + rng.IntN(100) // other teams' pieces are their slot's, far smaller
+			}
+			a := make([]int64, m)
+			x := make([]uint32, m)
+			for i := range a {
+				a[i] = src[i%len(src)] ^ int64(i)
+				x[i] = uint32(a[i] >> 7)
+			}
+			got, gx := make([]int64, m), make([]uint32, m)
+			require.NoError(t, shmem.SumReduce(tm, got, a))
+			require.NoError(t, shmem.XorReduce(tm, gx, x))
+			record(what+" large sum, xor", append(mem.Bytes(got), mem.Bytes(gx)...))
 		}
 	}
 }

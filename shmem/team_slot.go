@@ -21,7 +21,10 @@ import (
 //	heardOff      the blocks heard of in the host-aware data-moving
 //	              collectives, ever (see coll_hostdata.go)
 //	slotBanksOff  two banks, by generation parity, of messages: a
-//	              generation word on a line of its own, then a payload
+//	              generation word on a line of its own, then a payload;
+//	              on a team with a host shape, which sends no
+//	              messages, the words and (but on the World's team) the
+//	              data of its reductions by host (coll_hostreduce.go)
 //
 // Every word a PE waits on has a cache line to itself, so the signal for
 // one round does not disturb a PE polling for another. Generations and

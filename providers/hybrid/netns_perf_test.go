@@ -24,10 +24,10 @@ const envPerf = "GOSHMEM_HYBRID_PERF"
 // two PEs of one host in a 2 x 2 job against a loopback-only job (1 host x
 // 2); between hosts against tcp alone (2 hosts x 1); barrier and 8-byte
 // sum-reduce at 2 x 2 and 3 x 2 with the intra-host part on and off
-// (GOSHMEM_HYBRID=0); and, beside them, broadcast, fcollect and collect of
-// 64 KiB at 3 x 2, on and off. The configurations alternate, round after round, and
-// the table gives each figure's median over the rounds. It runs only when
-// GOSHMEM_HYBRID_PERF is the number of rounds.
+// (GOSHMEM_HYBRID=0); and, beside them, broadcast, fcollect, collect and
+// sum-reduce of 64 KiB at 3 x 2, on and off. The configurations alternate,
+// round after round, and the table gives each figure's median over the
+// rounds. It runs only when GOSHMEM_HYBRID_PERF is the number of rounds.
 func TestNamespacedPerf(t *testing.T) {
 	rounds := 0
 	if v := os.Getenv(envPerf); v != "" {
@@ -46,7 +46,7 @@ func TestNamespacedPerf(t *testing.T) {
 	off := core.EnvHybrid + "=0"
 	p2p := "put_lat,get_lat,fadd_lat"
 	coll := "barrier,reduce_lat"
-	data := "bcast_lat,fcollect_lat,collect_lat"
+	data := "bcast_lat,fcollect_lat,collect_lat,reduce_lat"
 	dataArgs := []string{"-sizes", "65536", "-iters", "1000", "-warmup", "20"}
 	type config struct {
 		name   string
