@@ -81,7 +81,9 @@
 // after grows a zero budget again. A poll learns how long its waits
 // usually take and yields the CPU (sched_yield) only once what it waits
 // for is late, every few microseconds, or at every look where the host's
-// CPUs have no room.
+// CPUs have no room; and once every 100 microseconds whatever it waits
+// for, so that threads woken meanwhile (the runtime's own) do not wait
+// for a CPU until the scheduler ends the poller's slice.
 // An issuer waiting for a reply or an acknowledgement polls only while it
 // holds the receive token (with GOMAXPROCS=1, while the reader is not
 // running); one that cannot take it sleeps at once, and the reader that
@@ -96,8 +98,8 @@
 // together outnumber the CPUs, waking an issuer also wakes a thread for an
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads
-// waiting for a CPU less than 25% of the time (sampled every 10ms,
-// cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
+// waiting for a CPU less than 25% of the time (GOSHMEM_TCP_POLL_STALL;
+// sampled every 10ms, cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
 // its share of the CPUs (GOMAXPROCS = CPUs / PEs), so its jobs stay on
 // the open side of that gate.
 //

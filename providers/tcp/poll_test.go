@@ -157,3 +157,13 @@ func TestPollYieldsAtLeastEveryInterval(t *testing.T) {
 	require.Equal(t, 3, seen, "a poll of up to a second yielded fewer than 3 times")
 	require.Less(t, last-first, int64(500*time.Millisecond), "3 yields took half the poll")
 }
+
+// POLL_STALL at 100 holds the CPU-room gate open and at 0 closed,
+// whatever the kernel reports.
+func TestPollStallHoldsTheGate(t *testing.T) {
+	defer roomStall.Store(roomStall.Load())
+	roomStall.Store(100)
+	require.True(t, cpuRoom(nanotime()), "POLL_STALL=100")
+	roomStall.Store(0)
+	require.False(t, cpuRoom(nanotime()), "POLL_STALL=0")
+}
