@@ -81,9 +81,7 @@
 // after grows a zero budget again. A poll learns how long its waits
 // usually take and yields the CPU (sched_yield) only once what it waits
 // for is late, every few microseconds, or at every look where the host's
-// CPUs have no room; and once every 100 microseconds whatever it waits
-// for, so that threads woken meanwhile (the runtime's own) do not wait
-// for a CPU until the scheduler ends the poller's slice.
+// CPUs have no room.
 // An issuer waiting for a reply or an acknowledgement polls only while it
 // holds the receive token (with GOMAXPROCS=1, while the reader is not
 // running); one that cannot take it sleeps at once, and the reader that

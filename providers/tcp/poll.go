@@ -3,7 +3,6 @@ package tcp
 import (
 	"errors"
 	"net"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -41,15 +40,7 @@ const (
 	// looks at its socket between two yields of the CPU to other threads
 	// (poll.next).
 	pollYieldGap = int64(4 * time.Microsecond)
-	// pollYieldEvery bounds how long this process's pollers keep their
-	// CPU without a yield where the host's CPUs have room (poll.next): a
-	// thread woken meanwhile waits for a CPU at most about that long.
-	pollYieldEvery = int64(100 * time.Microsecond)
 )
-
-// yieldedAt is when a poller of this process last yielded its CPU
-// (poll.next).
-var yieldedAt atomic.Int64
 
 // poll is one bounded poll of a budget (how long to poll before sleeping,
 // in nanoseconds), begun by startPoll.
@@ -119,22 +110,12 @@ func learn(usual *int64, took int64) {
 // socket does not, and once it is late, once every pollYieldGap. Where
 // the CPUs have no room, it yields at every look: there the thread that
 // the answer waits for may be queued behind it.
-//
-// And it yields once every pollYieldEvery however the poll stands, so
-// that a thread woken while this process's pollers keep every CPU busy
-// (the runtime's monitor thread of each PE wakes every 10 ms, kernel
-// threads) waits for a CPU at most that long, not until the scheduler
-// ends the poller's slice, a millisecond or more. Such waits are CPU
-// pressure the pollers cause themselves: with two PEs polling on two
-// CPUs, a few each 10 ms are enough to close the gate above on a host
-// otherwise idle, and then every look yields.
 func (p *poll) next() bool {
 	now := nanotime()
-	if !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) || now-yieldedAt.Load() >= pollYieldEvery {
+	if !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) {
 		sys.Yield()
 		now = nanotime()
 		p.yielded = now
-		yieldedAt.Store(now)
 	}
 	return now < p.until
 }

@@ -137,27 +137,6 @@ func TestPollLearnsWhenDue(t *testing.T) {
 	require.Equal(t, gated.start, gated.due, "more processors than CPUs: due at once")
 }
 
-// A poll that keeps its CPU long, its answer not yet due, still yields it
-// once every pollYieldEvery: threads woken meanwhile do not wait for the
-// poller's slice to end.
-func TestPollYieldsAtLeastEveryInterval(t *testing.T) {
-	b := int64(time.Second)
-	now := nanotime()
-	p := poll{budget: &b, start: now, until: now + int64(time.Second), limit: int64(time.Second), yielded: now}
-	p.due = p.until // never late: only the interval makes it yield
-	first := yieldedAt.Load()
-	seen := 0
-	last := first
-	for p.next() && seen < 3 {
-		if y := yieldedAt.Load(); y != last {
-			seen++
-			last = y
-		}
-	}
-	require.Equal(t, 3, seen, "a poll of up to a second yielded fewer than 3 times")
-	require.Less(t, last-first, int64(500*time.Millisecond), "3 yields took half the poll")
-}
-
 // POLL_STALL at 100 holds the CPU-room gate open and at 0 closed,
 // whatever the kernel reports.
 func TestPollStallHoldsTheGate(t *testing.T) {
