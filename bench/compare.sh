@@ -155,8 +155,10 @@ ours() { # ours NPES ARGS...
 : >"$out/peer.jsonl"
 : >"$out/ours.jsonl"
 : >"$out/floor.jsonl"
+loads="" # the load average as each round began: timings mean little without it
 for r in $(seq "$rounds"); do
 	echo "compare: round $r of $rounds" >&2
+	loads="$loads $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)"
 	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
 	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
 	[ "$mode" != tcp ] || ./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
@@ -166,7 +168,7 @@ for r in $(seq "$rounds"); do
 	done
 done
 
-echo "# bench/compare.sh $mode: $rounds rounds, medians, PEs bound to CPUs: $bind; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ)" | tee "$out/table.txt"
+echo "# bench/compare.sh $mode: $rounds rounds, medians, PEs bound to CPUs: $bind; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ); load average as each round began:$loads" | tee "$out/table.txt"
 floor=""
 if [ -s "$out/floor.jsonl" ]; then
 	floor=$(sed -n 's/.*"latency_us":\([0-9.]*\).*/\1/p' "$out/floor.jsonl" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')

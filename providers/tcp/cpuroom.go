@@ -8,17 +8,20 @@ import (
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
-const (
-	// roomEvery is how often the host's CPU pressure is sampled.
-	roomEvery = int64(10 * time.Millisecond)
-	// roomStall is the share of time in which some thread waited for a
-	// CPU above which the host's CPUs have no room for polling. Polling
-	// with two runtime processors per PE gained nothing where threads
-	// waited 80-95% of the time and nearly halved latency near idle; 25%
-	// leaves room for the pollers' own competition with the runtime's
-	// threads.
-	roomStall = 0.25
-)
+// roomEvery is how often the host's CPU pressure is sampled.
+const roomEvery = int64(10 * time.Millisecond)
+
+// roomStall is the share of time, in percent, in which some thread waited
+// for a CPU from which the host's CPUs have no room for polling
+// (GOSHMEM_TCP_POLL_STALL; the last domain opened in a process sets it
+// for all). Polling with two runtime processors per PE gained nothing
+// where threads waited 80-95% of the time and nearly halved latency near
+// idle; 25% leaves room for the pollers' own competition with the
+// runtime's threads. 100 holds the gate open and 0 closed, whatever the
+// kernel reports.
+var roomStall atomic.Int32
+
+func init() { roomStall.Store(25) }
 
 // hostCPU samples this host's CPU pressure for cpuRoom, for every domain
 // of the process. stall stays nil where the kernel keeps no pressure
@@ -49,11 +52,17 @@ func cpuRoom(now int64) bool {
 		h.stall = s
 		h.at.Store(nanotime())
 	})
+	switch roomStall.Load() {
+	case 0:
+		return false
+	case 100:
+		return true
+	}
 	if h.stall != nil && now-h.at.Load() >= roomEvery && h.mu.TryLock() {
 		if total, err := h.stall.Total(); err == nil {
 			at := nanotime()
 			frac := float64(total-h.total) / float64(at-h.at.Load())
-			h.room.Store(frac < roomStall)
+			h.room.Store(100*frac < float64(roomStall.Load()))
 			h.total = total
 			h.at.Store(at)
 		} else {

@@ -96,8 +96,8 @@
 // together outnumber the CPUs, waking an issuer also wakes a thread for an
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads
-// waiting for a CPU less than 25% of the time (sampled every 10ms,
-// cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
+// waiting for a CPU less than 25% of the time (GOSHMEM_TCP_POLL_STALL;
+// sampled every 10ms, cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
 // its share of the CPUs (GOMAXPROCS = CPUs / PEs), so its jobs stay on
 // the open side of that gate.
 //

@@ -139,6 +139,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 	// See poll.go: never poll with more PEs than CPUs; with more of the
 	// runtime's processors than CPUs, only while the CPUs have room.
+	roomStall.Store(int32(set.pollStall))
 	if n, cpus := d.hostPEs(), set.cpus; n <= cpus {
 		d.pollGated = n*runtime.GOMAXPROCS(0) > cpus
 		d.pollMax.Store(int64(set.poll))

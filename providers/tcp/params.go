@@ -28,9 +28,11 @@ var (
 		"how long a connection's writer waits for more small operations before writing a partly filled buffer; 0: write at once")
 	paramPoll = core.NewParam(Name, "POLL", "50us",
 		"longest a connection's reader polls its socket before it sleeps (it adapts below this); 0: never poll")
+	paramPollStall = core.NewParam(Name, "POLL_STALL", "25",
+		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always")
 )
 
-var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle, paramPoll}
+var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle, paramPoll, paramPollStall}
 
 // settings are the parameters as one PE read them.
 type settings struct {
@@ -41,6 +43,7 @@ type settings struct {
 	sockBuf   int
 	flushIdle time.Duration
 	poll      time.Duration
+	pollStall int // percent, cpuroom.go
 	cpus      int // the CPUs the job's PEs on this host share
 }
 
@@ -80,6 +83,9 @@ func readSettings(cfg *core.Config, oneHost bool) (settings, error) {
 		return s, err
 	}
 	if s.poll, err = cfg.DurationIn(paramPoll, 0, maxPoll); err != nil {
+		return s, err
+	}
+	if s.pollStall, err = cfg.Int(paramPollStall, 0, 100); err != nil {
 		return s, err
 	}
 	if s.cpus, err = cfg.CPUs(); err != nil {

@@ -136,3 +136,13 @@ func TestPollLearnsWhenDue(t *testing.T) {
 	gated.expect(5000)
 	require.Equal(t, gated.start, gated.due, "more processors than CPUs: due at once")
 }
+
+// POLL_STALL at 100 holds the CPU-room gate open and at 0 closed,
+// whatever the kernel reports.
+func TestPollStallHoldsTheGate(t *testing.T) {
+	defer roomStall.Store(roomStall.Load())
+	roomStall.Store(100)
+	require.True(t, cpuRoom(nanotime()), "POLL_STALL=100")
+	roomStall.Store(0)
+	require.False(t, cpuRoom(nanotime()), "POLL_STALL=0")
+}

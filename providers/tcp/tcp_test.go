@@ -27,6 +27,8 @@ func TestBadParams(t *testing.T) {
 		{map[string]string{paramFlushIdle.Env: "2s"}, paramFlushIdle.Env, true},
 		{map[string]string{paramPoll.Env: "1h"}, paramPoll.Env, true},
 		{map[string]string{paramPoll.Env: "-1us"}, paramPoll.Env, true},
+		{map[string]string{paramPollStall.Env: "101"}, paramPollStall.Env + `="101" is malformed: allowed an integer from 0 to 100`, true},
+		{map[string]string{paramPollStall.Env: "25%"}, paramPollStall.Env, true},
 		{map[string]string{paramIface.Env: "no-such-interface0"}, "no-such-interface0", true},
 		{map[string]string{paramAddr.Env: "127.0.0.1", paramIface.Env: "lo"}, "set one", true},
 		{map[string]string{paramAddr.Env: "256.0.0.1:0"}, "listen on 256.0.0.1:0", false},
