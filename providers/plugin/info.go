@@ -3,6 +3,7 @@ package plugin
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/goshmem/goshmem/core"
 	pb "github.com/goshmem/goshmem/providers/plugin/proto"
@@ -88,6 +89,9 @@ func hostInfo(in core.Info, name, path string) core.Info {
 	in.Origin = fmt.Sprintf("plugin %s, protocol %d", path, ProtocolVersion)
 	in.Caps &^= core.CapDirectAccess
 	in.InjectSize = core.Unbounded
-	in.Params = append(in.Params, pluginParams(name)...)
+	// A new slice: in.Params is the wrapped provider's, which every PE of
+	// the process shares, and appending in place would write into its
+	// spare capacity from each PE at once.
+	in.Params = append(slices.Clip(in.Params), pluginParams(name)...)
 	return in
 }

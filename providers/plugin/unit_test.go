@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/goshmem/goshmem/core"
@@ -141,4 +142,18 @@ garbage
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("got %+v\nwant %+v", got, want)
 	}
+}
+
+// hostInfo leaves the wrapped provider's Info alone: every PE of a process
+// shares it, so appending the plugin's parameters into its spare capacity
+// would be a write from each PE at once.
+func TestHostInfoLeavesWrappedParams(t *testing.T) {
+	params := make([]core.Param, 1, 4)
+	params[0] = core.Param{Name: "one", Env: "GOSHMEM_ONE"}
+	in := core.Info{Name: "tcp", Params: params}
+	out := hostInfo(in, "wrapped", "plugin-path")
+	require.Len(t, in.Params, 1)
+	require.Equal(t, core.Param{}, params[:2][1], "the wrapped provider's spare capacity was written")
+	require.Greater(t, len(out.Params), 1)
+	require.Equal(t, params[0], out.Params[0])
 }
