@@ -1,6 +1,7 @@
 package tcp_test
 
 import (
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -116,4 +117,35 @@ func benchBandwidth(b *testing.B, open pair, size int) {
 		}
 	}
 	require.NoError(b, ep.Quiet())
+}
+
+// BenchmarkPut8Window is a window of 64 non-blocking 8-byte puts and its
+// quiet, as shmemperf's put_bw; Locked is the same from a goroutine locked
+// to its thread with core.Config.LockedCallers set, as a C program's calls
+// are, whose quiet waits for its acknowledgements in poll(2).
+func BenchmarkPut8Window(b *testing.B)       { benchPut8Window(b, tcp.BenchPair, false) }
+func BenchmarkLockedPut8Window(b *testing.B) { benchPut8Window(b, tcp.LockedBenchPair, true) }
+func BenchmarkProcPut8Window(b *testing.B)   { benchPut8Window(b, procPair, false) }
+func BenchmarkProcLockedPut8Window(b *testing.B) {
+	benchPut8Window(b, lockedProcPair, true)
+}
+
+func benchPut8Window(b *testing.B, open pair, locked bool) {
+	if locked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	ep, r := open(b, 4096)
+	src := make([]byte, 8)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range 64 {
+			if err := ep.PutNBI(1, r, i*8, src); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if err := ep.Quiet(); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

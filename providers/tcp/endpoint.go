@@ -320,6 +320,14 @@ func (e *endpoint) quiet() error {
 				c.assist(&pl, func() bool { return e.counter.CompletedUpTo() >= target })
 			}
 		}
+		// A locked caller reads what has come before it sleeps.
+		if e.d.lockedCallers {
+			for _, c := range e.d.conns {
+				if c != nil && e.counter.CompletedUpTo() < target {
+					c.serveOnce(func() bool { return e.counter.CompletedUpTo() >= target })
+				}
+			}
+		}
 		// Block at once rather than spin: the PE that answers may need
 		// this CPU. Every operation completes or fails, by ack, reply or
 		// its connection's failure, so this wait ends.

@@ -14,3 +14,11 @@ func BenchPair(b *testing.B, size int) (core.Endpoint, core.Region) {
 	regs := newRegions(b, doms, size)
 	return newEndpoint(b, doms[0]), regs[0]
 }
+
+// LockedBenchPair is BenchPair for callers locked to their threads
+// (core.Config.LockedCallers), a C program's.
+func LockedBenchPair(b *testing.B, size int) (core.Endpoint, core.Region) {
+	doms, _ := openJobWith(b, 2, nil, func(cfg *core.Config) { cfg.LockedCallers = true })
+	regs := newRegions(b, doms, size)
+	return newEndpoint(b, doms[0]), regs[0]
+}

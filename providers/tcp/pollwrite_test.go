@@ -2,9 +2,11 @@ package tcp
 
 import (
 	"bytes"
+	"encoding/binary"
 	"runtime"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -111,5 +113,70 @@ func TestLockedCallersRoundTrips(t *testing.T) {
 		v, err := ep.GetValue(pe, regs[0], 8, 8)
 		require.NoError(t, err)
 		require.EqualValues(t, i, v)
+	}
+}
+
+// Issuers locked to their threads read what the socket holds before
+// their quiet sleeps (serveOnce): windows of small non-blocking puts from
+// two such issuers to two peers, each window quieted, all land, while the
+// peers put back to this PE, whose frames the issuers apply too.
+func TestLockedCallersQuietWindows(t *testing.T) {
+	doms, _ := openJobWith(t, 3, nil, func(cfg *core.Config) { cfg.LockedCallers = true })
+	const windows, window = 50, 64
+	regs := newRegions(t, doms, 2*3*window*8)
+	run := func(d *domain, issuer int, peers []int, errs chan<- error) {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ep, err := d.NewEndpoint(core.EndpointOptions{})
+		if err != nil {
+			errs <- err
+			return
+		}
+		defer ep.Close()
+		var v [8]byte
+		for w := range windows {
+			for i := range window {
+				binary.LittleEndian.PutUint64(v[:], uint64(w*window+i))
+				for _, pe := range peers {
+					off := (issuer*window + i) * 8
+					if err := ep.PutNBI(pe, regs[d.rank], off, v[:]); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+			if err := ep.Quiet(); err != nil {
+				errs <- err
+				return
+			}
+		}
+		errs <- nil
+	}
+	errs := make(chan error, 4)
+	go run(doms[0], 0, []int{1, 2}, errs)
+	go run(doms[0], 1, []int{1, 2}, errs)
+	go run(doms[1], 2, []int{0}, errs)
+	go run(doms[2], 3, []int{0}, errs)
+	for range 4 {
+		select {
+		case err := <-errs:
+			require.NoError(t, err)
+		case <-time.After(time.Minute):
+			t.Fatal("the issuers did not finish in a minute")
+		}
+	}
+	last := func(pe, issuer, i int) uint64 {
+		off := (issuer*window + i) * 8
+		return binary.LittleEndian.Uint64(regs[pe].mem[off : off+8])
+	}
+	for i := range window {
+		for _, pe := range []int{1, 2} {
+			for issuer := range 2 {
+				require.EqualValues(t, (windows-1)*window+i, last(pe, issuer, i), "PE %d, issuer %d, word %d", pe, issuer, i)
+			}
+		}
+		for issuer := 2; issuer < 4; issuer++ {
+			require.EqualValues(t, (windows-1)*window+i, last(0, issuer, i), "PE 0, issuer %d, word %d", issuer, i)
+		}
 	}
 }

@@ -69,11 +69,17 @@ func runScenario(name string) int {
 
 // openTCP opens the tcp provider and a region of size bytes.
 func openTCP(b core.Bootstrap, job bootstrap.Job, size int) (core.Domain, core.Region, error) {
+	return openTCPWith(b, job, size, false)
+}
+
+// openTCPWith is openTCP, for callers locked to their threads if locked
+// (core.Config.LockedCallers).
+func openTCPWith(b core.Bootstrap, job bootstrap.Job, size int, locked bool) (core.Domain, core.Region, error) {
 	p, err := core.Lookup("tcp")
 	if err != nil {
 		return nil, nil, err
 	}
-	d, err := p.Open(&core.Config{Bootstrap: b, JobID: job.JobID, Secret: job.Secret})
+	d, err := p.Open(&core.Config{Bootstrap: b, JobID: job.JobID, Secret: job.Secret, LockedCallers: locked})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -152,6 +158,16 @@ func TestHostVanishes(t *testing.T) {
 // process, with a region of size bytes, and returns PE 0's endpoint and
 // region. The job ends when the benchmark does.
 func procPair(b *testing.B, size int) (core.Endpoint, core.Region) {
+	return procPairWith(b, size, false)
+}
+
+// lockedProcPair is procPair with PE 0's callers locked to their threads
+// (core.Config.LockedCallers), as a C program's are.
+func lockedProcPair(b *testing.B, size int) (core.Endpoint, core.Region) {
+	return procPairWith(b, size, true)
+}
+
+func procPairWith(b *testing.B, size int, locked bool) (core.Endpoint, core.Region) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(b, err)
 	secret := make([]byte, 16)
@@ -171,7 +187,7 @@ func procPair(b *testing.B, size int) (core.Endpoint, core.Region) {
 
 	boot, err := bootstrap.Dial(job.Addr, 0, 2, secret, time.Minute)
 	require.NoError(b, err)
-	d, r, err := openTCP(boot, job, size)
+	d, r, err := openTCPWith(boot, job, size, locked)
 	require.NoError(b, err, "PE 1:\n%s", &out)
 	ep, err := d.NewEndpoint(core.EndpointOptions{})
 	require.NoError(b, err)

@@ -135,3 +135,23 @@ func startAssist(d *domain) poll { return startPoll(d, &assistBudget) }
 // assistBudget is the budget of every issuer's poll; assist never
 // changes it.
 var assistBudget = assistPoll
+
+// serveOnce is a locked issuer's last look before it sleeps (the domain's
+// callers are goroutines locked to their threads, a C program's): when
+// the token is free it applies what the socket holds, without waiting,
+// until done. Such a caller's sleep costs two thread hand-offs, the
+// runtime processor going to another thread to run the reader goroutine
+// and coming back when the wake-up comes; where polling is off (assist)
+// the acknowledgement a quiet waits for is often in the socket already.
+// Waiting for it in poll(2) instead was tried: no faster for a C
+// program, and a thread blocked in a system call keeps its runtime
+// processor from the process's other goroutines.
+func (c *conn) serveOnce(done func() bool) {
+	if c.rd.sock.raw == nil || !c.rd.tok.TryLock() {
+		return
+	}
+	defer c.rd.tok.Unlock()
+	if !c.rd.end {
+		c.serve(done)
+	}
+}
