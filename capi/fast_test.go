@@ -20,48 +20,63 @@ import (
 // through the library's table (fast.h) to know when a PE sleeps and
 // whether a write woke it.
 
-var fastBuilt struct {
-	once sync.Once
-	prog string
-	err  error
+// protocolProgram is a C program of testdata that reads a provider's
+// shared words through the library's own tables (fast.h, window.h)
+// besides shmem.h, compiled once against the library setup built.
+type protocolProgram struct {
+	name     string // testdata/<name>.c
+	provider string // GOSHMEM_PROVIDER its jobs run over
+	once     sync.Once
+	prog     string
+	err      error
 }
 
-// fastProgram compiles testdata/fastpath.c against the library setup
-// built; it needs fast.h besides shmem.h.
-func fastProgram(t *testing.T) (dir, prog string) {
+var (
+	fastBuilt   = &protocolProgram{name: "fastpath", provider: "loopback"}
+	windowBuilt = &protocolProgram{name: "window", provider: "ntbring"}
+)
+
+func (p *protocolProgram) build(t *testing.T) (dir, prog string) {
 	t.Helper()
 	dir = setup(t)
-	fastBuilt.once.Do(func() {
-		fastBuilt.prog = filepath.Join(dir, "fastpath")
+	p.once.Do(func() {
+		p.prog = filepath.Join(dir, p.name)
 		out, err := exec.Command("gcc", "-std=c11", "-O2", "-Wall", "-Werror=implicit-function-declaration",
-			"-I", "../include", "-I", ".", "-o", fastBuilt.prog, filepath.Join("testdata", "fastpath.c"),
-			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir).CombinedOutput()
+			"-I", "../include", "-I", ".", "-o", p.prog, filepath.Join("testdata", p.name+".c"),
+			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lpthread").CombinedOutput()
 		if err != nil {
-			fastBuilt.err = fmt.Errorf("gcc: %v\n%s", err, out)
+			p.err = fmt.Errorf("gcc: %v\n%s", err, out)
 		}
 	})
-	require.NoError(t, fastBuilt.err)
-	return dir, fastBuilt.prog
+	require.NoError(t, p.err)
+	return dir, p.prog
 }
 
-// fastRun runs fastpath on np PEs over loopback with env added, and
+// run runs the program on np PEs over its provider with env added, and
 // returns its output once it exited 0; it fails the test on another
-// status or after a minute (a lost wake-up makes a PE sleep its slices
-// out, never hang; a broken barrier would).
-func fastRun(t *testing.T, np int, env []string, args ...string) string {
+// status or after limit.
+func (p *protocolProgram) run(t *testing.T, limit time.Duration, np int, env []string, args ...string) string {
 	t.Helper()
-	dir, prog := fastProgram(t)
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	dir, prog := p.build(t)
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), append([]string{"-np", fmt.Sprint(np), prog}, args...)...)
-	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=loopback", "SHMEM_SYMMETRIC_SIZE=8M")
+	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER="+p.provider, "SHMEM_SYMMETRIC_SIZE=8M")
 	cmd.Env = append(cmd.Env, env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "fastpath %v on %d PEs (%v) did not finish:\n%s", args, np, env, out.String())
-	require.NoError(t, err, "fastpath %v on %d PEs (%v):\n%s", args, np, env, out.String())
+	require.NoError(t, ctx.Err(), "%s %v on %d PEs (%v) did not finish:\n%s", p.name, args, np, env, out.String())
+	require.NoError(t, err, "%s %v on %d PEs (%v):\n%s", p.name, args, np, env, out.String())
 	return out.String()
+}
+
+// fastRun runs fastpath on np PEs over loopback: a lost wake-up makes a
+// PE sleep its slices out, never hang; a broken barrier would, so a
+// minute is the bound.
+func fastRun(t *testing.T, np int, env []string, args ...string) string {
+	t.Helper()
+	return fastBuilt.run(t, time.Minute, np, env, args...)
 }
 
 // TestFastPathIsOn: on loopback every PE fills the table, in both fence

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,45 +17,11 @@ import (
 // of separate processes: testdata/window.c looks at the link's words
 // through the library's table (window.h).
 
-var windowBuilt struct {
-	once sync.Once
-	prog string
-	err  error
-}
-
-func windowProgram(t *testing.T) (dir, prog string) {
-	t.Helper()
-	dir = setup(t)
-	windowBuilt.once.Do(func() {
-		windowBuilt.prog = filepath.Join(dir, "window")
-		out, err := exec.Command("gcc", "-std=c11", "-O2", "-Wall", "-Werror=implicit-function-declaration",
-			"-I", "../include", "-I", ".", "-o", windowBuilt.prog, filepath.Join("testdata", "window.c"),
-			"-L", dir, "-lgoshmem", "-Wl,-rpath,"+dir, "-lpthread").CombinedOutput()
-		if err != nil {
-			windowBuilt.err = fmt.Errorf("gcc: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, windowBuilt.err)
-	return dir, windowBuilt.prog
-}
-
-// windowRun runs window on np PEs over ntbring with env added, and
-// returns its output once it exited 0; it fails the test on another
-// status or after two minutes.
+// windowRun runs window on np PEs over ntbring with env added (two
+// minutes at most).
 func windowRun(t *testing.T, np int, env []string, args ...string) string {
 	t.Helper()
-	dir, prog := windowProgram(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), append([]string{"-np", fmt.Sprint(np), prog}, args...)...)
-	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=ntbring", "SHMEM_SYMMETRIC_SIZE=8M")
-	cmd.Env = append(cmd.Env, env...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	require.NoError(t, ctx.Err(), "window %v on %d PEs (%v) did not finish:\n%s", args, np, env, out.String())
-	require.NoError(t, err, "window %v on %d PEs (%v):\n%s", args, np, env, out.String())
-	return out.String()
+	return windowBuilt.run(t, 2*time.Minute, np, env, args...)
 }
 
 // TestWindowPathIsOn: over ntbring each PE reaches its neighbours through
@@ -84,7 +48,7 @@ func TestWindowPathIsOn(t *testing.T) {
 // saying what is allowed.
 func TestWindowPathBadSwitch(t *testing.T) {
 	t.Parallel()
-	dir, prog := windowProgram(t)
+	dir, prog := windowBuilt.build(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), "-np", "2", prog, "show")
