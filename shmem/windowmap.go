@@ -115,9 +115,14 @@ func (w *World) WindowLanded(seg, pe, off, n int) (bool, error) {
 	if err := w.Err(); err != nil {
 		return true, err
 	}
-	regions, _ := w.symmetricRegions()
-	if seg < 0 || seg >= len(regions) {
+	var r core.Region
+	switch segs := w.segs.Load(); {
+	case seg == 0:
+		r = w.heap
+	case seg > 0 && segs != nil && seg <= len(*segs):
+		r = (*segs)[seg-1].region
+	default:
 		return false, nil
 	}
-	return wm.WindowLanded(pe, regions[seg], off, n)
+	return wm.WindowLanded(pe, r, off, n)
 }
