@@ -340,6 +340,13 @@ func (e *endpoint) quiet() error {
 					c.serveOnce(func() bool { return e.counter.CompletedUpTo() >= target })
 				}
 			}
+			// After a large put, waiting for its acknowledgement in
+			// poll(2) is one wake-up where sleeping is two hand-offs.
+			for _, c := range e.d.conns {
+				if c != nil && e.counter.CompletedUpTo() < target {
+					c.awaitLarge(func() bool { return e.counter.CompletedUpTo() >= target })
+				}
+			}
 		}
 		// Block at once rather than spin: the PE that answers may need
 		// this CPU. Every operation completes or fails, by ack, reply or

@@ -26,7 +26,8 @@ import "github.com/goshmem/goshmem/internal/mem"
 // are written before the put returns. Go programs' puts are unchanged.
 
 // largePut is the smallest of a locked caller's puts that headFirst
-// places.
+// places, and after which its quiet waits for the acknowledgement in
+// poll(2) (ackwait.go).
 const largePut = 256 << 10
 
 // headFirst returns how many leading bytes of src to send after the rest

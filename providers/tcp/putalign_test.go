@@ -28,7 +28,8 @@ func TestHeadFirst(t *testing.T) {
 }
 
 // A locked caller's large puts from sources at any place in a page, to any
-// offset, land whole, blocking and not.
+// offset, land whole, blocking and not, each flagged for its quiet's wait
+// for the acknowledgement (ackwait.go).
 func TestLockedCallersPlacedPuts(t *testing.T) {
 	const size = largePut + 5000
 	doms, _ := openJobWith(t, 2, nil, func(cfg *core.Config) { cfg.LockedCallers = true })
@@ -39,6 +40,8 @@ func TestLockedCallersPlacedPuts(t *testing.T) {
 		buf[i] = byte(i*7 + i>>8)
 	}
 	base := int((4096 - mem.Addr(buf)&4095) & 4095)
+	c := doms[0].conns[1]
+	require.NotNil(t, c.aw.pollIn, "a locked domain's connection waits for acknowledgements in poll(2)")
 	for n, at := range []int{0, 16, 24, 1000, 4095} {
 		for _, off := range []int{0, 8, 4093} {
 			src := buf[base+at : base+at+size]
@@ -50,6 +53,7 @@ func TestLockedCallersPlacedPuts(t *testing.T) {
 				err = ep.PutNBI(1, regs[0], off, src)
 			}
 			require.NoError(t, err)
+			require.True(t, c.aw.large.Load(), "the put is flagged for the quiet")
 			require.NoError(t, ep.Quiet())
 			require.Equal(t, src, regs[1].mem[off:off+size], "source %d into its page, to offset %d", at, off)
 			require.Zero(t, regs[1].mem[off+size], "nothing past the put")
@@ -58,4 +62,10 @@ func TestLockedCallersPlacedPuts(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A Go program's connections have no such wait.
+func TestUnlockedNoAckWait(t *testing.T) {
+	doms, _ := openJob(t, 2, nil)
+	require.Nil(t, doms[0].conns[1].aw.pollIn)
 }
