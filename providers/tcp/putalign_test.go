@@ -1,8 +1,11 @@
 package tcp
 
 import (
+	"runtime"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
@@ -68,4 +71,43 @@ func TestLockedCallersPlacedPuts(t *testing.T) {
 func TestUnlockedNoAckWait(t *testing.T) {
 	doms, _ := openJob(t, 2, nil)
 	require.Nil(t, doms[0].conns[1].aw.pollIn)
+}
+
+// A locked caller's quiet waiting in poll(2) for a large put's
+// acknowledgement that never comes ends with the peer's loss, with the
+// peer-lost error.
+func TestLockedQuietPeerLost(t *testing.T) {
+	doms, _ := openJobWith(t, 2, nil, func(cfg *core.Config) { cfg.LockedCallers = true })
+	regs := newRegions(t, doms, largePut)
+	ep := newEndpoint(t, doms[0])
+	c := doms[0].conns[1]
+
+	// PE 1 reads the put but cannot queue its acknowledgement.
+	stalled := doms[1].conns[0]
+	stalled.q.mu.Lock()
+	done := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		err := ep.Put(1, regs[0], 0, make([]byte, largePut))
+		if err == nil {
+			err = ep.Quiet()
+		}
+		done <- err
+	}()
+	// Both frames issued means the bulk was written and flagged; the flag
+	// gone, the quiet has taken it to wait.
+	if !assert.Eventually(t, func() bool { return ep.Counter().Issued() >= 2 && !c.aw.large.Load() }, 10*time.Second, time.Millisecond,
+		"the put is written and its quiet waits") {
+		stalled.q.mu.Unlock()
+		t.FailNow()
+	}
+	die(doms[1])
+	stalled.q.mu.Unlock()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, core.ErrPeerLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the quiet did not end with its peer")
+	}
 }
