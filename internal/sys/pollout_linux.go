@@ -34,11 +34,23 @@ func Writev(fd int, iov []syscall.Iovec) (int, error) {
 // call as a system call and lets other goroutines run meanwhile.
 // Interrupted, it says no, and the caller looks again.
 func WaitWritable(fd int, timeout time.Duration) (bool, error) {
+	return waitFor(fd, unix.POLLOUT, timeout)
+}
+
+// WaitReadable is WaitWritable for reading: it blocks the calling thread
+// in poll(2) until fd has data to read (or its end, or an error), or
+// timeout passes, and says whether a read would not wait.
+func WaitReadable(fd int, timeout time.Duration) (bool, error) {
+	return waitFor(fd, unix.POLLIN, timeout)
+}
+
+// waitFor polls fd for events for up to timeout, at least a millisecond.
+func waitFor(fd int, events int16, timeout time.Duration) (bool, error) {
 	ms := int(timeout / time.Millisecond)
 	if ms < 1 {
 		ms = 1
 	}
-	fds := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+	fds := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
 	n, err := unix.Poll(fds[:], ms)
 	switch {
 	case err == unix.EINTR:

@@ -45,5 +45,8 @@ func MakeFIFO(path string) error { return errors.ErrUnsupported }
 // WaitWritable is not implemented on this system.
 func WaitWritable(fd int, timeout time.Duration) (bool, error) { return false, errors.ErrUnsupported }
 
+// WaitReadable is not implemented on this system.
+func WaitReadable(fd int, timeout time.Duration) (bool, error) { return false, errors.ErrUnsupported }
+
 // Writev is not implemented on this system.
 func Writev(fd int, iov []syscall.Iovec) (int, error) { return 0, errors.ErrUnsupported }

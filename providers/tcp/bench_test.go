@@ -149,3 +149,36 @@ func benchPut8Window(b *testing.B, open pair, locked bool) {
 		}
 	}
 }
+
+// BenchmarkPut4MiBQuiet is a 4 MiB put made complete, as shmemperf's
+// put_lat at 4 MiB; Locked is the same from a goroutine locked to its
+// thread with core.Config.LockedCallers set, as a C program's calls are.
+func BenchmarkPut4MiBQuiet(b *testing.B)       { benchPut4MiBQuiet(b, tcp.BenchPair, false) }
+func BenchmarkLockedPut4MiBQuiet(b *testing.B) { benchPut4MiBQuiet(b, tcp.LockedBenchPair, true) }
+func BenchmarkProcPut4MiBQuiet(b *testing.B)   { benchPut4MiBQuiet(b, procPair, false) }
+func BenchmarkProcLockedPut4MiBQuiet(b *testing.B) {
+	benchPut4MiBQuiet(b, lockedProcPair, true)
+}
+
+func benchPut4MiBQuiet(b *testing.B, open pair, locked bool) {
+	if locked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	const size = 4 << 20
+	ep, r := open(b, size)
+	src := make([]byte, size)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := ep.Put(1, r, 0, src); err != nil {
+			b.Fatal(err)
+		}
+		if err := ep.Quiet(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -42,6 +42,7 @@ type conn struct {
 	w    writer
 	reqs requestTable
 	rd   reader
+	aw   ackWait // a locked quiet's wait after a large put (ackwait.go)
 
 	stopOnce   sync.Once
 	closeOnce  sync.Once
@@ -99,6 +100,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
 		if d.lockedCallers {
 			c.w.issuerPolls, c.w.rawPoll = true, pollWriter(&c.w)
+			c.aw.pollIn = c.aw.wait
 		}
 		s := &c.rd.sock
 		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw

@@ -30,6 +30,9 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
 	switch how {
 	case writeNow:
 		c.flush()
+		if wait != 0 && c.w.issuerPolls {
+			c.noteLarge(len(payload))
+		}
 	case writeTry:
 		if c.w.mu.TryLock() {
 			c.flushLocked()
