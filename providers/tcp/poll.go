@@ -5,8 +5,6 @@ import (
 	"net"
 	"syscall"
 	"time"
-
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Adaptive polling. A reader that sleeps in the runtime's poller is woken
@@ -113,7 +111,7 @@ func learn(usual *int64, took int64) {
 func (p *poll) next() bool {
 	now := nanotime()
 	if !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) {
-		sys.Yield()
+		yield()
 		now = nanotime()
 		p.yielded = now
 	}

@@ -7,7 +7,44 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"unsafe"
 )
+
+// The reads and writes here never block (the socket is non-blocking:
+// EAGAIN ends them), so they are made as raw system calls, without the
+// runtime's entersyscall and exitsyscall around them: a syscall.Read
+// that finds every runtime processor of the process idle but its own
+// wakes sysmon, whose wake-up sets it polling every 20 us (a timer
+// wake-up of a thread of ours each time, about one per 80-130 us with
+// the kernel's timer slack), and exitsyscall takes the processor back
+// through an atomic operation. A raw call holds the processor for its
+// few microseconds, as any Go code would. Race builds make them through
+// the syscall package, whose reads and writes tell the race detector
+// that data crossed a file (rawRace).
+
+// rawRead is read(2) of fd into p without the runtime's syscall hooks.
+func rawRead(fd uintptr, p []byte) (int, error) {
+	if rawRace {
+		return syscall.Read(int(fd), p)
+	}
+	r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
+
+// rawWrite is write(2) of p to fd without the runtime's syscall hooks.
+func rawWrite(fd uintptr, p []byte) (int, error) {
+	if rawRace {
+		return syscall.Write(int(fd), p)
+	}
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}
 
 // rawConn is the socket under nc, for reads and writes that never
 // block, or nil.
@@ -25,7 +62,7 @@ func rawConn(nc net.Conn) syscall.RawConn {
 // writes allocate nothing.
 func (w *writer) writeRaw(fd uintptr) bool {
 	for w.rn < len(w.rbuf) {
-		n, err := syscall.Write(int(fd), w.rbuf[w.rn:])
+		n, err := rawWrite(fd, w.rbuf[w.rn:])
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -45,7 +82,7 @@ func (w *writer) writeRaw(fd uintptr) bool {
 // reads allocate nothing.
 func (s *sockReader) readRaw(fd uintptr) {
 	for {
-		n, err := syscall.Read(int(fd), s.buf)
+		n, err := rawRead(fd, s.buf)
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -74,7 +111,11 @@ func (s *sockReader) peekRaw(fd uintptr) bool {
 	s.looked = true
 	var b [1]byte
 	for {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// recvfrom(2) as a raw call (see rawRead): the reader goroutine
+		// makes it on its way to park, and it is the first system call
+		// after a wake-up, when sysmon sleeps deepest.
+		_, _, err := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
+			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
 		if err == syscall.EINTR {
 			continue
 		}
