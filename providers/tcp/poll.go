@@ -215,6 +215,7 @@ type sockReader struct {
 	rawRead func(fd uintptr)
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
+	bulk    bool // the last read moved more than rawBulk (readRaw)
 
 	buf []byte
 	n   int

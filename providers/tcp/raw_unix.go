@@ -22,9 +22,20 @@ import (
 // the syscall package, whose reads and writes tell the race detector
 // that data crossed a file (rawRace).
 
-// rawRead is read(2) of fd into p without the runtime's syscall hooks.
-func rawRead(fd uintptr, p []byte) (int, error) {
-	if rawRace {
+// rawBulk is the most that a raw read or write is expected to move. A
+// larger copy takes the kernel long enough that the runtime's
+// entersyscall is worth its cost: through it sysmon hands the runtime
+// processor to another thread while the copy lasts, so that with one
+// processor per PE the writer goroutine of a large reply, say, runs
+// beside it. So bulk transfers keep the calls they were measured with
+// (side by side on a loaded host their bandwidth could not tell the two
+// apart), and only the small ones of a round trip go raw.
+const rawBulk = 16 << 10
+
+// rawRead is read(2) of fd into p without the runtime's syscall hooks,
+// or with them where bulk says that a large read is likely.
+func rawRead(fd uintptr, p []byte, bulk bool) (int, error) {
+	if rawRace || bulk {
 		return syscall.Read(int(fd), p)
 	}
 	r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
@@ -34,9 +45,10 @@ func rawRead(fd uintptr, p []byte) (int, error) {
 	return int(r), nil
 }
 
-// rawWrite is write(2) of p to fd without the runtime's syscall hooks.
+// rawWrite is write(2) of p to fd without the runtime's syscall hooks,
+// or with them where p is larger than rawBulk.
 func rawWrite(fd uintptr, p []byte) (int, error) {
-	if rawRace {
+	if rawRace || len(p) > rawBulk {
 		return syscall.Write(int(fd), p)
 	}
 	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
@@ -82,7 +94,11 @@ func (w *writer) writeRaw(fd uintptr) bool {
 // reads allocate nothing.
 func (s *sockReader) readRaw(fd uintptr) {
 	for {
-		n, err := rawRead(fd, s.buf)
+		n, err := rawRead(fd, s.buf, s.bulk)
+		// A read that moved more than rawBulk says that a bulk
+		// transfer is under way: the next one goes through the
+		// runtime's hooks, until one moves less.
+		s.bulk = n > rawBulk
 		switch {
 		case err == syscall.EINTR:
 			continue
