@@ -103,8 +103,8 @@ func (p *poll) expect(usual int64) {
 
 // share says where the poller counts its yields that found its CPU to
 // itself (next). Two threads that take turns on one CPU, each woken by the
-// other's write, stay there while the other CPU idles: the kernel wakes a
-// thread that a socket's data woke on the writer's CPU, and the load
+// other's write, stay there while the other CPU idles: the kernel runs a
+// thread that a socket's data wakes on the writer's CPU, and the load
 // balancer moves neither, since only one of them ever runs. A poller that
 // does not yield keeps its partner from the CPU until the poll gives up,
 // and the poll, missing, halves its budget and parks, so the next round

@@ -12,12 +12,12 @@ import (
 
 // The reads and writes here never block (the socket is non-blocking:
 // EAGAIN ends them), so they are made as raw system calls, without the
-// runtime's entersyscall and exitsyscall around them: a syscall.Read
-// that finds every runtime processor of the process idle but its own
-// wakes sysmon, whose wake-up sets it polling every 20 us (a timer
-// wake-up of a thread of ours each time, about one per 80-130 us with
-// the kernel's timer slack), and exitsyscall takes the processor back
-// through an atomic operation. A raw call holds the processor for its
+// runtime's entersyscall and exitsyscall around them: sysmon sleeps
+// deeply once every runtime processor of the process was idle (a PE
+// between requests), a syscall.Read then wakes it, and woken that way it
+// goes back to looking every 20 us (a timer wake-up of a thread of ours
+// each time, one per 70-130 us with the kernel's timer slack); and
+// exitsyscall takes the processor back through an atomic operation. A raw call holds the processor for its
 // few microseconds, as any Go code would. Race builds make them through
 // the syscall package, whose reads and writes tell the race detector
 // that data crossed a file (rawRace).
