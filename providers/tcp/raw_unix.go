@@ -7,7 +7,6 @@ import (
 	"net"
 	"os"
 	"syscall"
-	"unsafe"
 )
 
 // The reads and writes here never block (the socket is non-blocking:
@@ -38,11 +37,7 @@ func rawRead(fd uintptr, p []byte, bulk bool) (int, error) {
 	if rawRace || bulk {
 		return syscall.Read(int(fd), p)
 	}
-	r, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return readNoWait(fd, p)
 }
 
 // rawWrite is write(2) of p to fd without the runtime's syscall hooks,
@@ -51,11 +46,7 @@ func rawWrite(fd uintptr, p []byte) (int, error) {
 	if rawRace || len(p) > rawBulk {
 		return syscall.Write(int(fd), p)
 	}
-	r, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(unsafe.SliceData(p))), uintptr(len(p)))
-	if e != 0 {
-		return 0, e
-	}
-	return int(r), nil
+	return writeNoWait(fd, p)
 }
 
 // rawConn is the socket under nc, for reads and writes that never
@@ -125,13 +116,11 @@ func (s *sockReader) peekRaw(fd uintptr) bool {
 		return true
 	}
 	s.looked = true
-	var b [1]byte
 	for {
-		// recvfrom(2) as a raw call (see rawRead): the reader goroutine
-		// makes it on its way to park, and it is the first system call
-		// after a wake-up, when sysmon sleeps deepest.
-		_, _, err := syscall.RawSyscall6(syscall.SYS_RECVFROM, fd, uintptr(unsafe.Pointer(&b[0])), 1,
-			syscall.MSG_PEEK|syscall.MSG_DONTWAIT, 0, 0)
+		// A raw call (see rawRead): the reader goroutine makes it on
+		// its way to park, and it is the first system call after a
+		// wake-up, when sysmon sleeps deepest.
+		err := peekNoWait(fd)
 		if err == syscall.EINTR {
 			continue
 		}
