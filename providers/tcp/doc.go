@@ -81,7 +81,11 @@
 // after grows a zero budget again. A poll learns how long its waits
 // usually take and yields the CPU (sched_yield) only once what it waits
 // for is late, every few microseconds, or at every look where the host's
-// CPUs have no room.
+// CPUs have no room or until its yields have shown that no other thread
+// waits for its CPU (a thread woken by a socket's data runs on the
+// writer's CPU, and two pollers that take turns there, neither yielding,
+// never move apart). Its looks and yields are raw system calls, which
+// never wake the runtime's sysmon.
 // An issuer waiting for a reply or an acknowledgement polls only while it
 // holds the receive token (with GOMAXPROCS=1, while the reader is not
 // running); one that cannot take it sleeps at once, and the reader that

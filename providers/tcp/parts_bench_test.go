@@ -7,8 +7,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // The parts of a get's round trip apart from the wire, each timed alone,
@@ -104,6 +102,6 @@ func BenchmarkPartReadEmpty(b *testing.B) {
 func BenchmarkPartYield(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		sys.Yield()
+		yield()
 	}
 }

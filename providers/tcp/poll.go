@@ -5,8 +5,6 @@ import (
 	"net"
 	"syscall"
 	"time"
-
-	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Adaptive polling. A reader that sleeps in the runtime's poller is woken
@@ -40,6 +38,16 @@ const (
 	// looks at its socket between two yields of the CPU to other threads
 	// (poll.next).
 	pollYieldGap = int64(4 * time.Microsecond)
+	// aloneYields is how many yields in a row must find no other thread
+	// waiting for this CPU before a poll stops yielding at every look.
+	aloneYields = 64
+	// yieldRan is how long a yield that let another thread run takes at
+	// least: one that returns sooner found this CPU to itself (a raw
+	// sched_yield then costs well under a microsecond).
+	yieldRan = int64(3 * time.Microsecond)
+	// lookGap is how long apart two looks are at most when nothing took
+	// the poller's CPU between them.
+	lookGap = int64(20 * time.Microsecond)
 )
 
 // poll is one bounded poll of a budget (how long to poll before sleeping,
@@ -55,6 +63,11 @@ type poll struct {
 	// gated says that the PEs' runtime processors outnumber the CPUs
 	// (domain.pollGated): there nothing is ever due later than at once.
 	gated bool
+	// alone, where not nil, counts the poller's yields in a row that
+	// found its CPU to itself, across its polls (share); looked is when
+	// next last looked.
+	alone  *int32
+	looked int64
 }
 
 // startPoll begins a poll of budget under d's POLL limit: until is start
@@ -62,7 +75,7 @@ type poll struct {
 // no room.
 func startPoll(d *domain, budget *int64) poll {
 	now := nanotime()
-	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now, due: now}
+	p := poll{budget: budget, start: now, until: now, limit: d.pollMax.Load(), yielded: now, due: now, looked: now}
 	// pollGated is set before pollMax is stored: read it only after.
 	if p.limit > 0 {
 		p.gated = d.pollGated
@@ -88,6 +101,19 @@ func (p *poll) expect(usual int64) {
 	}
 }
 
+// share says where the poller counts its yields that found its CPU to
+// itself (next). Two threads that take turns on one CPU, each woken by the
+// other's write, stay there while the other CPU idles: the kernel runs a
+// thread that a socket's data wakes on the writer's CPU, and the load
+// balancer moves neither, since only one of them ever runs. A poller that
+// does not yield keeps its partner from the CPU until the poll gives up,
+// and the poll, missing, halves its budget and parks, so the next round
+// trip wakes it on its partner's CPU again. So until its yields have
+// shown its CPU to be its own, a poll yields at every look: the two then
+// both stay runnable, the load balancer gives each a CPU, and the yields
+// come back at once.
+func (p *poll) share(alone *int32) { p.alone = alone }
+
 // learn folds took, how long a wait that ended in time took, into usual,
 // a running average over about eight waits.
 func learn(usual *int64, took int64) {
@@ -110,13 +136,33 @@ func learn(usual *int64, took int64) {
 // socket does not, and once it is late, once every pollYieldGap. Where
 // the CPUs have no room, it yields at every look: there the thread that
 // the answer waits for may be queued behind it.
+//
+// Until the poller's yields have shown that its CPU is its own (share),
+// it yields at every look, and again once a yield let another thread run
+// or something took its CPU between two looks.
 func (p *poll) next() bool {
 	now := nanotime()
-	if !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) {
-		sys.Yield()
-		now = nanotime()
+	crowded := false
+	if p.alone != nil {
+		if now-p.looked > lookGap {
+			*p.alone = 0
+		}
+		crowded = *p.alone < aloneYields
+	}
+	if crowded || !cpuRoom(now) || (now >= p.due && now-p.yielded >= pollYieldGap) {
+		yield()
+		after := nanotime()
+		if p.alone != nil {
+			if after-now >= yieldRan {
+				*p.alone = 0
+			} else if *p.alone < aloneYields {
+				*p.alone++
+			}
+		}
+		now = after
 		p.yielded = now
 	}
+	p.looked = now
 	return now < p.until
 }
 
@@ -153,6 +199,9 @@ type sockReader struct {
 	raw    syscall.RawConn // nil where nc is not a socket
 	budget int64           // the reader goroutine's: nanoseconds to poll before it parks
 	usual  int64           // the reader goroutine's: how long its polls usually wait for a frame (learn)
+	alone  int32           // the reader goroutine's: its yields in a row that found its CPU to itself (share)
+	// assistAlone is alone for the issuers that poll holding the token.
+	assistAlone int32
 	// readied says that a holder of the token may have woken a goroutine
 	// of this process (an issuer's reply or ack, a waiter's memory): the
 	// reader goroutine lets it run before it polls.
@@ -166,6 +215,7 @@ type sockReader struct {
 	rawRead func(fd uintptr)
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
+	bulk    bool // the last read moved more than rawBulk (readRaw)
 
 	buf []byte
 	n   int

@@ -146,3 +146,37 @@ func TestPollStallHoldsTheGate(t *testing.T) {
 	roomStall.Store(0)
 	require.False(t, cpuRoom(nanotime()), "POLL_STALL=0")
 }
+
+// A poll yields at every look until its yields have shown its CPU to be
+// its own, and again once something took the CPU between two looks: two
+// pollers woken onto one CPU then let each other run until the kernel
+// gives each a CPU.
+func TestPollYieldsUntilItsCPUIsItsOwn(t *testing.T) {
+	defer roomStall.Store(roomStall.Load())
+	roomStall.Store(100) // the host's CPUs have room
+
+	now := nanotime()
+	alone := int32(aloneYields)
+	// looked in the future: however long this test waits for its CPU
+	// here, no gap between looks is seen.
+	p := poll{start: now, until: now + int64(time.Hour), due: now + int64(time.Hour), yielded: now, looked: now + int64(time.Hour)}
+	p.share(&alone)
+	require.True(t, p.next())
+	require.Equal(t, now, p.yielded, "alone on its CPU, not due: no yield")
+	require.Equal(t, int32(aloneYields), alone)
+
+	p.looked = nanotime() - 2*lookGap // something ran on its CPU meanwhile
+	before := p.yielded
+	require.True(t, p.next())
+	require.Greater(t, p.yielded, before, "its CPU was taken: it yields")
+	require.Less(t, alone, int32(aloneYields), "and counts its yields again")
+
+	alone = 0
+	before = p.yielded
+	require.True(t, p.next())
+	require.Greater(t, p.yielded, before, "not yet shown alone: it yields")
+
+	free := poll{start: now, until: now + int64(time.Hour), due: now + int64(time.Hour), yielded: now, looked: now}
+	require.True(t, free.next())
+	require.Equal(t, now, free.yielded, "a poll that counts nothing yields as before")
+}

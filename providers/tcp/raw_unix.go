@@ -9,6 +9,46 @@ import (
 	"syscall"
 )
 
+// The reads and writes here never block (the socket is non-blocking:
+// EAGAIN ends them), so they are made as raw system calls, without the
+// runtime's entersyscall and exitsyscall around them: sysmon sleeps
+// deeply once every runtime processor of the process was idle (a PE
+// between requests), a syscall.Read then wakes it, and woken that way it
+// goes back to looking every 20 us (a timer wake-up of a thread of ours
+// each time, one per 70-130 us with the kernel's timer slack); and
+// exitsyscall takes the processor back through an atomic operation. A raw call holds the processor for its
+// few microseconds, as any Go code would. Race builds make them through
+// the syscall package, whose reads and writes tell the race detector
+// that data crossed a file (rawRace).
+
+// rawBulk is the most that a raw read or write is expected to move. A
+// larger copy takes the kernel long enough that the runtime's
+// entersyscall is worth its cost: through it sysmon hands the runtime
+// processor to another thread while the copy lasts, so that with one
+// processor per PE the writer goroutine of a large reply, say, runs
+// beside it. So bulk transfers keep the calls they were measured with
+// (side by side on a loaded host their bandwidth could not tell the two
+// apart), and only the small ones of a round trip go raw.
+const rawBulk = 16 << 10
+
+// rawRead is read(2) of fd into p without the runtime's syscall hooks,
+// or with them where bulk says that a large read is likely.
+func rawRead(fd uintptr, p []byte, bulk bool) (int, error) {
+	if rawRace || bulk {
+		return syscall.Read(int(fd), p)
+	}
+	return readNoWait(fd, p)
+}
+
+// rawWrite is write(2) of p to fd without the runtime's syscall hooks,
+// or with them where p is larger than rawBulk.
+func rawWrite(fd uintptr, p []byte) (int, error) {
+	if rawRace || len(p) > rawBulk {
+		return syscall.Write(int(fd), p)
+	}
+	return writeNoWait(fd, p)
+}
+
 // rawConn is the socket under nc, for reads and writes that never
 // block, or nil.
 func rawConn(nc net.Conn) syscall.RawConn {
@@ -25,7 +65,7 @@ func rawConn(nc net.Conn) syscall.RawConn {
 // writes allocate nothing.
 func (w *writer) writeRaw(fd uintptr) bool {
 	for w.rn < len(w.rbuf) {
-		n, err := syscall.Write(int(fd), w.rbuf[w.rn:])
+		n, err := rawWrite(fd, w.rbuf[w.rn:])
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -45,7 +85,11 @@ func (w *writer) writeRaw(fd uintptr) bool {
 // reads allocate nothing.
 func (s *sockReader) readRaw(fd uintptr) {
 	for {
-		n, err := syscall.Read(int(fd), s.buf)
+		n, err := rawRead(fd, s.buf, s.bulk)
+		// A read that moved more than rawBulk says that a bulk
+		// transfer is under way: the next one goes through the
+		// runtime's hooks, until one moves less.
+		s.bulk = n > rawBulk
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -72,9 +116,11 @@ func (s *sockReader) peekRaw(fd uintptr) bool {
 		return true
 	}
 	s.looked = true
-	var b [1]byte
 	for {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		// A raw call (see rawRead): the reader goroutine makes it on
+		// its way to park, and it is the first system call after a
+		// wake-up, when sysmon sleeps deepest.
+		err := peekNoWait(fd)
 		if err == syscall.EINTR {
 			continue
 		}

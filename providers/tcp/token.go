@@ -60,6 +60,9 @@ func (c *conn) read() {
 		c.rd.sock.looked = false
 		err := c.rd.sock.raw.Read(c.rd.sock.peek)
 		pl.slept()
+		// Woken by a frame, the reader's thread may run on the CPU
+		// of the thread that wrote it (share).
+		c.rd.sock.alone = 0
 		if err != nil {
 			c.rd.tok.Lock()
 			if !c.rd.end {
@@ -76,6 +79,7 @@ func (c *conn) read() {
 // budget runs out; it says whether to serve again at once.
 func (c *conn) pollTurns(pl *poll) bool {
 	pl.expect(c.rd.sock.usual)
+	pl.share(&c.rd.sock.alone)
 	for pl.next() {
 		if !c.rd.tok.TryLock() {
 			continue
@@ -117,6 +121,7 @@ func (c *conn) assist(pl *poll, done func() bool) {
 	}
 	defer c.rd.tok.Unlock()
 	pl.expect(c.rd.assistUsual)
+	pl.share(&c.rd.sock.assistAlone)
 	for !c.rd.end {
 		c.serve(done)
 		if done() {
