@@ -32,7 +32,8 @@ func openPair(b testing.TB, name string) *pair {
 		if k == core.EnvShmDir {
 			return shm, true
 		}
-		return "", false
+		v, ok := startEnv[k] // a loaded machine's start timeout, as the suites get
+		return v, ok
 	}
 	boots := bootstrap.NewLocal(2)
 	pr := &pair{}
