@@ -126,6 +126,15 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 	d.inter = inter
 	sub := *cfg
 	sub.Bootstrap = g
+	// The inter-host provider's goroutines wait in the runtime's poller;
+	// loopback's waiters sleep there too, unless the user says otherwise,
+	// so that one wait hears both (see Waiting in docs/hybrid.md).
+	sub.Env = func(key string) (string, bool) {
+		if v, ok := cfg.Lookup(key); ok || key != loopback.EnvWake {
+			return v, ok
+		}
+		return loopback.WakePoller, true
+	}
 	intra, err := p.Intra.Open(&sub)
 	if err = agree(b, err); err != nil {
 		if intra != nil {
