@@ -127,13 +127,14 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 	sub := *cfg
 	sub.Bootstrap = g
 	// The inter-host provider's goroutines wait in the runtime's poller;
-	// loopback's waiters sleep there too, unless the user says otherwise,
-	// so that one wait hears both (see Waiting in docs/hybrid.md).
+	// with one runtime processor loopback's waiters sleep there too,
+	// unless the user says otherwise, so that one wait hears both (see
+	// Waiting in docs/hybrid.md).
 	sub.Env = func(key string) (string, bool) {
 		if v, ok := cfg.Lookup(key); ok || key != loopback.EnvWake {
 			return v, ok
 		}
-		return loopback.WakePoller, true
+		return loopback.WakeAuto, true
 	}
 	intra, err := p.Intra.Open(&sub)
 	if err = agree(b, err); err != nil {

@@ -28,10 +28,11 @@ type domain struct {
 	spin       int    // GOSHMEM_LOOPBACK_SPIN
 	asym       bool   // the job fences asymmetrically (see notify)
 
-	// pw is this PE's wake-up pipe and its peers', where the job's
-	// waiters sleep in the runtime's poller (GOSHMEM_LOOPBACK_WAKE);
-	// nil where they sleep on the futex.
-	pw *pollWake
+	// pw is this PE's wake-up pipe and its peers', where some PE of the
+	// domain sleeps in the runtime's poller (GOSHMEM_LOOPBACK_WAKE); nil
+	// where every PE sleeps on the futex.
+	pw        *pollWake
+	pollSleep bool // this PE's waiters sleep on pw, not on the futex
 
 	// dissemination chooses the barrier (barrier.go): every PE has a CPU
 	// of its own. The control file says so too (barMode).
@@ -459,7 +460,7 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	}
 	// Sleeping in the poller, do not yield: with one runtime processor
 	// the Gosched loop keeps the scheduler from the poller (wake.go).
-	if d.pw == nil {
+	if !d.pollSleep {
 		if v := d.yield(p, seq); v != seq {
 			return v
 		}
@@ -511,7 +512,7 @@ func (d *domain) yield(p *uint32, old uint32) uint32 {
 func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
 	old := seq &^ settled
 	v, ok := uint32(0), false
-	if d.pw != nil {
+	if d.pollSleep {
 		v, ok = d.pw.sleep(d.self.seq, d.self.pollers, old, max)
 	}
 	if !ok {

@@ -116,9 +116,8 @@ func FuzzOpenExchange(f *testing.F) {
 				require.Equal(t, byte(1), b[off])
 			}
 		}
-		if yes, err := allPoller(all); err == nil {
-			require.Equal(t, a[wakeOff], b[wakeOff])
-			require.Equal(t, yes, a[wakeOff] == 1)
+		if yes, err := anyPoller(all); err == nil {
+			require.Equal(t, yes, a[wakeOff] == 1 || b[wakeOff] == 1)
 		}
 	})
 }

@@ -560,22 +560,6 @@ func TestOpenFailsOnEveryPE(t *testing.T) {
 			want: `PE 0 is on "host-a" and PE 1 on "host-b"`,
 		},
 		{
-			name: "PEs that sleep differently",
-			config: func(rank int, cfg *core.Config) {
-				if rank == 1 {
-					env := cfg.Env
-					cfg.Env = func(k string) (string, bool) {
-						if k == paramWake.Env {
-							return WakePoller, true
-						}
-						return env(k)
-					}
-				}
-			},
-			is:   core.ErrInvalid,
-			want: "1 PEs sleep with GOSHMEM_LOOPBACK_WAKE=poller and 2 with GOSHMEM_LOOPBACK_WAKE=futex",
-		},
-		{
 			name: "job dir is a file",
 			setup: func(t *testing.T, j *testJob) {
 				require.NoError(t, os.WriteFile(j.dir(), nil, 0o600))

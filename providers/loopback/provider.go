@@ -149,7 +149,8 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	if d.dissemination, err = allSet(all, barrierOff, "barrier flag"); err != nil {
 		return nil, err
 	}
-	if poller, err = allPoller(all); err != nil {
+	pipes, err := anyPoller(all)
+	if err != nil {
 		return nil, err
 	}
 	d.id = binary.LittleEndian.Uint64(all[0])
@@ -184,10 +185,11 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		d.ctl[pe] = newPeerCtl(m)
 	}
 	d.self = &d.ctl[d.rank]
-	if poller {
+	if pipes {
 		if d.pw, err = d.openWake(); err != nil {
 			return nil, errors.Join(err, unmapAll(ctls))
 		}
+		d.pollSleep = poller
 	}
 	return d, nil
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,58 +31,63 @@ import (
 // socket's frame waited for the end of the yield phase and then for the
 // monitor to take the processor back from the futex sleep.
 //
-// Every PE of a domain must choose the same (Open checks). A domain
-// whose PEs sleep in the poller follows PROTOCOL.md with one more step
-// for writers, so it does not offer its words under the protocol's name
-// (see SharedProtocol): a writer that knew only the futex would leave
-// such a sleeper to its timeout.
+// "auto": in the poller where this process has one runtime processor
+// (GOMAXPROCS=1), else on the futex: with two or more, an idle processor's
+// thread polls the network while the waiter yields, and the yield phase
+// measured faster (docs/benchmarks.md). What the composite with tcp sets.
+//
+// Each PE chooses for itself; where any PE of a domain sleeps in the
+// poller, every PE makes a pipe and opens every PE's (Open), and writers
+// poke a pipe whose owner counts a sleeper there. Such a domain follows
+// PROTOCOL.md with one more step for writers, so it does not offer its
+// words under the protocol's name (see SharedProtocol): a writer that
+// knew only the futex would leave such a sleeper to its timeout.
 var paramWake = core.NewParam(Name, "WAKE", WakeFutex,
-	`how a waiting PE sleeps after yielding: futex (in the kernel) or poller (in the Go runtime's network poller, `+
-		`on a pipe of its own, without yielding first; what a composite with a network transport sets)`)
+	`how a waiting PE sleeps after yielding: futex (in the kernel), poller (in the Go runtime's network poller, `+
+		`on a pipe of its own, without yielding first) or auto (poller where GOMAXPROCS is 1, else futex; `+
+		`what a composite with a network transport sets)`)
 
 // The values of GOSHMEM_LOOPBACK_WAKE.
 const (
 	WakeFutex  = "futex"
 	WakePoller = "poller"
+	WakeAuto   = "auto"
 )
 
 // EnvWake is the variable that chooses how waiters sleep; a composite
-// that waits in the runtime's poller for another transport sets it to
-// WakePoller in the configuration it opens loopback with, unless the user
-// set it.
+// whose other transport waits in the runtime's poller sets it to WakeAuto
+// in the configuration it opens loopback with, unless the user set it.
 var EnvWake = paramWake.Env
 
-// wantPoller reads GOSHMEM_LOOPBACK_WAKE.
+// wantPoller reads GOSHMEM_LOOPBACK_WAKE: whether this PE sleeps in the
+// poller.
 func wantPoller(cfg *core.Config) (bool, error) {
 	switch v := strings.TrimSpace(cfg.Value(paramWake)); v {
 	case WakeFutex:
 		return false, nil
 	case WakePoller:
 		return true, nil
+	case WakeAuto:
+		return runtime.GOMAXPROCS(0) == 1, nil
 	default:
-		return false, &core.EnvError{Var: paramWake.Env, Value: v, Allowed: `"futex" or "poller"`}
+		return false, &core.EnvError{Var: paramWake.Env, Value: v, Allowed: `"futex", "poller" or "auto"`}
 	}
 }
 
-// allPoller reads the wake flags of Open's exchange: every PE must sleep
-// the same way, since writers poke the pipes only of a job that has them.
-func allPoller(all [][]byte) (bool, error) {
-	yes, no := 0, 0
+// anyPoller reads the wake flags of Open's exchange: whether some PE
+// sleeps in the poller, so that every PE needs the pipes.
+func anyPoller(all [][]byte) (bool, error) {
+	yes := false
 	for pe, m := range all {
 		switch m[wakeOff] {
 		case 0:
-			no++
 		case 1:
-			yes++
+			yes = true
 		default:
 			return false, fmt.Errorf("PE %d sent wake flag %d, not 0 or 1: %w", pe, m[wakeOff], core.ErrInvalid)
 		}
 	}
-	if yes != 0 && no != 0 {
-		return false, fmt.Errorf("%d PEs sleep with %s=%s and %d with %s=%s; every PE of a job must sleep the same way: %w",
-			yes, paramWake.Env, WakePoller, no, paramWake.Env, WakeFutex, core.ErrInvalid)
-	}
-	return yes != 0, nil
+	return yes, nil
 }
 
 // pollWake is a domain's side of sleeping in the poller: its own pipe,

@@ -1,15 +1,17 @@
 package loopback
 
 import (
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
-// A bad GOSHMEM_LOOPBACK_WAKE fails naming what is allowed (PEs that
-// disagree: TestOpenFailsOnEveryPE).
+// A bad GOSHMEM_LOOPBACK_WAKE fails naming what is allowed.
 func TestWakeParam(t *testing.T) {
 	t.Parallel()
 	{
@@ -21,7 +23,7 @@ func TestWakeParam(t *testing.T) {
 		var envErr *core.EnvError
 		require.ErrorAs(t, err, &envErr)
 		require.Equal(t, paramWake.Env, envErr.Var)
-		require.ErrorContains(t, err, `"futex" or "poller"`)
+		require.ErrorContains(t, err, `"futex", "poller" or "auto"`)
 	}
 }
 
@@ -43,4 +45,44 @@ func TestPollerProtocolName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// PEs may sleep differently: a PE on the futex and one in the poller
+// wake each other, the pipes made for both.
+func TestMixedWake(t *testing.T) {
+	t.Parallel()
+	j := newJob(t, 2)
+	j.env["GOSHMEM_LOOPBACK_SPIN"] = "0"
+	j.config = func(rank int, cfg *core.Config) {
+		env := cfg.Env
+		cfg.Env = func(k string) (string, bool) {
+			if k == paramWake.Env {
+				return []string{WakeFutex, WakePoller}[rank], true
+			}
+			return env(k)
+		}
+	}
+	j.run(func(p *peT) {
+		require.NotNil(p, p.dom.pw, "every PE has the pipes")
+		require.Equal(p, p.rank == 1, p.dom.pollSleep)
+		r, ep := p.region(64, core.EndpointOptions{})
+		w := core.LocalWaiter(p.dom)
+		for waiter := range 2 {
+			if p.rank == waiter {
+				seq, watch := w.WaitArm(r, 8, 8)
+				p.barrier()
+				for atomic.LoadUint64(mem.Word64(r.Local(), 8)) != uint64(waiter+1) {
+					seq = w.WaitChange(seq, time.Minute)
+				}
+				w.WaitDisarm(watch)
+			} else {
+				p.barrier()
+				c := p.dom.ctl[waiter]
+				asleep := []*uint32{c.sleepers, c.pollers}[waiter]
+				waitFor(func() bool { return atomic.LoadUint32(asleep) == 1 })
+				require.NoError(p, ep.PutValue(waiter, r, 8, uint64(waiter+1), 8))
+			}
+			p.barrier()
+		}
+	})
 }
