@@ -22,8 +22,10 @@ import (
 // the scheduler never reached the network poller meanwhile, so no round
 // trip took less than that but by chance; sleeping in the poller, most
 // take a fraction of it. It counts the round trips shorter than the old
-// yield phase: at least half of them must be (with the futex, 4 to 15 %
-// were; sleeping in the poller, over 90 %, under -race too).
+// yield phase: at least half of them must be (sleeping in the poller,
+// over 90 %, under -race too; with the futex, 4 to 15 % on a quiet
+// machine, more where other processes take the CPUs, since the monitor
+// then takes the processor back from a thread held up in sched_yield).
 func TestOneProcFrameNotStarved(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sets GOMAXPROCS for the whole process; not in -short")
@@ -31,7 +33,9 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	const rounds = 200
 	const fast = 200 * time.Microsecond
-	for _, wake := range []string{loopback.WakePoller, loopback.WakeFutex} {
+	// The composite's default (auto: the poller, at GOMAXPROCS=1), then
+	// the futex, as before, for the log.
+	for _, wake := range []string{"", loopback.WakeFutex} {
 		rtt := oneProcRoundTrips(t, wake, rounds)
 		n := 0
 		for _, d := range rtt {
@@ -40,8 +44,8 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 			}
 		}
 		slices.Sort(rtt)
-		t.Logf("%s=%s: %d of %d round trips under %v, median %v", loopback.EnvWake, wake, n, rounds, fast, rtt[len(rtt)/2])
-		if wake == loopback.WakePoller && n < rounds/2 {
+		t.Logf("%s=%q: %d of %d round trips under %v, median %v", loopback.EnvWake, wake, n, rounds, fast, rtt[len(rtt)/2])
+		if wake == "" && n < rounds/2 {
 			t.Errorf("sleeping in the poller, only %d of %d round trips between hosts took under %v (median %v): the frames were starved",
 				n, rounds, fast, rtt[len(rtt)/2])
 		}
@@ -53,7 +57,10 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 func oneProcRoundTrips(t *testing.T, wake string, rounds int) []time.Duration {
 	t.Helper()
 	shm := t.TempDir()
-	env := map[string]string{core.EnvShmDir: shm, core.EnvCPUs: "1", loopback.EnvWake: wake}
+	env := map[string]string{core.EnvShmDir: shm, core.EnvCPUs: "1"}
+	if wake != "" {
+		env[loopback.EnvWake] = wake
+	}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	hosts := []string{"a", "a", "b", "b"}
 	boots := bootstrap.NewLocal(len(hosts))
