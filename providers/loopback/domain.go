@@ -603,7 +603,7 @@ func (d *domain) wake(pe int) {
 	if atomic.LoadUint32(c.sleepers) != 0 {
 		_, _ = sys.FutexWake(c.seq, sys.WakeAll) // cannot fail on a word we have mapped
 	}
-	if d.pw != nil {
+	if d.pw != nil && !d.closed.Load() { // Close closes the pipes
 		d.pw.poke(c, pe)
 	}
 }
