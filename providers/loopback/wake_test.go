@@ -86,3 +86,14 @@ func TestMixedWake(t *testing.T) {
 		}
 	})
 }
+
+// A PE that sleeps in the poller fences symmetrically: the job does.
+func TestPollerFencesSymmetrically(t *testing.T) {
+	t.Parallel()
+	j := newJob(t, 2)
+	j.env[paramWake.Env] = WakePoller
+	j.run(func(p *peT) {
+		require.False(p, p.dom.asym)
+		require.True(p, p.dom.pollSleep)
+	})
+}
