@@ -4,6 +4,7 @@ package sys
 
 import (
 	"errors"
+	"os"
 	"syscall"
 	"time"
 )
@@ -50,3 +51,15 @@ func WaitReadable(fd int, timeout time.Duration) (bool, error) { return false, e
 
 // Writev is not implemented on this system.
 func Writev(fd int, iov []syscall.Iovec) (int, error) { return 0, errors.ErrUnsupported }
+
+// OpenFIFOReader is not implemented on this system.
+func OpenFIFOReader(path string) (*os.File, error) { return nil, errors.ErrUnsupported }
+
+// OpenFIFOWriter is not implemented on this system.
+func OpenFIFOWriter(path string) (int, error) { return -1, errors.ErrUnsupported }
+
+// Poke is not implemented on this system.
+func Poke(fd int) error { return errors.ErrUnsupported }
+
+// CloseFD is not implemented on this system.
+func CloseFD(fd int) error { return errors.ErrUnsupported }

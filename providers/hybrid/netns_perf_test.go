@@ -8,12 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/loopback"
 )
 
 // envPerf asks TestNamespacedPerf to run: the figures of docs/benchmarks.md.
@@ -28,6 +31,12 @@ const envPerf = "GOSHMEM_HYBRID_PERF"
 // sum-reduce of 64 KiB at 3 x 2, on and off. The configurations alternate,
 // round after round, and the table gives each figure's median over the
 // rounds. It runs only when GOSHMEM_HYBRID_PERF is the number of rounds.
+//
+// GOSHMEM_HYBRID_PERF_GOMAXPROCS lists, comma-separated, the GOMAXPROCS
+// every configuration runs with, each in turn within a round: "default"
+// (the runtime's: this machine's CPUs), "oshrun" (what oshrun gives a PE:
+// the CPUs over the PEs of its host, at least 1) or a number; unset, the
+// default alone.
 func TestNamespacedPerf(t *testing.T) {
 	rounds := 0
 	if v := os.Getenv(envPerf); v != "" {
@@ -44,6 +53,18 @@ func TestNamespacedPerf(t *testing.T) {
 	}
 	h3 := newNSHosts(t, 3)
 	off := core.EnvHybrid + "=0"
+	// loopback's waiters on the futex, with a yield phase first, as the
+	// composite had them before they slept in the poller.
+	futex := loopback.EnvWake + "=" + loopback.WakeFutex
+	procs := []string{"default"}
+	if v := os.Getenv(envPerf + "_GOMAXPROCS"); v != "" {
+		procs = strings.Split(v, ",")
+		for _, p := range procs {
+			if n, err := strconv.Atoi(p); p != "default" && p != "oshrun" && (err != nil || n < 1) {
+				t.Fatalf("%s_GOMAXPROCS=%q: want a comma-separated list of default, oshrun or numbers from 1", envPerf, v)
+			}
+		}
+	}
 	p2p := "put_lat,get_lat,fadd_lat"
 	coll := "barrier,reduce_lat"
 	data := "bcast_lat,fcollect_lat,collect_lat,reduce_lat"
@@ -58,11 +79,13 @@ func TestNamespacedPerf(t *testing.T) {
 	configs := []config{
 		{"2x2 same host", []int{0, 0, 1, 1}, nil, p2p + "," + coll, nil},
 		{"2x2 same host, hybrid off", []int{0, 0, 1, 1}, []string{off}, p2p + "," + coll, nil},
+		{"2x2 same host, futex wake", []int{0, 0, 1, 1}, []string{futex}, coll, nil},
 		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p, nil},
 		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p, nil},
 		{"tcp alone 2x1", []int{0, 1}, nil, p2p, nil},
 		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll, nil},
 		{"3x2, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, coll, nil},
+		{"3x2, futex wake", []int{0, 0, 1, 1, 2, 2}, []string{futex}, coll, nil},
 		{"3x2 data", []int{0, 0, 1, 1, 2, 2}, nil, data, dataArgs},
 		{"3x2 data, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, data, dataArgs},
 	}
@@ -72,38 +95,56 @@ func TestNamespacedPerf(t *testing.T) {
 		configs = slices.DeleteFunc(configs, func(c config) bool { return !strings.Contains(c.name, only) })
 	}
 	for r := range rounds {
-		for _, c := range configs {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-			// The namespaced hosts share this machine's CPUs: every PE
-			// is told the PEs outnumber them, as they do.
-			env := append([]string{core.EnvProvider + "=tcp", core.EnvCPUs + "=1"}, c.env...)
-			args := c.args
-			if args == nil {
-				args = []string{"-sizes", "8", "-iters", "20000", "-warmup", "500"}
-			}
-			j := h3.startOn(ctx, t, c.hostOf, env,
-				bin, append([]string{"-test", c.tests, "-json"}, args...)...)
-			errs := j.wait()
-			cancel()
-			for pe, err := range errs {
-				if err != nil {
-					t.Fatalf("round %d, %s: PE %d: %v\n%s", r, c.name, pe, err, j.outs[pe].String())
+		for _, procs := range procs {
+			for _, c := range configs {
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+				// The namespaced hosts share this machine's CPUs: every PE
+				// is told the PEs outnumber them, as they do.
+				env := append([]string{core.EnvProvider + "=tcp", core.EnvCPUs + "=1"}, c.env...)
+				name := c.name
+				if procs != "default" {
+					n := procs
+					if procs == "oshrun" {
+						// Every host of a configuration has as many PEs.
+						perHost := 0
+						for _, h := range c.hostOf {
+							if h == c.hostOf[0] {
+								perHost++
+							}
+						}
+						n = strconv.Itoa(max(1, runtime.NumCPU()/perHost))
+					}
+					env = append(env, "GOMAXPROCS="+n)
+					name += " [GOMAXPROCS=" + n + "]"
 				}
-			}
-			sc := bufio.NewScanner(strings.NewReader(j.outs[0].String()))
-			for sc.Scan() {
-				var res struct {
-					Test      string   `json:"test"`
-					LatencyUS *float64 `json:"latency_us"`
+				args := c.args
+				if args == nil {
+					args = []string{"-sizes", "8", "-iters", "20000", "-warmup", "500"}
 				}
-				if json.Unmarshal(sc.Bytes(), &res) != nil || res.LatencyUS == nil {
-					continue
+				j := h3.startOn(ctx, t, c.hostOf, env,
+					bin, append([]string{"-test", c.tests, "-json"}, args...)...)
+				errs := j.wait()
+				cancel()
+				for pe, err := range errs {
+					if err != nil {
+						t.Fatalf("round %d, %s: PE %d: %v\n%s", r, c.name, pe, err, j.outs[pe].String())
+					}
 				}
-				key := c.name + " / " + res.Test
-				if _, ok := figures[key]; !ok {
-					order = append(order, key)
+				sc := bufio.NewScanner(strings.NewReader(j.outs[0].String()))
+				for sc.Scan() {
+					var res struct {
+						Test      string   `json:"test"`
+						LatencyUS *float64 `json:"latency_us"`
+					}
+					if json.Unmarshal(sc.Bytes(), &res) != nil || res.LatencyUS == nil {
+						continue
+					}
+					key := name + " / " + res.Test
+					if _, ok := figures[key]; !ok {
+						order = append(order, key)
+					}
+					figures[key] = append(figures[key], *res.LatencyUS)
 				}
-				figures[key] = append(figures[key], *res.LatencyUS)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package hybrid
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/goshmem/goshmem/core"
@@ -38,6 +39,18 @@ func Compose(inter core.Provider) *Provider {
 	return composer{}.Compose(inter).(*Provider)
 }
 
+// intraParams are the intra-host provider's settings as the composite
+// opens it: loopback's wake-up unset means auto here (see Open).
+func intraParams(ps []core.Param) []core.Param {
+	ps = slices.Clone(ps)
+	for i := range ps {
+		if ps[i].Env == loopback.EnvWake {
+			ps[i].Default = loopback.WakeAuto
+		}
+	}
+	return ps
+}
+
 // Name is "inter+intra", e.g. "tcp+loopback".
 func (p *Provider) Name() string { return p.Inter.Name() + "+" + p.Intra.Name() }
 
@@ -61,7 +74,7 @@ func (p *Provider) Info() core.Info {
 		MaxMsgSize: min(in.MaxMsgSize, out.MaxMsgSize),
 		InjectSize: min(in.InjectSize, out.InjectSize),
 		Preference: 0,
-		Params:     append(append([]core.Param{core.HybridParam}, out.Params...), in.Params...),
+		Params:     append(append([]core.Param{core.HybridParam}, out.Params...), intraParams(in.Params)...),
 		Origin:     out.Origin,
 	}
 	if in.Progress == core.ProgressManual || out.Progress == core.ProgressManual {
@@ -126,6 +139,16 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 	d.inter = inter
 	sub := *cfg
 	sub.Bootstrap = g
+	// The inter-host provider's goroutines wait in the runtime's poller;
+	// with one runtime processor loopback's waiters sleep there too,
+	// unless the user says otherwise, so that one wait hears both (see
+	// Waiting in docs/hybrid.md).
+	sub.Env = func(key string) (string, bool) {
+		if v, ok := cfg.Lookup(key); ok || key != loopback.EnvWake {
+			return v, ok
+		}
+		return loopback.WakeAuto, true
+	}
 	intra, err := p.Intra.Open(&sub)
 	if err = agree(b, err); err != nil {
 		if intra != nil {

@@ -20,6 +20,9 @@ import (
 //	[256, 260)  seq: bumped by every PE that lands data a waiter watches;
 //	            the owner's waiters futex-wait on it
 //	[260, 264)  sleepers: how many of the owner's waiters are in the kernel
+//	[264, 268)  pollers: how many of the owner's waiters sleep in the
+//	            runtime's poller on its wake-up pipe (see wake.go); zero
+//	            unless the job sleeps that way
 //	[384, 640)  watches: watchSlots slots of {lo, hi uint64}, the watched
 //	            range [lo, hi) encoded by watchKey; hi == 0 is a free slot
 //	[640, 644)  barCount: in PE 0's file only, how many PEs have arrived at
@@ -38,7 +41,8 @@ import (
 // waiters lives on a cache line of its own because every remote put and
 // atomic loads it: while nobody arms or disarms, that line stays shared in
 // every core's cache and the load costs almost nothing. seq and sleepers
-// share a line because a waker writes seq and then reads sleepers. 128-byte
+// (and pollers) share a line because a waker writes seq and then reads
+// sleepers. 128-byte
 // spacing keeps the lines out of each other's adjacent-line prefetch. The
 // watches are read only while waiters != 0, and written only by the owner.
 // The barrier's count and generation have lines of their own: every PE
@@ -54,6 +58,7 @@ const (
 	offWatchMask   = 136
 	offSeq         = 256
 	offSleepers    = 260
+	offPollers     = 264
 	offWatches     = 384
 	watchSlots     = 16
 	offBarCount    = offWatches + watchSlots*16

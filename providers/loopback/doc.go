@@ -86,6 +86,16 @@
 // that armed at the same moment; stores through PeerBytes do not notify,
 // and are seen within max.
 //
+// With GOSHMEM_LOOPBACK_WAKE=poller (or auto, what the composite with
+// tcp sets, in a process with GOMAXPROCS=1) a waiter does not yield, and
+// sleeps in the Go runtime's network poller instead of on the futex: on
+// a FIFO of its own, made in the job directory at Open and unlinked once
+// every PE has opened every PE's. It counts itself in its control file's pollers word, re-checks,
+// and reads the pipe with a deadline; a waker, after moving seq, writes
+// one byte to the pipe if pollers is not zero. One poll then hears a
+// same-host store and a socket's frame alike, and with one runtime
+// processor no yield loop keeps the scheduler from polling (wake.go).
+//
 // PROTOCOL.md in this directory writes the control words and both sides'
 // duties down, so that code outside the provider can follow them too: the
 // domain offers its words and mappings through core.SharedMap, and the C

@@ -28,6 +28,12 @@ type domain struct {
 	spin       int    // GOSHMEM_LOOPBACK_SPIN
 	asym       bool   // the job fences asymmetrically (see notify)
 
+	// pw is this PE's wake-up pipe and its peers', where some PE of the
+	// domain sleeps in the runtime's poller (GOSHMEM_LOOPBACK_WAKE); nil
+	// where every PE sleeps on the futex.
+	pw        *pollWake
+	pollSleep bool // this PE's waiters sleep on pw, not on the futex
+
 	// dissemination chooses the barrier (barrier.go): every PE has a CPU
 	// of its own. The control file says so too (barMode).
 	dissemination bool
@@ -57,6 +63,7 @@ type peerCtl struct {
 	watchMask  *uint64
 	seq        *uint32
 	sleepers   *uint32
+	pollers    *uint32
 	watches    []uint64 // watchSlots pairs {lo, hi}
 
 	// The counter barrier's words; only PE 0's are used.
@@ -70,6 +77,7 @@ type peerCtl struct {
 func newPeerCtl(m []byte) peerCtl {
 	c := peerCtl{mem: m, waiters: mem.Word32(m, offWaiters), anyWaiters: mem.Word32(m, offAnyWaiters),
 		watchMask: mem.Word64(m, offWatchMask), seq: mem.Word32(m, offSeq), sleepers: mem.Word32(m, offSleepers),
+		pollers:  mem.Word32(m, offPollers),
 		watches:  mem.Slice[uint64](m[offWatches : offWatches+watchSlots*16]),
 		barCount: mem.Word32(m, offBarCount), barGen: mem.Word32(m, offBarGen), barSleepers: mem.Word32(m, offBarSleepers),
 		barEpoch: mem.Word32(m, offBarEpoch)}
@@ -450,8 +458,12 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 		}
 		return d.sleep(seq, max)
 	}
-	if v := d.yield(p, seq); v != seq {
-		return v
+	// Sleeping in the poller, do not yield: with one runtime processor
+	// the Gosched loop keeps the scheduler from the poller (wake.go).
+	if !d.pollSleep {
+		if v := d.yield(p, seq); v != seq {
+			return v
+		}
 	}
 	if max <= 0 {
 		return atomic.LoadUint32(p)
@@ -499,7 +511,14 @@ func (d *domain) yield(p *uint32, old uint32) uint32 {
 // none.
 func (d *domain) sleep(seq uint32, max time.Duration) uint32 {
 	old := seq &^ settled
-	if v := futexSleep(d.self.seq, d.self.sleepers, old, max); v != old {
+	v, ok := uint32(0), false
+	if d.pollSleep {
+		v, ok = d.pw.sleep(d.self.seq, d.self.pollers, old, max)
+	}
+	if !ok {
+		v = futexSleep(d.self.seq, d.self.sleepers, old, max)
+	}
+	if v != old {
 		return v
 	}
 	return old | settled
@@ -577,12 +596,15 @@ func (d *domain) notifyWatched(pe int, r *region, off, n int) {
 }
 
 // wake bumps pe's seq, ending its waiters' spins, and enters the kernel
-// only if one of them sleeps there.
+// only if one of them sleeps there: on the futex, or in its poller.
 func (d *domain) wake(pe int) {
 	c := &d.ctl[pe]
 	atomic.AddUint32(c.seq, seqStep)
 	if atomic.LoadUint32(c.sleepers) != 0 {
 		_, _ = sys.FutexWake(c.seq, sys.WakeAll) // cannot fail on a word we have mapped
+	}
+	if d.pw != nil && !d.closed.Load() { // Close closes the pipes
+		d.pw.poke(c, pe)
 	}
 }
 
@@ -618,6 +640,9 @@ func (d *domain) close() error {
 	// finds retired memory, never a hole.
 	for i := range d.ctl {
 		errs = append(errs, sys.Retire(d.ctl[i].mem))
+	}
+	if d.pw != nil {
+		errs = append(errs, d.pw.close())
 	}
 	// Open made the job directory; the last PE out removes it, so a job
 	// no launcher cleans up after leaves nothing.

@@ -96,12 +96,14 @@ func TestAllAsymmetric(t *testing.T) {
 // FuzzOpenExchange feeds Open's checks of its exchange arbitrary parts:
 // they return an error or an answer, never crash.
 func FuzzOpenExchange(f *testing.F) {
-	valid := append(make([]byte, fenceOff), 1, 1)
+	valid := append(make([]byte, fenceOff), 1, 1, 0)
 	valid = append(valid, "host"...)
 	f.Add(valid, valid)
 	f.Add(valid, []byte{1, 2, 3})
-	f.Add(valid, append(append(make([]byte, fenceOff), 7, 1), "host"...))
-	f.Add(valid, append(append(make([]byte, fenceOff), 1, 9), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 7, 1, 0), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 1, 9, 0), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 1, 1, 1), "host"...))
+	f.Add(valid, append(append(make([]byte, fenceOff), 1, 1, 5), "host"...))
 	f.Fuzz(func(t *testing.T, a, b []byte) {
 		all := [][]byte{a, b}
 		if sameHost(all) != nil {
@@ -113,6 +115,9 @@ func FuzzOpenExchange(f *testing.F) {
 				require.Equal(t, byte(1), a[off])
 				require.Equal(t, byte(1), b[off])
 			}
+		}
+		if yes, err := anyPoller(all); err == nil {
+			require.Equal(t, yes, a[wakeOff] == 1 || b[wakeOff] == 1)
 		}
 	})
 }
@@ -131,11 +136,13 @@ func TestNoLostWakeup(t *testing.T) {
 	if testing.Short() {
 		rounds = 5000
 	}
-	for _, fence := range []string{"auto", "atomic"} {
-		t.Run(fence, func(t *testing.T) {
+	for _, c := range []struct{ fence, wake string }{{"auto", WakeFutex}, {"atomic", WakeFutex}, {"auto", WakePoller}, {"atomic", WakePoller}} {
+		fence := c.fence
+		t.Run(c.fence+"/"+c.wake, func(t *testing.T) {
 			t.Parallel()
 			j := newJob(t, 2)
 			j.env[paramFence.Env] = fence
+			j.env[paramWake.Env] = c.wake
 			var ready atomic.Uint64 // the round PE 1 is arming for
 			var put atomic.Uint64   // the round PE 0 has put
 			var lost int

@@ -494,8 +494,18 @@ func TestZeroSizeRegion(t *testing.T) {
 // gone from the job directory, though the memory stays shared.
 func TestFilesUnlinked(t *testing.T) {
 	t.Parallel()
+	for _, wake := range []string{WakeFutex, WakePoller} {
+		t.Run(wake, func(t *testing.T) {
+			t.Parallel()
+			testFilesUnlinked(t, wake)
+		})
+	}
+}
+
+func testFilesUnlinked(t *testing.T, wake string) {
 	const n = 4
 	j := newJob(t, n)
+	j.env[paramWake.Env] = wake
 	j.run(func(p *peT) {
 		require.Empty(p, dirEntries(p, p.job.dir()), "after Open")
 		st, err := os.Stat(p.job.dir())
@@ -687,17 +697,18 @@ func TestWaiterWokenByRemoteWrite(t *testing.T) {
 			return err
 		}},
 	}
-	for _, sleep := range []bool{false, true} {
+	for _, how := range []string{"spinning", "sleeping", "polling"} {
+		sleep := how != "spinning"
 		for _, wr := range writes {
-			name := wr.name + "/spinning"
-			if sleep {
-				name = wr.name + "/sleeping"
-			}
+			name := wr.name + "/" + how
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				j := newJob(t, 2)
 				if sleep {
 					j.env["GOSHMEM_LOOPBACK_SPIN"] = "0"
+				}
+				if how == "polling" {
+					j.env[paramWake.Env] = WakePoller
 				}
 				j.run(func(p *peT) {
 					r, ep := p.region(64, core.EndpointOptions{})
@@ -723,10 +734,14 @@ func TestWaiterWokenByRemoteWrite(t *testing.T) {
 						return
 					case 0:
 						p.barrier()
-						if sleep {
+						switch how {
+						case "sleeping":
 							// Write only once PE 1 sleeps in the kernel, to
 							// prove the futex wake-up crosses mappings.
 							waitFor(func() bool { return atomic.LoadUint32(p.dom.ctl[1].sleepers) == 1 })
+						case "polling":
+							// Or in its poller, on its pipe.
+							waitFor(func() bool { return atomic.LoadUint32(p.dom.ctl[1].pollers) == 1 })
 						}
 						require.NoError(p, wr.write(ep, r))
 					}

@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -73,7 +74,7 @@ func (provider) Info() core.Info {
 		// every put is an inject, whatever its size.
 		InjectSize: core.Unbounded,
 		Preference: 100,
-		Params:     []core.Param{paramSpin, paramFence},
+		Params:     []core.Param{paramSpin, paramFence, paramWake},
 		Origin:     "built-in",
 	}
 }
@@ -100,6 +101,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	var (
 		spin    int
 		asym    bool
+		poller  bool
 		waiting core.Waiting
 	)
 	cpus, err := cfg.CPUs()
@@ -111,6 +113,15 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 	if err == nil {
 		asym, err = wantAsymmetric(cfg)
+	}
+	if err == nil {
+		poller, err = wantPoller(cfg)
+	}
+	if poller {
+		// The asymmetric fence makes a waiter run membarrier before
+		// every sleep, and one that sleeps in the poller sleeps at every
+		// wait: the writers' atomic add measured faster (wake.go).
+		asym = false
 	}
 	if err == nil {
 		_, err = cfg.MakeJobDir()
@@ -131,7 +142,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		host = core.HostID()
 	}
 	msg := binary.LittleEndian.AppendUint64(nil, rand.Uint64())
-	all, err := b.Allgather(append(append(msg, flag(asym), flag(d.npes <= cpus)), host...))
+	all, err := b.Allgather(append(append(msg, flag(asym), flag(d.npes <= cpus), flag(poller)), host...))
 	if err != nil {
 		return nil, fmt.Errorf("exchange of host ids: %w", err)
 	}
@@ -142,6 +153,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		return nil, err
 	}
 	if d.dissemination, err = allSet(all, barrierOff, "barrier flag"); err != nil {
+		return nil, err
+	}
+	pipes, err := anyPoller(all)
+	if err != nil {
 		return nil, err
 	}
 	d.id = binary.LittleEndian.Uint64(all[0])
@@ -176,16 +191,23 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		d.ctl[pe] = newPeerCtl(m)
 	}
 	d.self = &d.ctl[d.rank]
+	if pipes {
+		if d.pw, err = d.openWake(); err != nil {
+			return nil, errors.Join(err, unmapAll(ctls))
+		}
+		d.pollSleep = poller
+	}
 	return d, nil
 }
 
 // Each PE's part of Open's exchange: 8 bytes of random id, a fence flag
-// at fenceOff, a barrier flag at barrierOff, then the host id from
-// hostOff to the end.
+// at fenceOff, a barrier flag at barrierOff, a wake flag at wakeOff
+// (sleeps in the poller), then the host id from hostOff to the end.
 const (
 	fenceOff   = 8
 	barrierOff = 9
-	hostOff    = 10
+	wakeOff    = 10
+	hostOff    = 11
 )
 
 // flag encodes a yes or no of Open's exchange.
@@ -212,7 +234,7 @@ func allSet(all [][]byte, off int, what string) (bool, error) {
 	return yes, nil
 }
 
-// sameHost checks the Allgather of Open (8 bytes of id, a fence flag, then
+// sameHost checks the Allgather of Open (8 bytes of id, three flags, then
 // the host id) and names the PEs that run elsewhere than PE 0.
 func sameHost(all [][]byte) error {
 	for pe, m := range all {

@@ -12,8 +12,15 @@ const (
 
 var _ core.SharedMap = (*domain)(nil)
 
-// SharedProtocol implements core.SharedMap.
-func (d *domain) SharedProtocol() (string, int) { return ProtocolName, ProtocolVersion }
+// SharedProtocol implements core.SharedMap. A domain whose waiters sleep
+// in the poller names another protocol, which no user knows: its writers
+// must also poke the wake-up pipes (wake.go), which PROTOCOL.md's do not.
+func (d *domain) SharedProtocol() (string, int) {
+	if d.pw != nil {
+		return ProtocolName + "+poller", ProtocolVersion
+	}
+	return ProtocolName, ProtocolVersion
+}
 
 // ControlWords implements core.SharedMap: pe's control file as mapped here
 // (PROTOCOL.md has its layout).
