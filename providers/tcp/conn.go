@@ -76,11 +76,19 @@ type reader struct {
 	flushed uint64 // frames when the holder last flushed
 }
 
-// newConn makes the connection to peer over nc and starts its reader and
-// writer goroutines.
+// newConn makes the connection to peer over nc, taking its socket out of
+// the runtime's poller where the SOCKET setting says so (sock), and
+// starts its reader and writer goroutines.
 func newConn(d *domain, peer int, nc net.Conn) *conn {
+	tune(d, nc)
+	if d.set.ownSocket {
+		own, err := ownSocket(nc)
+		if err != nil {
+			d.log.Debug("tcp: the socket stays in the runtime's poller", "peer", peer, "err", err)
+		}
+		nc = own
+	}
 	c := makeConn(d, peer, nc)
-	c.tune()
 	go c.readLoop()
 	go c.writeLoop()
 	return c
@@ -104,6 +112,10 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 		}
 		s := &c.rd.sock
 		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
+		if own, ok := nc.(*sock); ok {
+			c.w.rawVec = vecWriter(&c.w)
+			s.settle = own.settleRead
+		}
 	}
 	return c
 }
@@ -115,19 +127,19 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 // count), so a silent host is lost after about TIMEOUT whether or not
 // data is waiting for it; and the socket buffers if set. Failures only
 // make loss detection slower, so they are not fatal.
-func (c *conn) tune() {
-	tc, ok := c.nc.(*net.TCPConn)
+func tune(d *domain, nc net.Conn) {
+	tc, ok := nc.(*net.TCPConn)
 	if !ok {
 		return
 	}
-	t := c.d.set.timeout
+	t := d.set.timeout
 	_ = tc.SetNoDelay(true)
 	_ = tc.SetKeepAliveConfig(net.KeepAliveConfig{Enable: true, Idle: max(t/2, time.Second),
 		Interval: max(t/10, time.Second), Count: 3})
 	if rc, err := tc.SyscallConn(); err == nil {
 		_ = sys.SetTCPUserTimeout(rc, t)
 	}
-	if n := c.d.set.sockBuf; n > 0 {
+	if n := d.set.sockBuf; n > 0 {
 		_ = tc.SetReadBuffer(n)
 		_ = tc.SetWriteBuffer(n)
 	}

@@ -86,6 +86,19 @@
 // writer's CPU, and two pollers that take turns there, neither yielding,
 // never move apart). Its looks and yields are raw system calls, which
 // never wake the runtime's sysmon.
+//
+// Whoever polls a socket reads it itself, so the runtime's poller need
+// watch it only while a goroutine sleeps on it. On Linux a connection
+// takes its socket out of the runtime's epoll set once the handshake is
+// done, where its readers poll (GOSHMEM_TCP_SOCKET=auto: the host's PEs
+// fit its CPUs and POLL is not 0; sock_linux.go): a descriptor of its own,
+// and two epoll sets of its own, for reading and for writing, each in the
+// runtime's poller. The socket joins a set when a goroutine sleeps on it
+// and leaves the read set when a poll begins, the write set when a write
+// that waited ends: a segment that comes while the socket is polled runs
+// no epoll callback and wakes no thread of the runtime's. Where nobody
+// polls, the socket would sit in its own set for good, one level of epoll
+// deeper than the runtime's, so it stays the runtime's there.
 // An issuer waiting for a reply or an acknowledgement polls only while it
 // holds the receive token (with GOMAXPROCS=1, while the reader is not
 // running); one that cannot take it sleeps at once, and the reader that

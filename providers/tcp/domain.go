@@ -86,11 +86,11 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		acceptDone: make(chan struct{}), connect: make(chan struct{}, 1),
 		endpoints: map[*endpoint]struct{}{}, lockedCallers: cfg.LockedCallers}
 	d.regions.Store(&[]*region{})
-	oneHost, err := onOneHost(cfg)
+	here, err := hostPeers(cfg)
 	if err != nil {
 		return nil, err
 	}
-	set, err := readSettings(cfg, oneHost)
+	set, err := readSettings(cfg, here, b.Size())
 	if err == nil {
 		d.set = set
 		d.ln, err = net.Listen("tcp", set.listen)

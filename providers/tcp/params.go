@@ -30,9 +30,18 @@ var (
 		"longest a connection's reader polls its socket before it sleeps (it adapts below this); 0: never poll")
 	paramPollStall = core.NewParam(Name, "POLL_STALL", "25",
 		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always")
+	paramSocket = core.NewParam(Name, "SOCKET", socketAuto,
+		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs)`)
 )
 
-var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle, paramPoll, paramPollStall}
+// The values of GOSHMEM_TCP_SOCKET.
+const (
+	socketAuto    = "auto"
+	socketOwn     = "own"
+	socketRuntime = "runtime"
+)
+
+var params = []core.Param{paramAddr, paramIface, paramTimeout, paramConnect, paramBuffer, paramSockBuf, paramFlushIdle, paramPoll, paramPollStall, paramSocket}
 
 // settings are the parameters as one PE read them.
 type settings struct {
@@ -45,6 +54,9 @@ type settings struct {
 	poll      time.Duration
 	pollStall int // percent, cpuroom.go
 	cpus      int // the CPUs the job's PEs on this host share
+	// ownSocket says that connections take their sockets out of the
+	// runtime's poller (sock).
+	ownSocket bool
 }
 
 // minTimeout and maxTimeout bound TIMEOUT and CONNECT_TIMEOUT: below a
@@ -55,12 +67,12 @@ const (
 	maxTimeout = time.Hour
 )
 
-// readSettings reads the parameters; oneHost says every PE of the job
-// runs on this host.
-func readSettings(cfg *core.Config, oneHost bool) (settings, error) {
+// readSettings reads the parameters; here is how many PEs of the job run
+// on this host (hostPeers), of npes in all.
+func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 	var s settings
 	var err error
-	if s.listen, err = listenAddr(cfg, oneHost); err != nil {
+	if s.listen, err = listenAddr(cfg, here == npes); err != nil {
 		return s, err
 	}
 	if s.timeout, err = cfg.DurationIn(paramTimeout, minTimeout, maxTimeout); err != nil {
@@ -91,14 +103,27 @@ func readSettings(cfg *core.Config, oneHost bool) (settings, error) {
 	if s.cpus, err = cfg.CPUs(); err != nil {
 		return s, err
 	}
+	switch v := strings.TrimSpace(cfg.Value(paramSocket)); v {
+	case socketAuto:
+		// Where nobody polls, the reader sleeps after every frame and
+		// the socket would stay in a set of its own, one level of
+		// epoll deeper than the runtime's (see hostPEs for the same
+		// test once the connections are made).
+		s.ownSocket = s.poll > 0 && here <= s.cpus
+	case socketOwn:
+		s.ownSocket = true
+	case socketRuntime:
+	default:
+		return s, &core.EnvError{Var: paramSocket.Env, Value: v, Allowed: `"auto", "own" or "runtime"`}
+	}
 	return s, nil
 }
 
-// onOneHost reports whether every PE of the job runs on this host, in
-// one network namespace: PEs in namespaces of their own (containers) each
-// have a loopback device of their own, which the others cannot reach. It
-// is collective.
-func onOneHost(cfg *core.Config) (bool, error) {
+// hostPeers counts the PEs of the job on this host, this one included,
+// in one network namespace: PEs in namespaces of their own (containers)
+// each have a loopback device of their own, which the others cannot
+// reach. It is collective.
+func hostPeers(cfg *core.Config) (int, error) {
 	host := cfg.HostID
 	if host == "" {
 		host = core.HostID()
@@ -109,14 +134,15 @@ func onOneHost(cfg *core.Config) (bool, error) {
 	host += "\x00" + ns
 	all, err := cfg.Bootstrap.Allgather([]byte(host))
 	if err != nil {
-		return false, fmt.Errorf("exchange of host ids: %w", err)
+		return 0, fmt.Errorf("exchange of host ids: %w", err)
 	}
+	n := 0
 	for _, h := range all {
-		if string(h) != host {
-			return false, nil
+		if string(h) == host {
+			n++
 		}
 	}
-	return true, nil
+	return n, nil
 }
 
 // loopbackHost is where the PEs of a job on one host listen and dial

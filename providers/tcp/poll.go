@@ -215,7 +215,10 @@ type sockReader struct {
 	rawRead func(fd uintptr)
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
-	bulk    bool // the last read moved more than rawBulk (readRaw)
+	// settle, where the socket is outside the runtime's poller (sock),
+	// takes it out of the set its sleepers wait in as a poll begins.
+	settle func()
+	bulk   bool // the last read moved more than rawBulk (readRaw)
 
 	buf []byte
 	n   int

@@ -5,6 +5,7 @@ package tcp
 import (
 	"os"
 	"syscall"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/sys"
 )
@@ -12,11 +13,25 @@ import (
 // pollWriter returns w's writePolling as a method value.
 func pollWriter(w *writer) func(fd uintptr) bool { return w.writePolling }
 
+// vecWriter returns w's writeVectors as a method value.
+func vecWriter(w *writer) func(fd uintptr) bool { return w.writeVectors }
+
 // writePolling writes w.pieces from w.pv, w.po with writev(2), and while
 // the socket is full waits for room in poll(2) for up to pollWriteMax; it
 // returns false (wait in the runtime's poller, then call again) when a
 // poll timed out, true when everything is written or w.rerr says why not.
-func (w *writer) writePolling(fd uintptr) bool {
+func (w *writer) writePolling(fd uintptr) bool { return w.writev(fd, pollWriteMax) }
+
+// writeVectors is writePolling without poll(2): it returns false as soon
+// as the socket is full. It is how pieces reach a socket outside the
+// runtime's poller (sock), which has no vectored write of its own.
+func (w *writer) writeVectors(fd uintptr) bool { return w.writev(fd, 0) }
+
+// writev writes w.pieces from w.pv, w.po with writev(2), waiting for room
+// in poll(2) for up to pollFor at a time while the socket is full; it
+// returns false when it stops for room, true when everything is written
+// or w.rerr says why not.
+func (w *writer) writev(fd uintptr, pollFor time.Duration) bool {
 	for w.pv < len(w.pieces) {
 		w.vecs = w.vecs[:0]
 		for i := w.pv; i < len(w.pieces) && len(w.vecs) < maxIovecs; i++ {
@@ -41,7 +56,10 @@ func (w *writer) writePolling(fd uintptr) bool {
 		case e == syscall.EINTR:
 			continue
 		case e == syscall.EAGAIN:
-			ok, err := sys.WaitWritable(int(fd), pollWriteMax)
+			if pollFor == 0 {
+				return false
+			}
+			ok, err := sys.WaitWritable(int(fd), pollFor)
 			if err != nil {
 				w.rerr = err
 				return true

@@ -3,6 +3,7 @@ package tcp
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"testing"
 	"time"
 
@@ -29,6 +30,7 @@ func TestBadParams(t *testing.T) {
 		{map[string]string{paramPoll.Env: "-1us"}, paramPoll.Env, true},
 		{map[string]string{paramPollStall.Env: "101"}, paramPollStall.Env + `="101" is malformed: allowed an integer from 0 to 100`, true},
 		{map[string]string{paramPollStall.Env: "25%"}, paramPollStall.Env, true},
+		{map[string]string{paramSocket.Env: "kernel"}, paramSocket.Env + `="kernel" is malformed: allowed "auto", "own" or "runtime"`, true},
 		{map[string]string{paramIface.Env: "no-such-interface0"}, "no-such-interface0", true},
 		{map[string]string{paramAddr.Env: "127.0.0.1", paramIface.Env: "lo"}, "set one", true},
 		{map[string]string{paramAddr.Env: "256.0.0.1:0"}, "listen on 256.0.0.1:0", false},
@@ -131,4 +133,27 @@ func TestClose(t *testing.T) {
 	require.True(t, errors.Is(err, core.ErrClosed), "%v", err)
 	require.Nil(t, regs[0].Local())
 	require.NoError(t, doms[0].Close(), "Close is idempotent")
+}
+
+// GOSHMEM_TCP_SOCKET=auto takes sockets out of the runtime's poller only
+// where readers poll: the host's PEs fit its CPUs and POLL is not 0.
+func TestSocketAuto(t *testing.T) {
+	for _, tc := range []struct {
+		env         map[string]string
+		here        int
+		wantOwnSock bool
+	}{
+		{map[string]string{}, 2, true},
+		{map[string]string{}, 3, false},
+		{map[string]string{paramPoll.Env: "0"}, 2, false},
+		{map[string]string{paramSocket.Env: socketOwn}, 3, true},
+		{map[string]string{paramSocket.Env: socketRuntime}, 1, false},
+	} {
+		env := map[string]string{core.EnvCPUs: "2"}
+		maps.Copy(env, tc.env)
+		cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		s, err := readSettings(cfg, tc.here, 4)
+		require.NoError(t, err)
+		require.Equal(t, tc.wantOwnSock, s.ownSocket, "%v with %d PEs on 2 CPUs", tc.env, tc.here)
+	}
 }

@@ -49,6 +49,9 @@ func (c *conn) read() {
 		}
 		pl := startPoll(c.d, &c.rd.sock.budget)
 		if pl.on() {
+			if c.rd.sock.settle != nil {
+				c.rd.sock.settle()
+			}
 			if readied {
 				// Let the goroutines it woke run on this thread first.
 				runtime.Gosched()
@@ -120,6 +123,9 @@ func (c *conn) assist(pl *poll, done func() bool) {
 		return
 	}
 	defer c.rd.tok.Unlock()
+	if c.rd.sock.settle != nil {
+		c.rd.sock.settle()
+	}
 	pl.expect(c.rd.assistUsual)
 	pl.share(&c.rd.sock.assistAlone)
 	for !c.rd.end {

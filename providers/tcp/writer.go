@@ -43,8 +43,12 @@ type writer struct {
 	// vecs and pv/po its I/O vectors and how far into pieces it has written.
 	issuerPolls bool
 	rawPoll     func(fd uintptr) bool
-	pv, po      int
-	vecs        []syscall.Iovec
+	// rawVec writes pieces with writev(2) where the socket is outside the
+	// runtime's poller (sock), whose vectored writes the net package's
+	// Buffers cannot reach; nil elsewhere.
+	rawVec func(fd uintptr) bool
+	pv, po int
+	vecs   []syscall.Iovec
 }
 
 // flushLocked writes everything queued in q until it finds q empty, and
@@ -64,8 +68,8 @@ func (w *writer) flushLocked(q *sendQueue, polls bool) error {
 		}
 		w.written.Store(b.end)
 		if b.bye {
-			if tc, ok := w.nc.(*net.TCPConn); ok {
-				_ = tc.CloseWrite()
+			if hc, ok := w.nc.(interface{ CloseWrite() error }); ok {
+				_ = hc.CloseWrite()
 			}
 		}
 	}
@@ -76,11 +80,14 @@ func (w *writer) flushLocked(q *sendQueue, polls bool) error {
 // socket allows.
 func (w *writer) write(buf []byte, refs []segment, polls bool) error {
 	if polls && w.raw != nil && w.rawPoll != nil {
-		return w.writeByPolling(buf, refs)
+		return w.writeByPolling(buf, refs, w.rawPoll)
 	}
 	if len(refs) == 0 {
 		_, err := w.nc.Write(buf)
 		return err
+	}
+	if w.rawVec != nil {
+		return w.writeByPolling(buf, refs, w.rawVec)
 	}
 	w.setPieces(buf, refs)
 	// WriteTo consumes w.bufs; being a field, it costs no allocation.
@@ -138,15 +145,16 @@ func (w *writer) setPieces(buf []byte, refs []segment) {
 	}
 }
 
-// writeByPolling writes buf with refs inserted from this goroutine,
-// waiting for socket space in poll(2) rather than in the runtime's poller
-// (issuerPolls says why). A poll bounded by pollWriteMax that sees no
-// room hands the wait to the runtime's poller once, which also notices a
-// socket being closed, and polls again after.
-func (w *writer) writeByPolling(buf []byte, refs []segment) error {
+// writeByPolling writes buf with refs inserted from this goroutine with
+// f, rawPoll or rawVec: rawPoll waits for socket space in poll(2) rather
+// than in the runtime's poller (issuerPolls says why), and a poll bounded
+// by pollWriteMax that sees no room hands the wait to the runtime's poller
+// once, which also notices a socket being closed, and polls again after;
+// rawVec waits in the runtime's poller at once.
+func (w *writer) writeByPolling(buf []byte, refs []segment, f func(fd uintptr) bool) error {
 	w.setPieces(buf, refs)
 	w.pv, w.po, w.rerr = 0, 0, nil
-	err := w.raw.Write(w.rawPoll)
+	err := w.raw.Write(f)
 	if w.rerr != nil {
 		err = w.rerr
 	}
