@@ -21,11 +21,14 @@ import (
 // loopback's waiter yielded (a Gosched loop of 200 µs) before sleeping,
 // the scheduler never reached the network poller meanwhile, so no round
 // trip took less than that but by chance; sleeping in the poller, most
-// take a fraction of it. It counts the round trips shorter than the old
-// yield phase: at least half of them must be (sleeping in the poller,
-// over 90 %, under -race too; with the futex, 4 to 15 % on a quiet
+// take a fraction of it. It logs how many round trips were shorter than
+// the old yield phase (sleeping in the poller, over 90 %, 15 to 70 %
+// under -race on a slower host; with the futex, 4 to 15 % on a quiet
 // machine, more where other processes take the CPUs, since the monitor
-// then takes the processor back from a thread held up in sched_yield).
+// then takes the processor back from a thread held up in sched_yield),
+// and the poller's median round trip must be at most half the futex's,
+// measured in the same run (60 against 650 µs here, 260 against 1000
+// under -race): how long a round trip takes depends on the host.
 func TestOneProcFrameNotStarved(t *testing.T) {
 	if testing.Short() {
 		t.Skip("sets GOMAXPROCS for the whole process; not in -short")
@@ -35,7 +38,8 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 	const fast = 200 * time.Microsecond
 	// The composite's default (auto: the poller, at GOMAXPROCS=1), then
 	// the futex, as before, for the log.
-	for _, wake := range []string{"", loopback.WakeFutex} {
+	var medians [2]time.Duration
+	for i, wake := range []string{"", loopback.WakeFutex} {
 		rtt := oneProcRoundTrips(t, wake, rounds)
 		n := 0
 		for _, d := range rtt {
@@ -44,11 +48,12 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 			}
 		}
 		slices.Sort(rtt)
-		t.Logf("%s=%q: %d of %d round trips under %v, median %v", loopback.EnvWake, wake, n, rounds, fast, rtt[len(rtt)/2])
-		if wake == "" && n < rounds/2 {
-			t.Errorf("sleeping in the poller, only %d of %d round trips between hosts took under %v (median %v): the frames were starved",
-				n, rounds, fast, rtt[len(rtt)/2])
-		}
+		medians[i] = rtt[len(rtt)/2]
+		t.Logf("%s=%q: %d of %d round trips under %v, median %v", loopback.EnvWake, wake, n, rounds, fast, medians[i])
+	}
+	if medians[0] > medians[1]/2 {
+		t.Errorf("sleeping in the poller, the median round trip between hosts took %v, against %v with the futex: the frames were starved",
+			medians[0], medians[1])
 	}
 }
 
