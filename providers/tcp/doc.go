@@ -91,12 +91,13 @@
 // watch it only while a goroutine sleeps on it. On Linux a connection
 // takes its socket out of the runtime's epoll set once the handshake is
 // done, where its readers poll (GOSHMEM_TCP_SOCKET=auto: the host's PEs
-// fit its CPUs and POLL is not 0; sock_linux.go): a descriptor of its own,
+// fit its CPUs, POLL is not 0, and the callers are not a C program's,
+// which measured slower with it; sock_linux.go): a descriptor of its own,
 // and two epoll sets of its own, for reading and for writing, each in the
 // runtime's poller. The socket joins a set when a goroutine sleeps on it
-// and leaves the read set when a poll begins, the write set when a write
-// that waited ends: a segment that comes while the socket is polled runs
-// no epoll callback and wakes no thread of the runtime's. Where nobody
+// and leaves the read set when a poll finds a frame, the write set when a
+// write that waited ends: a segment that comes while the socket is polled
+// runs no epoll callback and wakes no thread of the runtime's. Where nobody
 // polls, the socket would sit in its own set for good, one level of epoll
 // deeper than the runtime's, so it stays the runtime's there.
 // An issuer waiting for a reply or an acknowledgement polls only while it

@@ -31,7 +31,7 @@ var (
 	paramPollStall = core.NewParam(Name, "POLL_STALL", "25",
 		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always")
 	paramSocket = core.NewParam(Name, "SOCKET", socketAuto,
-		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs)`)
+		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs, in Go programs)`)
 )
 
 // The values of GOSHMEM_TCP_SOCKET.
@@ -108,8 +108,10 @@ func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 		// Where nobody polls, the reader sleeps after every frame and
 		// the socket would stay in a set of its own, one level of
 		// epoll deeper than the runtime's (see hostPEs for the same
-		// test once the connections are made).
-		s.ownSocket = s.poll > 0 && here <= s.cpus
+		// test once the connections are made). A C program's callers
+		// (locked to their threads) wait through the reader goroutine
+		// and the ack's poll(2), and measured slower with it.
+		s.ownSocket = s.poll > 0 && here <= s.cpus && !cfg.LockedCallers
 	case socketOwn:
 		s.ownSocket = true
 	case socketRuntime:

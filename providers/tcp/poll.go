@@ -216,7 +216,7 @@ type sockReader struct {
 	peek    func(fd uintptr) bool
 	looked  bool // the reader goroutine's: peek looked at the socket
 	// settle, where the socket is outside the runtime's poller (sock),
-	// takes it out of the set its sleepers wait in as a poll begins.
+	// takes it out of the set its sleepers wait in (polled).
 	settle func()
 	bulk   bool // the last read moved more than rawBulk (readRaw)
 
@@ -257,4 +257,15 @@ func (s *sockReader) try(p []byte) (n int, err error, ok bool) {
 		err = rerr
 	}
 	return n, err, n > 0 || err != nil
+}
+
+// polled says that a poll found what it waited for: polls pay off on this
+// socket, so it leaves the set its sleepers wait in, where segments that
+// come while it is polled would run the set's callback (sock). A socket
+// whose polls miss stays there: its reader sleeps after every poll, and
+// taking it out and back would cost two system calls each time.
+func (s *sockReader) polled() {
+	if s.settle != nil {
+		s.settle()
+	}
 }

@@ -57,12 +57,11 @@ const sockClosed = 1
 // sockWait is one of a sock's epoll instances, and its waiters.
 //
 // The socket joins the set when a goroutine waits on it and stays there
-// until settle takes it out, once nobody waits: the reader's poll settles
-// the read set as it begins, a write that waited settles the write set as
-// it ends. So where nobody polls (more PEs than CPUs, POLL=0) and the
-// reader sleeps after every frame, it sleeps as the net package's socket
-// does, with no epoll_ctl at all, and a socket that is being polled is in
-// no set.
+// until settle takes it out, once nobody waits: a poll that found what it
+// waited for settles the read set (sockReader.polled), a write that
+// waited settles the write set as it ends. So a reader whose polls miss
+// and that sleeps after every frame sleeps with no epoll_ctl at all, and
+// a socket whose polls pay off is in no set.
 type sockWait struct {
 	f   *os.File        // the epoll instance, in the runtime's poller
 	raw syscall.RawConn // f's
@@ -197,7 +196,7 @@ func (w *sockWait) settle() {
 	w.mu.Unlock()
 }
 
-// settleRead is the reader's call as its poll begins (sockWait.settle).
+// settleRead is the call of a poll that paid off (sockWait.settle).
 func (s *sock) settleRead() { s.in.settle() }
 
 // hold counts an operation on fd under way; it fails once the sock is

@@ -101,7 +101,7 @@ func fdOf(t *testing.T, c net.Conn) int {
 
 // A socket the net package keeps is in the runtime's epoll set for good;
 // a sock's is in no set while nobody waits on it, in its own read set
-// from when a reader waits until a poll begins, and in its write set only
+// from when a reader waits until a poll pays off, and in its write set only
 // while a write waits for room.
 func TestSockOutsideRuntimePoller(t *testing.T) {
 	ca, cb := tcpPair(t)
@@ -139,9 +139,9 @@ func TestSockOutsideRuntimePoller(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the reader was never woken")
 	}
-	require.Equal(t, []int{inSet}, watchers(t, a.fd), "in the set until a poll begins: a reader that sleeps again needs no epoll_ctl")
+	require.Equal(t, []int{inSet}, watchers(t, a.fd), "in the set until a poll pays off: a reader that sleeps again needs no epoll_ctl")
 	a.settleRead()
-	require.Empty(t, watchers(t, a.fd), "out of the set once a poll begins")
+	require.Empty(t, watchers(t, a.fd), "out of the set once a poll pays off")
 
 	// A write that waited for room leaves the write set as it ends.
 	go func() { _, _ = io.Copy(io.Discard, b) }()

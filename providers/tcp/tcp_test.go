@@ -136,7 +136,8 @@ func TestClose(t *testing.T) {
 }
 
 // GOSHMEM_TCP_SOCKET=auto takes sockets out of the runtime's poller only
-// where readers poll: the host's PEs fit its CPUs and POLL is not 0.
+// where readers poll (the host's PEs fit its CPUs and POLL is not 0) and
+// the callers are not a C program's, locked to their threads.
 func TestSocketAuto(t *testing.T) {
 	for _, tc := range []struct {
 		env         map[string]string
@@ -148,10 +149,13 @@ func TestSocketAuto(t *testing.T) {
 		{map[string]string{paramPoll.Env: "0"}, 2, false},
 		{map[string]string{paramSocket.Env: socketOwn}, 3, true},
 		{map[string]string{paramSocket.Env: socketRuntime}, 1, false},
+		{map[string]string{"locked": "1"}, 2, false},
+		{map[string]string{"locked": "1", paramSocket.Env: socketOwn}, 2, true},
 	} {
 		env := map[string]string{core.EnvCPUs: "2"}
 		maps.Copy(env, tc.env)
-		cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}
+		cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+			LockedCallers: env["locked"] == "1"}
 		s, err := readSettings(cfg, tc.here, 4)
 		require.NoError(t, err)
 		require.Equal(t, tc.wantOwnSock, s.ownSocket, "%v with %d PEs on 2 CPUs", tc.env, tc.here)

@@ -49,9 +49,6 @@ func (c *conn) read() {
 		}
 		pl := startPoll(c.d, &c.rd.sock.budget)
 		if pl.on() {
-			if c.rd.sock.settle != nil {
-				c.rd.sock.settle()
-			}
 			if readied {
 				// Let the goroutines it woke run on this thread first.
 				runtime.Gosched()
@@ -97,6 +94,7 @@ func (c *conn) pollTurns(pl *poll) bool {
 		if got {
 			learn(&c.rd.sock.usual, nanotime()-pl.start)
 			pl.hit()
+			c.rd.sock.polled()
 			if readied {
 				runtime.Gosched()
 			}
@@ -123,15 +121,13 @@ func (c *conn) assist(pl *poll, done func() bool) {
 		return
 	}
 	defer c.rd.tok.Unlock()
-	if c.rd.sock.settle != nil {
-		c.rd.sock.settle()
-	}
 	pl.expect(c.rd.assistUsual)
 	pl.share(&c.rd.sock.assistAlone)
 	for !c.rd.end {
 		c.serve(done)
 		if done() {
 			learn(&c.rd.assistUsual, nanotime()-pl.start)
+			c.rd.sock.polled()
 			return
 		}
 		if !pl.next() {
