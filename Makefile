@@ -50,7 +50,7 @@ run: build
 
 # The whole suite under the race detector, then a short fuzz smoke.
 test: build vet
-	$(GO) test -race -count=1 -timeout 20m ./...
+	$(GO) test -race -count=1 -timeout 30m ./...
 	$(MAKE) --no-print-directory fuzz
 
 vet:

@@ -60,22 +60,49 @@ func rawConn(nc net.Conn) syscall.RawConn {
 	return nil
 }
 
-// writeRaw writes w.rbuf[w.rn:] to the socket without waiting: it stops
-// at the first EAGAIN. It is a method value made once, so the reader's
-// writes allocate nothing.
-func (w *writer) writeRaw(fd uintptr) bool {
-	for w.rn < len(w.rbuf) {
-		n, err := rawWrite(fd, w.rbuf[w.rn:])
+// writeNoBlock writes p[done:] to fd without waiting and returns how far
+// into p it got, with the error that stopped it: nil once everything is
+// written, EAGAIN when the socket is full.
+func writeNoBlock(fd uintptr, p []byte, done int) (int, error) {
+	for done < len(p) {
+		n, err := rawWrite(fd, p[done:])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return done, err
+		}
+		done += n
+	}
+	return done, nil
+}
+
+// readNoBlock reads once into p without waiting (see rawRead for bulk):
+// EAGAIN says the socket is empty, io.EOF that it ended.
+func readNoBlock(fd uintptr, p []byte, bulk bool) (int, error) {
+	for {
+		n, err := rawRead(fd, p, bulk)
 		switch {
 		case err == syscall.EINTR:
 			continue
 		case err == syscall.EAGAIN:
-			return true
+			return 0, err
 		case err != nil:
-			w.rerr = os.NewSyscallError("write", err)
-			return true
+			return 0, os.NewSyscallError("read", err)
+		case n == 0 && len(p) > 0:
+			return 0, io.EOF
 		}
-		w.rn += n
+		return n, nil
+	}
+}
+
+// writeRaw writes w.rbuf[w.rn:] to the socket without waiting: it stops
+// at the first EAGAIN. It is a method value made once, so the reader's
+// writes allocate nothing.
+func (w *writer) writeRaw(fd uintptr) bool {
+	var err error
+	if w.rn, err = writeNoBlock(fd, w.rbuf, w.rn); err != nil && err != syscall.EAGAIN {
+		w.rerr = os.NewSyscallError("write", err)
 	}
 	return true
 }
@@ -84,25 +111,13 @@ func (w *writer) writeRaw(fd uintptr) bool {
 // leaves s.n 0 and s.err nil. It is a method value made once, so that
 // reads allocate nothing.
 func (s *sockReader) readRaw(fd uintptr) {
-	for {
-		n, err := rawRead(fd, s.buf, s.bulk)
-		// A read that moved more than rawBulk says that a bulk
-		// transfer is under way: the next one goes through the
-		// runtime's hooks, until one moves less.
-		s.bulk = n > rawBulk
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			// Empty: s.n stays 0.
-		case err != nil:
-			s.err = os.NewSyscallError("read", err)
-		case n == 0 && len(s.buf) > 0:
-			s.err = io.EOF
-		default:
-			s.n = n
-		}
-		return
+	n, err := readNoBlock(fd, s.buf, s.bulk)
+	// A read that moved more than rawBulk says that a bulk transfer is
+	// under way: the next one goes through the runtime's hooks, until
+	// one moves less.
+	s.bulk = n > rawBulk
+	if err != syscall.EAGAIN {
+		s.n, s.err = n, err
 	}
 }
 

@@ -3,7 +3,6 @@
 package tcp
 
 import (
-	"io"
 	"net"
 	"os"
 	"sync"
@@ -261,26 +260,16 @@ func (s *sock) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readInto is Read's condition: one read of the socket into s.rp.
+// readInto is Read's condition: one read of the socket into s.rp. A read
+// that waits is within a frame: its size is the buffer's, not the
+// frame's, so it goes raw as small ones do.
 func (s *sock) readInto(fd uintptr) bool {
-	for {
-		// A read that waits is within a frame: its size is the
-		// buffer's, not the frame's, so it goes raw as small ones do.
-		n, err := rawRead(fd, s.rp, false)
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			s.rerr = os.NewSyscallError("read", err)
-		case n == 0 && len(s.rp) > 0:
-			s.rerr = io.EOF
-		default:
-			s.rn = n
-		}
-		return true
+	n, err := readNoBlock(fd, s.rp, false)
+	if err == syscall.EAGAIN {
+		return false
 	}
+	s.rn, s.rerr = n, err
+	return true
 }
 
 // Write writes all of p, waiting for room in the socket as need be. The
@@ -313,18 +302,13 @@ func (s *sock) writeLoop() error {
 // writeOnce is Write's condition: it writes until everything is written,
 // an error or a full socket.
 func (s *sock) writeOnce(fd uintptr) bool {
-	for s.wn < len(s.wp) {
-		n, err := rawWrite(fd, s.wp[s.wn:])
-		switch {
-		case err == syscall.EINTR:
-			continue
-		case err == syscall.EAGAIN:
-			return false
-		case err != nil:
-			s.werr = os.NewSyscallError("write", err)
-			return true
-		}
-		s.wn += n
+	var err error
+	s.wn, err = writeNoBlock(fd, s.wp, s.wn)
+	if err == syscall.EAGAIN {
+		return false
+	}
+	if err != nil {
+		s.werr = os.NewSyscallError("write", err)
 	}
 	return true
 }
