@@ -14,7 +14,7 @@ import (
 )
 
 // sock is a connection's socket kept outside the runtime's poller
-// (GOSHMEM_TCP_SOCKET=own).
+// (GOSHMEM_TCP_SOCKET=own, or auto where readers poll).
 //
 // Go's net package keeps every socket in the runtime's epoll instance for
 // as long as it is open, so every segment that arrives runs the kernel's
@@ -24,9 +24,9 @@ import (
 // pair with its sockets in an epoll set is 0.35-0.7 µs slower per round
 // trip. A sock owns a descriptor of the socket outside that set, and two
 // epoll instances of its own, one for waiting to read and one to write,
-// each of them in the runtime's poller. The socket joins one of them only
-// while a goroutine waits on it (two epoll_ctl calls per wait), so a
-// waiting goroutine still sleeps in the runtime's poller, and a socket
+// each of them in the runtime's poller. The socket joins one of them when
+// a goroutine waits on it and leaves it once polls pay off (sockWait), so
+// a waiting goroutine still sleeps in the runtime's poller, and a socket
 // being polled costs no callback.
 //
 // sock is a net.Conn for the connection's blocking reads and writes, and

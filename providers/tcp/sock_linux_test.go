@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -125,7 +126,7 @@ func TestSockOutsideRuntimePoller(t *testing.T) {
 	}()
 	inSet := int(a.in.f.Fd())
 	deadline := time.Now().Add(10 * time.Second)
-	for !slicesContain(watchers(t, a.fd), inSet) {
+	for !slices.Contains(watchers(t, a.fd), inSet) {
 		require.True(t, time.Now().Before(deadline), "the waiting reader's set never held the socket")
 		time.Sleep(time.Millisecond)
 	}
@@ -150,17 +151,9 @@ func TestSockOutsideRuntimePoller(t *testing.T) {
 	require.Empty(t, watchers(t, a.fd), "out of the write set after the write")
 }
 
-func slicesContain(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
-// Data, vectored writes and the peer's half-close pass as on any socket;
-// the raw connection reads without waiting and waits when told to.
+// Data and the peer's half-close pass as on any socket; the raw
+// connection's Read waits for the socket between calls. (Vectored writes
+// go through the writer's writev path, which the connection tests run.)
 func TestSockStream(t *testing.T) {
 	a, b := ownPair(t)
 	big := bytes.Repeat([]byte("0123456789abcdef"), 1<<16) // 1 MiB: the writer waits for room
