@@ -94,6 +94,9 @@ func (k KilledPE) ChildEnv() []string {
 		core.EnvProvider + "=" + k.Provider,
 		// Race-built children would otherwise linger a second at exit.
 		"GORACE=atexit_sleep_ms=0",
+		// A PE that never reports its error is sent SIGQUIT: every
+		// goroutine's stack shows where it waits.
+		"GOTRACEBACK=all",
 	}
 	keys := make([]string, 0, len(k.Env))
 	for key := range k.Env {
@@ -190,14 +193,31 @@ func (k KilledPE) KillAndCheck(t *testing.T, cmds []*exec.Cmd, outs []SyncBuffer
 
 	require.NoError(t, cmds[v].Process.Signal(syscall.SIGKILL))
 	killed := time.Now()
-	require.Eventually(t, func() bool {
+	silent := func() []int {
+		var ranks []int
 		for rank := range n {
 			if rank != v && !strings.Contains(outs[rank].String(), killedError) {
-				return false
+				ranks = append(ranks, rank)
 			}
 		}
-		return true
-	}, time.Minute, time.Millisecond, "every PE errors")
+		return ranks
+	}
+	for deadline := killed.Add(time.Minute); len(silent()) > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			// Each silent PE prints its goroutines (GOTRACEBACK=all in
+			// ChildEnv) and exits 2; one that had left on its own
+			// exited 0 or 1.
+			ranks := silent()
+			var b strings.Builder
+			for _, rank := range ranks {
+				_ = cmds[rank].Process.Signal(syscall.SIGQUIT)
+			}
+			for _, rank := range ranks {
+				fmt.Fprintf(&b, "PE %d (%v):\n%s\n", rank, waitBounded(cmds[rank], 10*time.Second), &outs[rank])
+			}
+			t.Fatalf("a minute after PE %d was killed, these PEs have not reported an error:\n%s", v, &b)
+		}
+	}
 	took := time.Since(killed)
 	for rank := range n {
 		if rank == v {
@@ -211,6 +231,14 @@ func (k KilledPE) KillAndCheck(t *testing.T, cmds []*exec.Cmd, outs []SyncBuffer
 	}
 	t.Logf("every PE failed within %v of the kill", took.Round(time.Millisecond))
 	require.Less(t, took, k.bound(), "every PE fails within the bound")
+}
+
+// waitBounded waits for cmd, killing it after d, and returns how it
+// ended.
+func waitBounded(cmd *exec.Cmd, d time.Duration) error {
+	t := time.AfterFunc(d, func() { _ = cmd.Process.Kill() })
+	defer t.Stop()
+	return cmd.Wait()
 }
 
 // reap kills and waits for every started PE not waited for yet.
@@ -267,10 +295,15 @@ func killedPE(victim int, host string) error {
 	if err != nil {
 		return fmt.Errorf("PE %d: %w", w.MyPE(), err)
 	}
-	if err := w.BarrierAll(); err != nil {
-		return fmt.Errorf("PE %d: %w", w.MyPE(), err)
-	}
+	// The victim may leave this barrier, say it is ready and be killed
+	// while the others still wait in it (a tree's root releases its
+	// children one by one): their barrier then fails as a later one
+	// would.
+	err = w.BarrierAll()
 	if w.MyPE() == victim {
+		if err != nil {
+			return fmt.Errorf("PE %d: %w", w.MyPE(), err)
+		}
 		fmt.Println(killedReady)
 		select {} // until the test kills this process
 	}
