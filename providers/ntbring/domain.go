@@ -113,6 +113,10 @@ func (d *domain) fail(err error) {
 	if d.closing.Load() {
 		return
 	}
+	if d.lanes > 1 && d.fromBootstrap(err) {
+		d.failKnown(err)
+		return
+	}
 	lost := d.rank // the host that noticed, when the cause names none
 	var pl *core.PeerLostError
 	if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
@@ -137,6 +141,33 @@ func (d *domain) fail(err error) {
 	core.ReportLost(d.boot, pl)
 	if d.proto != nil {
 		d.proto.broken(lost)
+	}
+	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
+		o.finish(err)
+	}
+	d.wake()
+}
+
+// fromBootstrap says whether err is the loss the bootstrap reported (a
+// wait ended by abort): it names a PE of the job, where the protocol's
+// losses name hosts.
+func (d *domain) fromBootstrap(err error) bool {
+	known := d.boot.Err()
+	return known != nil && errors.Is(err, known)
+}
+
+// failKnown is fail for a loss every PE has been told of through the
+// bootstrap, with several PEs per host: the domain ends every operation
+// with it and sends nothing more, but rings no alarm and takes no link
+// down: the neighbours on this lane would take either as the loss of a
+// host, whose PEs on this lane live, and report them lost.
+func (d *domain) failKnown(err error) {
+	if !d.failErr.CompareAndSwap(nil, &err) {
+		return
+	}
+	d.log.Warn("ntbring: ring stopped", "host", d.rank, "lane", d.lane, "err", err)
+	if d.proto != nil {
+		d.proto.failed()
 	}
 	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
 		o.finish(err)

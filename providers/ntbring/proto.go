@@ -35,6 +35,10 @@ type protocol interface {
 	// that it broke and which host was lost, so that none waits for a
 	// transfer that cannot come. The domain calls it once, on failure.
 	broken(lost int)
+	// failed wakes the protocol's waiters, which consult the domain's
+	// failure: the domain calls it instead of broken on a failure every
+	// host has been told of already.
+	failed()
 	// close stops the protocol's goroutines and releases the device. The
 	// domain calls it after every host has stopped sending.
 	close() error

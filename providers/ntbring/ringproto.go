@@ -603,6 +603,12 @@ func (p *ringProto) broken(lost int) {
 		l.setUp(false)
 	}
 	p.ports.alarm(lost)
+	p.failed()
+}
+
+// failed implements protocol: it wakes the barrier's and the
+// dissemination's waiters.
+func (p *ringProto) failed() {
 	p.bar.ev.Notify()
 	p.dis.ev.Notify()
 }

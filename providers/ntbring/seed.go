@@ -256,8 +256,12 @@ func (p *seed) maxPayload() int { return p.s.slotSize }
 // cannot ring, and needs not: its neighbour saw the link go down.
 func (p *seed) broken(lost int) {
 	p.ports.alarm(lost)
-	p.bar.ev.Notify() // a barrier waiting here consults the failure now
+	p.failed()
 }
+
+// failed implements protocol: a barrier waiting here consults the
+// failure now.
+func (p *seed) failed() { p.bar.ev.Notify() }
 
 // close implements protocol.
 func (p *seed) close() error {
