@@ -109,15 +109,51 @@ func (d *domain) abort() error {
 // is sent; the job is over for this host, as a lost peer means in
 // OpenSHMEM. Links that go down while the domain closes are expected and
 // ignored.
+//
+// With several PEs per host, a loss the bootstrap reported (a wait that
+// abort ended) names a PE of the job, and every PE has been told of it:
+// it stays as it is, and no alarm rings and no link goes down. Both name
+// hosts, and the lane's neighbours would take either as the loss of a
+// host whose PE on this lane lives, and report that PE lost.
 func (d *domain) fail(err error) {
 	if d.closing.Load() {
 		return
 	}
-	if d.lanes > 1 && d.fromBootstrap(err) {
-		d.failKnown(err)
+	known := d.lanes > 1 && d.fromBootstrap(err)
+	lost := d.rank
+	var pl *core.PeerLostError
+	if !known {
+		pl, lost, err = d.blame(err)
+	}
+	if !d.failErr.CompareAndSwap(nil, &err) {
 		return
 	}
-	lost := d.rank // the host that noticed, when the cause names none
+	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
+	if known {
+		if d.proto != nil {
+			d.proto.failed()
+		}
+	} else {
+		// The store may not know: a stopped host keeps its connection
+		// to it. Told, it ends every collective on every host, the
+		// barrier of Close included, which would otherwise wait for the
+		// lost host for ever, and the launcher learns whom to blame.
+		core.ReportLost(d.boot, pl)
+		if d.proto != nil {
+			d.proto.broken(lost)
+		}
+	}
+	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
+		o.finish(err)
+	}
+	d.wake()
+}
+
+// blame names the host a failure lost (this one, when err names none)
+// and the PE the job lost with it (with several PEs per host, the lost
+// host's PE on this lane), and err as the job's error.
+func (d *domain) blame(err error) (*core.PeerLostError, int, error) {
+	lost := d.rank
 	var pl *core.PeerLostError
 	if errors.As(err, &pl) && pl.PE >= 0 && pl.PE < d.npes {
 		lost = pl.PE
@@ -125,54 +161,18 @@ func (d *domain) fail(err error) {
 		pl = &core.PeerLostError{PE: lost, Reason: err.Error()}
 	}
 	if d.lanes > 1 {
-		// The protocol names hosts; the job and the launcher know PEs:
-		// the lost host's PE on this lane is the one this PE lost.
+		// The protocol names hosts; the job and the launcher know PEs.
 		pl = &core.PeerLostError{PE: d.peAt[lost][d.lane], Reason: fmt.Sprintf("host %d: %s", lost, pl.Reason)}
 		err = pl
 	}
-	if !d.failErr.CompareAndSwap(nil, &err) {
-		return
-	}
-	d.log.Warn("ntbring: ring failed", "host", d.rank, "err", err)
-	// The store may not know: a stopped host keeps its connection to it.
-	// Told, it ends every collective on every host, the barrier of Close
-	// included, which would otherwise wait for the lost host for ever,
-	// and the launcher learns whom to blame.
-	core.ReportLost(d.boot, pl)
-	if d.proto != nil {
-		d.proto.broken(lost)
-	}
-	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
-		o.finish(err)
-	}
-	d.wake()
+	return pl, lost, err
 }
 
-// fromBootstrap says whether err is the loss the bootstrap reported (a
-// wait ended by abort): it names a PE of the job, where the protocol's
-// losses name hosts.
+// fromBootstrap says whether err is the loss the bootstrap reported: it
+// names a PE of the job, where the protocol's losses name hosts.
 func (d *domain) fromBootstrap(err error) bool {
 	known := d.boot.Err()
 	return known != nil && errors.Is(err, known)
-}
-
-// failKnown is fail for a loss every PE has been told of through the
-// bootstrap, with several PEs per host: the domain ends every operation
-// with it and sends nothing more, but rings no alarm and takes no link
-// down: the neighbours on this lane would take either as the loss of a
-// host, whose PEs on this lane live, and report them lost.
-func (d *domain) failKnown(err error) {
-	if !d.failErr.CompareAndSwap(nil, &err) {
-		return
-	}
-	d.log.Warn("ntbring: ring stopped", "host", d.rank, "lane", d.lane, "err", err)
-	if d.proto != nil {
-		d.proto.failed()
-	}
-	for _, o := range d.pending.takeIf(func(*op) bool { return true }) {
-		o.finish(err)
-	}
-	d.wake()
 }
 
 // alarmed acts on doorbell bits db rung by the neighbour from on side: if

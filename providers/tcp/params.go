@@ -107,8 +107,10 @@ func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 	case socketAuto:
 		// Where nobody polls, the reader sleeps after every frame and
 		// the socket would stay in a set of its own, one level of
-		// epoll deeper than the runtime's (see hostPEs for the same
-		// test once the connections are made). A C program's callers
+		// epoll deeper than the runtime's. The poll gate counts the
+		// host's PEs again once the connections are made (hostPEs, by
+		// their addresses); where host ids name hosts that share a
+		// machine, as tests' do, the two counts differ. A C program's callers
 		// (locked to their threads) wait through the reader goroutine
 		// and the ack's poll(2), and measured slower with it.
 		s.ownSocket = s.poll > 0 && here <= s.cpus && !cfg.LockedCallers
