@@ -31,7 +31,10 @@
 # whose helper threads want a CPU of their own).
 # For tcp it also measures, each round, the floor under any round trip over
 # TCP on this host (bench/peer/tcpfloor.c: two C processes bouncing 8 bytes,
-# each polling its socket) and prints its median below the table.
+# each polling its socket) and prints its median below the table, and the
+# same round trip between two Go processes (bench/gofloor: one runtime
+# processor each, raw non-blocking system calls, nothing else), which is
+# what the Go runtime alone adds to the floor.
 # It installs Debian's openmpi-bin and libopenmpi-dev if Open MPI's oshcc is
 # missing. goshmem's own wrappers are ./bin/oshcc and ./bin/oshrun, called
 # by path; Open MPI's are found on PATH outside ./bin.
@@ -113,7 +116,10 @@ fi
 if [ "$mode" != c-go ]; then
 	"$(openmpi oshcc)" -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
 fi
-[ "$mode" != tcp ] || cc -O2 -o bin/tcpfloor bench/peer/tcpfloor.c
+if [ "$mode" = tcp ]; then
+	cc -O2 -o bin/tcpfloor bench/peer/tcpfloor.c
+	go build -o bin/ ./bench/gofloor
+fi
 
 have_ours=1
 if ! ./bin/provinfo -p "$ours_provider" >/dev/null 2>&1; then
@@ -155,13 +161,17 @@ ours() { # ours NPES ARGS...
 : >"$out/peer.jsonl"
 : >"$out/ours.jsonl"
 : >"$out/floor.jsonl"
+: >"$out/gofloor.jsonl"
 loads="" # the load average as each round began: timings mean little without it
 for r in $(seq "$rounds"); do
 	echo "compare: round $r of $rounds" >&2
 	loads="$loads $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)"
 	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
 	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
-	[ "$mode" != tcp ] || ./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
+	if [ "$mode" = tcp ]; then
+		./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
+		./bin/gofloor -iters "$iters" -json >>"$out/gofloor.jsonl"
+	fi
 	for n in ${MORE_PES-4 8}; do
 		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
 		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
@@ -169,10 +179,12 @@ for r in $(seq "$rounds"); do
 done
 
 echo "# bench/compare.sh $mode: $rounds rounds, medians, PEs bound to CPUs: $bind; ratio = ours / peer; $(date -u +%Y-%m-%dT%H:%MZ); load average as each round began:$loads" | tee "$out/table.txt"
-floor=""
-if [ -s "$out/floor.jsonl" ]; then
-	floor=$(sed -n 's/.*"latency_us":\([0-9.]*\).*/\1/p' "$out/floor.jsonl" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}')
-fi
+median_latency() { # median_latency FILE: the median latency_us of its JSON lines, or nothing
+	[ -s "$1" ] || return 0
+	sed -n 's/.*"latency_us":\([0-9.]*\).*/\1/p' "$1" | sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'
+}
+floor=$(median_latency "$out/floor.jsonl")
+gofloor=$(median_latency "$out/gofloor.jsonl")
 # above_floor: beside the ratio of each 8-byte latency on 2 PEs, ours
 # less the floor, and whether it is within FLOOR_TARGETS (TEST=US above
 # the floor, separated by commas).
@@ -208,6 +220,11 @@ status=0
 if [ -n "$floor" ]; then
 	echo "# floor: an 8-byte round trip over loopback TCP between two C processes polling their sockets: $floor us (median of $rounds);" \
 		"beside the ratio, ours less the floor, in us, against FLOOR_TARGETS ($floor_targets)" |
+		tee -a "$out/table.txt"
+fi
+if [ -n "$floor" ] && [ -n "$gofloor" ]; then
+	echo "# go floor: the same round trip between two Go processes, one runtime processor each, polling with raw system calls: $gofloor us" \
+		"(median of $rounds), $(awk -v g="$gofloor" -v c="$floor" 'BEGIN {printf "%+.2f", g - c}') us above the floor" |
 		tee -a "$out/table.txt"
 fi
 files="$out/peer.jsonl"
