@@ -6,7 +6,8 @@
 // host with a CPU per PE, bounce a message of -size bytes over one
 // loopback TCP connection (Nagle off), each polling its socket with
 // non-blocking read(2) and answering with write(2), both raw system calls
-// (no runtime hooks around them), in a loop that does nothing else.
+// (no runtime hooks around them: internal/sys, the calls the tcp provider
+// polls with), in a loop that does nothing else.
 //
 // The distance between this and tcpfloor is what the Go runtime costs a
 // round trip by itself, before any transport's work: bench/compare.sh tcp
@@ -27,7 +28,8 @@ import (
 	"runtime"
 	"syscall"
 	"time"
-	"unsafe"
+
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // warmup is the number of untimed round trips before the timed ones.
@@ -164,11 +166,11 @@ func onSocket(c net.Conn, f func(fd uintptr) error) error {
 // recvAll polls fd until it has read len(b) bytes.
 func recvAll(fd uintptr, b []byte) error {
 	for got := 0; got < len(b); {
-		n, _, e := syscall.RawSyscall(syscall.SYS_READ, fd, uintptr(unsafe.Pointer(&b[got])), uintptr(len(b)-got))
+		n, err := sys.ReadNoWait(fd, b[got:])
 		switch {
-		case e == syscall.EAGAIN || e == syscall.EINTR:
-		case e != 0:
-			return os.NewSyscallError("read", e)
+		case err == syscall.EAGAIN || err == syscall.EINTR:
+		case err != nil:
+			return os.NewSyscallError("read", err)
 		case n == 0:
 			return io.ErrUnexpectedEOF
 		default:
@@ -181,11 +183,11 @@ func recvAll(fd uintptr, b []byte) error {
 // sendAll writes b to fd, polling while the socket is full.
 func sendAll(fd uintptr, b []byte) error {
 	for sent := 0; sent < len(b); {
-		n, _, e := syscall.RawSyscall(syscall.SYS_WRITE, fd, uintptr(unsafe.Pointer(&b[sent])), uintptr(len(b)-sent))
+		n, err := sys.WriteNoWait(fd, b[sent:])
 		switch {
-		case e == syscall.EAGAIN || e == syscall.EINTR:
-		case e != 0:
-			return os.NewSyscallError("write", e)
+		case err == syscall.EAGAIN || err == syscall.EINTR:
+		case err != nil:
+			return os.NewSyscallError("write", err)
 		default:
 			sent += int(n)
 		}
