@@ -164,32 +164,25 @@ func onSocket(c net.Conn, f func(fd uintptr) error) error {
 }
 
 // recvAll polls fd until it has read len(b) bytes.
-func recvAll(fd uintptr, b []byte) error {
-	for got := 0; got < len(b); {
-		n, err := sys.ReadNoWait(fd, b[got:])
-		switch {
-		case err == syscall.EAGAIN || err == syscall.EINTR:
-		case err != nil:
-			return os.NewSyscallError("read", err)
-		case n == 0:
-			return io.ErrUnexpectedEOF
-		default:
-			got += int(n)
-		}
-	}
-	return nil
-}
+func recvAll(fd uintptr, b []byte) error { return moveAll(fd, b, sys.ReadNoWait, "read") }
 
 // sendAll writes b to fd, polling while the socket is full.
-func sendAll(fd uintptr, b []byte) error {
-	for sent := 0; sent < len(b); {
-		n, err := sys.WriteNoWait(fd, b[sent:])
+func sendAll(fd uintptr, b []byte) error { return moveAll(fd, b, sys.WriteNoWait, "write") }
+
+// moveAll calls call, a read or a write that never waits, until it has
+// moved all of b, looking again while fd has nothing to give or no room;
+// a read that finds the stream ended is an error.
+func moveAll(fd uintptr, b []byte, call func(uintptr, []byte) (int, error), name string) error {
+	for done := 0; done < len(b); {
+		n, err := call(fd, b[done:])
 		switch {
 		case err == syscall.EAGAIN || err == syscall.EINTR:
 		case err != nil:
-			return os.NewSyscallError("write", err)
+			return os.NewSyscallError(name, err)
+		case n == 0:
+			return fmt.Errorf("%s: %w", name, io.ErrUnexpectedEOF)
 		default:
-			sent += int(n)
+			done += n
 		}
 	}
 	return nil
