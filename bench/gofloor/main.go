@@ -127,10 +127,11 @@ func echoSide(addr string, size, total int) error {
 // returns the mean of the timed round trips.
 func pingPong(c net.Conn, size, iters int) (rtt time.Duration, err error) {
 	buf := make([]byte, size)
+	var start time.Time
 	err = onSocket(c, func(fd uintptr) error {
 		for i := range warmup + iters {
 			if i == warmup {
-				rtt = -time.Duration(time.Now().UnixNano())
+				start = time.Now()
 			}
 			if err := sendAll(fd, buf); err != nil {
 				return err
@@ -139,7 +140,7 @@ func pingPong(c net.Conn, size, iters int) (rtt time.Duration, err error) {
 				return err
 			}
 		}
-		rtt += time.Duration(time.Now().UnixNano())
+		rtt = time.Since(start)
 		return nil
 	})
 	return rtt / time.Duration(iters), err

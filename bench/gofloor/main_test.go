@@ -12,8 +12,8 @@ import (
 )
 
 // TestPingPong bounces messages between two goroutines of this process
-// over a loopback connection: every byte sent comes back, and the round
-// trip is measured.
+// over a loopback connection: both sides move every message whole, to
+// the end, and the round trip is measured.
 func TestPingPong(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
