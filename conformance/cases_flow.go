@@ -6,11 +6,12 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// flowOps is how many operations the flow cases issue without a quiet:
-// far more than any provider's queue, ring or window holds, so a provider
-// whose issue path has no flow control (it overruns a fixed queue, or
-// waits for room that only a quiet would make) stalls or fails here.
-const flowOps = 100_000
+// defaultFlowOps is how many operations the flow cases issue without a
+// quiet unless the harness says otherwise (Harness.FlowOps): far more than
+// any provider's queue, ring or window holds, so a provider whose issue
+// path has no flow control (it overruns a fixed queue, or waits for room
+// that only a quiet would make) stalls or fails here.
+const defaultFlowOps = 100_000
 
 // Flow control is a matter between one endpoint and one target, whatever
 // the job's size, and 100,000 operations take minutes on the slower
@@ -40,23 +41,24 @@ func checkFlow(t *T, what string, buf []int64, from int) {
 // flowBarrier ends a flow case: the barrier completes everything issued
 // before it, with no quiet of the caller's own in between.
 func flowBarrier(t *T, w *shmem.World, what string) {
-	require.NoError(t, w.BarrierAll(), "barrier after %d %s without a quiet", flowOps, what)
+	require.NoError(t, w.BarrierAll(), "barrier after %d %s without a quiet", t.flowOps(), what)
 }
 
 // flowIssue fails the case at the first operation that fails, naming it.
 func flowIssue(t *T, what string, i int, err error) {
 	if err != nil {
-		require.NoError(t, err, "%s %d of %d, none completed by a quiet", what, i, flowOps)
+		require.NoError(t, err, "%s %d of %d, none completed by a quiet", what, i, t.flowOps())
 	}
 }
 
 // Single-element P puts to the right neighbour, one per slot, back to back
 // with no quiet: every one lands.
 func caseFlowP(t *T, w *shmem.World) {
+	ops := t.flowOps()
 	left, right := neighbours(w)
-	buf, err := shmem.Malloc[int64](w, flowOps)
+	buf, err := shmem.Malloc[int64](w, ops)
 	require.NoError(t, err)
-	for i := range flowOps {
+	for i := range ops {
 		flowIssue(t, "p", i, shmem.P(w, &buf[i], flowValue(w.MyPE(), i), right))
 	}
 	flowBarrier(t, w, "p puts")
@@ -68,13 +70,14 @@ func caseFlowP(t *T, w *shmem.World) {
 // Non-fetching increments and adds on one cell of the right neighbour,
 // back to back with no quiet: the cell ends at their exact sum.
 func caseFlowAtomics(t *T, w *shmem.World) {
+	ops := t.flowOps()
 	_, right := neighbours(w)
 	cell, err := shmem.Malloc[int64](w, 1)
 	require.NoError(t, err)
 	require.NoError(t, w.BarrierAll()) // nobody adds to a cell not yet allocated
 	const add = 3
 	var want int64
-	for i := range flowOps {
+	for i := range ops {
 		if i%2 == 0 {
 			flowIssue(t, "atomic inc", i, shmem.AtomicInc(w, &cell[0], right))
 			want++
@@ -84,7 +87,7 @@ func caseFlowAtomics(t *T, w *shmem.World) {
 		}
 	}
 	flowBarrier(t, w, "non-fetching atomics")
-	require.Equal(t, want, cell[0], "cell after %d increments and adds from the left neighbour", flowOps)
+	require.Equal(t, want, cell[0], "cell after %d increments and adds from the left neighbour", ops)
 	require.NoError(t, w.BarrierAll())
 	require.NoError(t, shmem.Free(w, cell))
 }
@@ -93,14 +96,15 @@ func caseFlowAtomics(t *T, w *shmem.World) {
 // a source of its own (a source is the caller's until the next quiet), back
 // to back with no quiet: every one lands.
 func caseFlowPutNBI(t *T, w *shmem.World) {
+	ops := t.flowOps()
 	left, right := neighbours(w)
-	buf, err := shmem.Malloc[int64](w, flowOps)
+	buf, err := shmem.Malloc[int64](w, ops)
 	require.NoError(t, err)
-	src := make([]int64, flowOps)
+	src := make([]int64, ops)
 	for i := range src {
 		src[i] = flowValue(w.MyPE(), i)
 	}
-	for i := range flowOps {
+	for i := range ops {
 		flowIssue(t, "put-nbi", i, shmem.PutNBI(w, buf[i:i+1], src[i:i+1], right))
 	}
 	flowBarrier(t, w, "non-blocking puts")

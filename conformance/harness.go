@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -40,6 +41,10 @@ type Harness struct {
 	Env map[string]string
 	// Timeout is the watchdog of one case at one job size; 0 means 2 min.
 	Timeout time.Duration
+	// FlowOps is how many operations each flow case issues without a
+	// quiet; 0 means 100,000. A protocol with small windows and slow
+	// transfers may take fewer, still far more than its windows hold.
+	FlowOps int
 	// PEsPerHost, if not 0, makes the PEs of an in-process job pose as
 	// running on hosts of that many PEs each (PEs 0..PEsPerHost-1 on the
 	// first, and so on), through Config.HostID: a job that spans hosts
@@ -174,7 +179,7 @@ func runInProcess(t *testing.T, h Harness, c Case, n int, info core.Info) {
 	pes := make([]*T, n)
 	var wg sync.WaitGroup
 	for rank := range n {
-		pes[rank] = &T{pe: rank}
+		pes[rank] = &T{pe: rank, flow: h.FlowOps}
 		wg.Add(1)
 		go func(pt *T, b *bootstrap.Local) {
 			defer wg.Done()
@@ -290,11 +295,12 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// envCase names the case a child process runs as one PE; envPerHost is
-// the harness's PEsPerHost.
+// envCase names the case a child process runs as one PE; envPerHost and
+// envFlowOps are the harness's PEsPerHost and FlowOps.
 const (
 	envCase    = "GOSHMEM_CONFORMANCE_CASE"
 	envPerHost = "GOSHMEM_CONFORMANCE_PES_PER_HOST"
+	envFlowOps = "GOSHMEM_CONFORMANCE_FLOW_OPS"
 )
 
 // Main is the TestMain of a provider's conformance test: in a process the
@@ -334,6 +340,14 @@ func childMain(name string) int {
 			return 2
 		}
 	}
+	flow := 0
+	if v, ok := os.LookupEnv(envFlowOps); ok {
+		flow, err = strconv.Atoi(v)
+		if err != nil || flow < 1 {
+			fmt.Fprintf(os.Stderr, "conformance: %s=%q: want a count of operations, at least 1\n", envFlowOps, v)
+			return 2
+		}
+	}
 	host := (&Harness{PEsPerHost: per}).hostID(job.Rank)
 	spec, _ := os.LookupEnv(core.EnvProvider)
 	p, err := core.Lookup(spec)
@@ -346,7 +360,7 @@ func childMain(name string) int {
 	if comp := core.RegisteredComposer(); comp != nil && per > 0 {
 		info = comp.Compose(p).Info()
 	}
-	pt := &T{pe: job.Rank}
+	pt := &T{pe: job.Rank, flow: flow}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -396,6 +410,7 @@ func runProcesses(t *testing.T, h Harness, c Case, n int) {
 	env := []string{
 		envCase + "=" + c.Name,
 		envPerHost + "=" + strconv.Itoa(h.PEsPerHost),
+		envFlowOps + "=" + strconv.Itoa(cmp.Or(h.FlowOps, defaultFlowOps)),
 		core.EnvShmDir + "=" + t.TempDir(),
 		shmem.EnvSymmetricSize + "=" + strconv.FormatInt(h.heapSize(), 10),
 		// Race-built children would otherwise linger a second at exit.
