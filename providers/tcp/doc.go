@@ -90,8 +90,8 @@
 // Whoever polls a socket reads it itself, so the runtime's poller need
 // watch it only while a goroutine sleeps on it. On Linux a connection
 // takes its socket out of the runtime's epoll set once the handshake is
-// done, where its readers poll (GOSHMEM_TCP_SOCKET=auto: the host's PEs
-// fit its CPUs, POLL is not 0, and the callers are not a C program's,
+// done, where its readers poll (GOSHMEM_TCP_SOCKET=auto: the PEs that
+// share its CPUs fit them, POLL is not 0, and the callers are not a C program's,
 // which measured slower with it; sock_linux.go): a descriptor of its own,
 // and two epoll sets of its own, for reading and for writing, each in the
 // runtime's poller. The socket joins a set when a goroutine sleeps on it
@@ -110,7 +110,9 @@
 // earlier, rejected attempt did, and lost 3 to 10 times on loaded CPUs).
 //
 // Nobody polls with GOSHMEM_TCP_POLL=0 or when this host runs more PEs of
-// the job than it has CPUs. Where the PEs' runtime processors (GOMAXPROCS)
+// the job than it has CPUs (counted once, at Open, for this and the
+// sockets above: the PEs that advertised the same addresses; see
+// sharingCPUs). Where the PEs' runtime processors (GOMAXPROCS)
 // together outnumber the CPUs, waking an issuer also wakes a thread for an
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads

@@ -118,6 +118,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 	d.id = binary.LittleEndian.Uint64(all[0])
 	d.conns = make([]*conn, d.npes)
+	// One count of the PEs that share this PE's CPUs decides both the
+	// sockets (before any connection is made) and the poll gate below.
+	sharing := sharingCPUs(addrs, d.rank)
+	d.set.chooseSocket(sharing, cfg.LockedCallers)
 
 	deadline := time.Now().Add(set.connect)
 	go d.acceptLoop()
@@ -140,28 +144,11 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	// See poll.go: never poll with more PEs than CPUs; with more of the
 	// runtime's processors than CPUs, only while the CPUs have room.
 	roomStall.Store(int32(set.pollStall))
-	if n, cpus := d.hostPEs(), set.cpus; n <= cpus {
-		d.pollGated = n*runtime.GOMAXPROCS(0) > cpus
+	if cpus := set.cpus; sharing <= cpus {
+		d.pollGated = sharing*runtime.GOMAXPROCS(0) > cpus
 		d.pollMax.Store(int64(set.poll))
 	}
 	return d, nil
-}
-
-// hostPEs counts the PEs of the job on this host, this one included: the
-// peers whose connection has the same address at both ends.
-func (d *domain) hostPEs() int {
-	n := 1
-	for _, c := range d.conns {
-		if c == nil {
-			continue
-		}
-		l, lok := c.nc.LocalAddr().(*net.TCPAddr)
-		r, rok := c.nc.RemoteAddr().(*net.TCPAddr)
-		if lok && rok && l.IP.Equal(r.IP) {
-			n++
-		}
-	}
-	return n
 }
 
 // Rank and Size implement core.Domain.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,10 +53,11 @@ type settings struct {
 	sockBuf   int
 	flushIdle time.Duration
 	poll      time.Duration
-	pollStall int // percent, cpuroom.go
-	cpus      int // the CPUs the job's PEs on this host share
+	pollStall int    // percent, cpuroom.go
+	cpus      int    // the CPUs the job's PEs on this host share
+	socket    string // GOSHMEM_TCP_SOCKET: socketAuto, socketOwn or socketRuntime
 	// ownSocket says that connections take their sockets out of the
-	// runtime's poller (sock).
+	// runtime's poller (sock); chooseSocket sets it.
 	ownSocket bool
 }
 
@@ -68,7 +70,9 @@ const (
 )
 
 // readSettings reads the parameters; here is how many PEs of the job run
-// on this host (hostPeers), of npes in all.
+// on this host (hostPeers), of npes in all: where all do, they listen on
+// the loopback address. The sockets' mode waits for the address exchange
+// (chooseSocket).
 func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 	var s settings
 	var err error
@@ -104,23 +108,58 @@ func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 		return s, err
 	}
 	switch v := strings.TrimSpace(cfg.Value(paramSocket)); v {
-	case socketAuto:
-		// Where nobody polls, the reader sleeps after every frame and
-		// the socket would stay in a set of its own, one level of
-		// epoll deeper than the runtime's. The poll gate counts the
-		// host's PEs again once the connections are made (hostPEs, by
-		// their addresses); where host ids name hosts that share a
-		// machine, as tests' do, the two counts differ. A C program's callers
-		// (locked to their threads) wait through the reader goroutine
-		// and the ack's poll(2), and measured slower with it.
-		s.ownSocket = s.poll > 0 && here <= s.cpus && !cfg.LockedCallers
-	case socketOwn:
-		s.ownSocket = true
-	case socketRuntime:
+	case socketAuto, socketOwn, socketRuntime:
+		s.socket = v
 	default:
 		return s, &core.EnvError{Var: paramSocket.Env, Value: v, Allowed: `"auto", "own" or "runtime"`}
 	}
 	return s, nil
+}
+
+// chooseSocket sets ownSocket from SOCKET, given the PEs of the job that
+// share this machine's CPUs (sharing, this one included; sharingCPUs) and
+// whether the callers are locked to their threads. Under auto, sockets
+// leave the runtime's poller only where readers poll: where nobody polls,
+// the reader sleeps after every frame and the socket would stay in a set
+// of its own, one level of epoll deeper than the runtime's. A C program's
+// callers (locked to their threads) wait through the reader goroutine
+// and the ack's poll(2), and measured slower with it.
+func (s *settings) chooseSocket(sharing int, locked bool) {
+	switch s.socket {
+	case socketOwn:
+		s.ownSocket = true
+	case socketAuto:
+		s.ownSocket = s.poll > 0 && sharing <= s.cpus && !locked
+	default:
+		s.ownSocket = false
+	}
+}
+
+// sharingCPUs counts the PEs that share this PE's CPUs, this one
+// included: those that advertised the same addresses, apart from the
+// port (addrs, from the exchange; self is this PE's rank). PEs of one
+// machine and network namespace advertise one list, whatever host id
+// they were given: tests give PEs of one machine ids of different hosts,
+// whose PEs still share the CPUs. PEs in namespaces of their own each
+// have addresses of their own, and are counted apart, as containers'
+// are; GOSHMEM_CPUS tells such PEs what they share.
+func sharingCPUs(addrs [][]string, self int) int {
+	key := func(list []string) string {
+		hosts := make([]string, 0, len(list))
+		for _, a := range list {
+			h, _, _ := net.SplitHostPort(a)
+			hosts = append(hosts, h)
+		}
+		slices.Sort(hosts)
+		return strings.Join(hosts, ",")
+	}
+	mine, n := key(addrs[self]), 0
+	for _, list := range addrs {
+		if key(list) == mine {
+			n++
+		}
+	}
+	return n
 }
 
 // hostPeers counts the PEs of the job on this host, this one included,

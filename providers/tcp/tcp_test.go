@@ -136,12 +136,12 @@ func TestClose(t *testing.T) {
 }
 
 // GOSHMEM_TCP_SOCKET=auto takes sockets out of the runtime's poller only
-// where readers poll (the host's PEs fit its CPUs and POLL is not 0) and
-// the callers are not a C program's, locked to their threads.
+// where readers poll (the PEs sharing the CPUs fit them and POLL is not 0)
+// and the callers are not a C program's, locked to their threads.
 func TestSocketAuto(t *testing.T) {
 	for _, tc := range []struct {
 		env         map[string]string
-		here        int
+		sharing     int
 		wantOwnSock bool
 	}{
 		{map[string]string{}, 2, true},
@@ -156,8 +156,32 @@ func TestSocketAuto(t *testing.T) {
 		maps.Copy(env, tc.env)
 		cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 			LockedCallers: env["locked"] == "1"}
-		s, err := readSettings(cfg, tc.here, 4)
+		s, err := readSettings(cfg, 1, 4)
 		require.NoError(t, err)
-		require.Equal(t, tc.wantOwnSock, s.ownSocket, "%v with %d PEs on 2 CPUs", tc.env, tc.here)
+		s.chooseSocket(tc.sharing, cfg.LockedCallers)
+		require.Equal(t, tc.wantOwnSock, s.ownSocket, "%v with %d PEs on 2 CPUs", tc.env, tc.sharing)
 	}
+}
+
+// The PEs that share this PE's CPUs are those that advertised the same
+// addresses, whatever their ports and order: one machine's PEs listening
+// on every interface, or all on the loopback address, count together;
+// namespaced hosts, each with addresses of its own, apart.
+func TestSharingCPUs(t *testing.T) {
+	oneMachine := [][]string{
+		{"10.0.0.1:4001", "127.0.0.1:4001"},
+		{"127.0.0.1:4002", "10.0.0.1:4002"},
+		{"10.0.0.1:4003", "127.0.0.1:4003"},
+	}
+	require.Equal(t, 3, sharingCPUs(oneMachine, 1))
+	loopback := [][]string{{"127.0.0.1:1"}, {"127.0.0.1:2"}}
+	require.Equal(t, 2, sharingCPUs(loopback, 0))
+	namespaced := [][]string{
+		{"10.9.0.1:1", "127.0.0.1:1"}, {"10.9.0.1:2", "127.0.0.1:2"},
+		{"10.9.0.2:3", "127.0.0.1:3"}, {"10.9.0.2:4", "127.0.0.1:4"},
+		{"10.9.0.3:5", "127.0.0.1:5"},
+	}
+	require.Equal(t, 2, sharingCPUs(namespaced, 0))
+	require.Equal(t, 2, sharingCPUs(namespaced, 3))
+	require.Equal(t, 1, sharingCPUs(namespaced, 4))
 }
