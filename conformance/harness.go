@@ -318,6 +318,22 @@ func Main(m *testing.M) {
 	os.Exit(childMain(name))
 }
 
+// childCount reads the count a case process's variable name carries, 0
+// where it is unset; a malformed one, or one below least, is reported
+// (want says what is allowed) and ok is false.
+func childCount(name string, least int, want string) (n int, ok bool) {
+	v, set := os.LookupEnv(name)
+	if !set {
+		return 0, true
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < least {
+		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want %s\n", name, v, want)
+		return 0, false
+	}
+	return n, true
+}
+
 func childMain(name string) int {
 	i := slices.IndexFunc(Cases(), func(c Case) bool { return c.Name == name })
 	if i < 0 {
@@ -332,21 +348,13 @@ func childMain(name string) int {
 	}
 	// Unset: the PEs run on the hosts they are on (a launcher that makes
 	// real hosts, as the namespaced ones, sets nothing).
-	per := 0
-	if v, ok := os.LookupEnv(envPerHost); ok {
-		per, err = strconv.Atoi(v)
-		if err != nil || per < 0 {
-			fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envPerHost, v)
-			return 2
-		}
+	per, ok := childCount(envPerHost, 0, "0 or more PEs per host")
+	if !ok {
+		return 2
 	}
-	flow := 0
-	if v, ok := os.LookupEnv(envFlowOps); ok {
-		flow, err = strconv.Atoi(v)
-		if err != nil || flow < 1 {
-			fmt.Fprintf(os.Stderr, "conformance: %s=%q: want a count of operations, at least 1\n", envFlowOps, v)
-			return 2
-		}
+	flow, ok := childCount(envFlowOps, 1, "a count of operations, at least 1")
+	if !ok {
+		return 2
 	}
 	host := (&Harness{PEsPerHost: per}).hostID(job.Rank)
 	spec, _ := os.LookupEnv(core.EnvProvider)
