@@ -41,24 +41,23 @@ func checkFlow(t *T, what string, buf []int64, from int) {
 // flowBarrier ends a flow case: the barrier completes everything issued
 // before it, with no quiet of the caller's own in between.
 func flowBarrier(t *T, w *shmem.World, what string) {
-	require.NoError(t, w.BarrierAll(), "barrier after %d %s without a quiet", t.flowOps(), what)
+	require.NoError(t, w.BarrierAll(), "barrier after %d %s without a quiet", t.flow, what)
 }
 
 // flowIssue fails the case at the first operation that fails, naming it.
 func flowIssue(t *T, what string, i int, err error) {
 	if err != nil {
-		require.NoError(t, err, "%s %d of %d, none completed by a quiet", what, i, t.flowOps())
+		require.NoError(t, err, "%s %d of %d, none completed by a quiet", what, i, t.flow)
 	}
 }
 
 // Single-element P puts to the right neighbour, one per slot, back to back
 // with no quiet: every one lands.
 func caseFlowP(t *T, w *shmem.World) {
-	ops := t.flowOps()
 	left, right := neighbours(w)
-	buf, err := shmem.Malloc[int64](w, ops)
+	buf, err := shmem.Malloc[int64](w, t.flow)
 	require.NoError(t, err)
-	for i := range ops {
+	for i := range t.flow {
 		flowIssue(t, "p", i, shmem.P(w, &buf[i], flowValue(w.MyPE(), i), right))
 	}
 	flowBarrier(t, w, "p puts")
@@ -70,14 +69,13 @@ func caseFlowP(t *T, w *shmem.World) {
 // Non-fetching increments and adds on one cell of the right neighbour,
 // back to back with no quiet: the cell ends at their exact sum.
 func caseFlowAtomics(t *T, w *shmem.World) {
-	ops := t.flowOps()
 	_, right := neighbours(w)
 	cell, err := shmem.Malloc[int64](w, 1)
 	require.NoError(t, err)
 	require.NoError(t, w.BarrierAll()) // nobody adds to a cell not yet allocated
 	const add = 3
 	var want int64
-	for i := range ops {
+	for i := range t.flow {
 		if i%2 == 0 {
 			flowIssue(t, "atomic inc", i, shmem.AtomicInc(w, &cell[0], right))
 			want++
@@ -87,7 +85,7 @@ func caseFlowAtomics(t *T, w *shmem.World) {
 		}
 	}
 	flowBarrier(t, w, "non-fetching atomics")
-	require.Equal(t, want, cell[0], "cell after %d increments and adds from the left neighbour", ops)
+	require.Equal(t, want, cell[0], "cell after %d increments and adds from the left neighbour", t.flow)
 	require.NoError(t, w.BarrierAll())
 	require.NoError(t, shmem.Free(w, cell))
 }
@@ -96,15 +94,14 @@ func caseFlowAtomics(t *T, w *shmem.World) {
 // a source of its own (a source is the caller's until the next quiet), back
 // to back with no quiet: every one lands.
 func caseFlowPutNBI(t *T, w *shmem.World) {
-	ops := t.flowOps()
 	left, right := neighbours(w)
-	buf, err := shmem.Malloc[int64](w, ops)
+	buf, err := shmem.Malloc[int64](w, t.flow)
 	require.NoError(t, err)
-	src := make([]int64, ops)
+	src := make([]int64, t.flow)
 	for i := range src {
 		src[i] = flowValue(w.MyPE(), i)
 	}
-	for i := range ops {
+	for i := range t.flow {
 		flowIssue(t, "put-nbi", i, shmem.PutNBI(w, buf[i:i+1], src[i:i+1], right))
 	}
 	flowBarrier(t, w, "non-blocking puts")

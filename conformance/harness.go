@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -86,6 +85,13 @@ func (h *Harness) heapSize() int64 {
 		return 8 << 20
 	}
 	return h.HeapSize
+}
+
+func (h *Harness) flowOps() int {
+	if h.FlowOps == 0 {
+		return defaultFlowOps
+	}
+	return h.FlowOps
 }
 
 func (h *Harness) timeout() time.Duration {
@@ -179,7 +185,7 @@ func runInProcess(t *testing.T, h Harness, c Case, n int, info core.Info) {
 	pes := make([]*T, n)
 	var wg sync.WaitGroup
 	for rank := range n {
-		pes[rank] = &T{pe: rank, flow: h.FlowOps}
+		pes[rank] = &T{pe: rank, flow: h.flowOps()}
 		wg.Add(1)
 		go func(pt *T, b *bootstrap.Local) {
 			defer wg.Done()
@@ -356,7 +362,8 @@ func childMain(name string) int {
 	if !ok {
 		return 2
 	}
-	host := (&Harness{PEsPerHost: per}).hostID(job.Rank)
+	given := &Harness{PEsPerHost: per, FlowOps: flow}
+	host := given.hostID(job.Rank)
 	spec, _ := os.LookupEnv(core.EnvProvider)
 	p, err := core.Lookup(spec)
 	if err != nil {
@@ -368,7 +375,7 @@ func childMain(name string) int {
 	if comp := core.RegisteredComposer(); comp != nil && per > 0 {
 		info = comp.Compose(p).Info()
 	}
-	pt := &T{pe: job.Rank, flow: flow}
+	pt := &T{pe: job.Rank, flow: given.flowOps()}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -418,7 +425,7 @@ func runProcesses(t *testing.T, h Harness, c Case, n int) {
 	env := []string{
 		envCase + "=" + c.Name,
 		envPerHost + "=" + strconv.Itoa(h.PEsPerHost),
-		envFlowOps + "=" + strconv.Itoa(cmp.Or(h.FlowOps, defaultFlowOps)),
+		envFlowOps + "=" + strconv.Itoa(h.flowOps()),
 		core.EnvShmDir + "=" + t.TempDir(),
 		shmem.EnvSymmetricSize + "=" + strconv.FormatInt(h.heapSize(), 10),
 		// Race-built children would otherwise linger a second at exit.

@@ -13,7 +13,7 @@ import (
 // PEs fail fast instead of waiting for it.
 type T struct {
 	pe     int
-	flow   int // Harness.FlowOps; 0 means defaultFlowOps
+	flow   int // how many operations a flow case issues (Harness.FlowOps)
 	mu     sync.Mutex
 	errs   []string
 	failed bool
@@ -22,14 +22,6 @@ type T struct {
 
 // PE is the number of the PE this T reports for.
 func (t *T) PE() int { return t.pe }
-
-// flowOps is how many operations a flow case issues without a quiet.
-func (t *T) flowOps() int {
-	if t.flow > 0 {
-		return t.flow
-	}
-	return defaultFlowOps
-}
 
 // Errorf records a failure and goes on.
 func (t *T) Errorf(format string, args ...any) {

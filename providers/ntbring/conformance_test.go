@@ -45,7 +45,7 @@ func TestConformance(t *testing.T) { conformance.Run(t, harness) }
 // As processes, the smallest ring (where the flow cases run) and the
 // largest (relays two hops each way); the suite in process runs every
 // size between. All four sizes as processes took four and a half minutes
-// under the race detector, a fifth of the package's time.
+// under the race detector, a quarter of the package's time.
 func TestConformanceProcesses(t *testing.T) {
 	h := harness
 	h.NPEs = []int{2, 5}
