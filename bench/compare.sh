@@ -26,9 +26,10 @@
 # loopback and tcp defaults are the project's), FLOOR_TARGETS (tcp: how
 # far above the floor each 8-byte latency may be, in us), BIND (1 binds every PE of both sides
 # to one CPU, PE r to CPU r mod CPUs, as oshrun -cpubind does; 0 leaves
-# placement to the kernel; 1 for loopback, where an unbound 4-PE job on 2
-# CPUs runs in one of two speeds by where the PEs first land, 0 for tcp,
-# whose helper threads want a CPU of their own).
+# placement to the kernel; share, c-go's default, leaves it to oshrun's
+# default, --bind-to share, both sides being goshmem's; 1 for loopback,
+# where an unbound 4-PE job on 2 CPUs runs in one of two speeds by where
+# the PEs first land, 0 for tcp, as the peer's UCX measurements were).
 # For tcp it also measures, each round, the floor under any round trip over
 # TCP on this host (bench/peer/tcpfloor.c: two C processes bouncing 8 bytes,
 # each polling its socket) and prints its median below the table, and the
@@ -87,13 +88,21 @@ c-go)
 	;;
 esac
 targets=${TARGETS-$default_targets}
-bind=${BIND:-$([ "$mode" = loopback ] || [ "$mode" = c-loopback ] && echo 1 || echo 0)}
+case "$mode" in
+loopback | c-loopback) bind=${BIND:-1} ;;
+c-go) bind=${BIND:-share} ;;
+*) bind=${BIND:-0} ;;
+esac
 peer_bind=(--bind-to none)
-ours_bind=()
-if [ "$bind" = 1 ]; then
+case "$bind" in
+1)
 	peer_bind+=(bench/peer/bind.sh)
 	ours_bind=(-cpubind)
-fi
+	;;
+0) ours_bind=(--bind-to none) ;;
+share) ours_bind=(--bind-to share) ;;
+*) echo "compare: BIND=$bind is not 1, 0 or share" >&2; exit 2 ;;
+esac
 
 if [ "$mode" != c-go ] && { ! openmpi oshcc >/dev/null || ! openmpi oshrun >/dev/null; }; then
 	echo "compare: Open MPI's oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2

@@ -31,7 +31,7 @@ import (
 const AgentFlag = "--agent"
 
 // agentProto numbers the agent protocol; launcher and agent must agree.
-const agentProto = 1
+const agentProto = 2
 
 // agentSpec is what the launcher tells an agent, as one JSON line on the
 // agent's standard input (never on a command line: it holds the secret).
@@ -53,7 +53,7 @@ type agentSpec struct {
 	StorePort int
 	Secret    string // hex
 	Grace     time.Duration
-	CPUBind   bool
+	CPUBind   Binding
 }
 
 // maxSpec bounds the spec line an agent reads.
@@ -74,6 +74,11 @@ func (s *agentSpec) check() error {
 		return bad("program %q is not an absolute path", s.Program)
 	case s.StorePort < 1 || s.StorePort > 65535:
 		return bad("store port %d", s.StorePort)
+	}
+	if s.CPUBind != "" {
+		if _, err := ParseBinding(string(s.CPUBind)); err != nil {
+			return bad("CPU binding: %v", err)
+		}
 	}
 	seen := map[int]bool{}
 	for _, r := range s.Ranks {
@@ -211,11 +216,9 @@ func (a *agent) readCommands(br *bufio.Reader) {
 }
 
 func (a *agent) run(ctx context.Context) int {
-	var cpus []int
-	if a.spec.CPUBind {
-		if c, err := sys.CPUs(); err == nil && len(c) > 0 {
-			cpus = c
-		}
+	var sets [][]int
+	if cpus, err := sys.CPUs(); err == nil {
+		sets = cpuSets(a.spec.CPUBind, cpus, len(a.spec.Ranks))
 	}
 	running := 0
 	for i, r := range a.spec.Ranks {
@@ -227,8 +230,8 @@ func (a *agent) run(ctx context.Context) int {
 		cmd.WaitDelay = waitDelay
 		start := cmd.Start
 		var err error
-		if cpus != nil {
-			err = sys.OnCPU(cpus[i%len(cpus)], start)
+		if sets != nil {
+			err = sys.OnCPUs(sets[i], start)
 		} else {
 			err = start()
 		}

@@ -48,17 +48,9 @@ type Options struct {
 	// here are told the bound address, with an unspecified IP (0.0.0.0,
 	// ::) replaced by loopback.
 	Bind string
-	// CPUBind binds PE r to the r-th CPU the launcher may use, as mpirun
-	// binds to cores: two PEs that wait for each other never share a CPU
-	// while another idles. With more PEs than CPUs they are dealt round
-	// the CPUs, PE r to CPU r mod n, so each CPU runs an equal share for
-	// the whole job. It steadies shared-memory latency (a 2-PE loopback
-	// barrier: 0.40-0.51 us bound against 0.20-2.1 us unbound; a 4-PE one
-	// on 2 CPUs: 1.88-1.98 us bound, against runs of either 1.9 or 2.5 us
-	// unbound, by where the scheduler first put the PEs), but confines a
-	// PE's helper threads to its CPU, which slowed 8-byte tcp gets from
-	// 42-48 to 66-79 us, so it is not the default.
-	CPUBind bool
+	// CPUBind is how this host's PEs are placed on the CPUs the launcher
+	// may use (Binding); the zero value leaves them unbound.
+	CPUBind Binding
 	// Verbose writes the job id, the store's address, each PE's pid and
 	// membership changes to Stderr.
 	Verbose bool
@@ -615,18 +607,26 @@ func (j *job) watchStopped() {
 	}
 }
 
-// bindings returns the CPU of each PE, or nil to leave them unbound.
-func (j *job) bindings() []int {
-	if !j.o.CPUBind {
-		return nil
+// bindings returns the CPUs of each PE this host starts, by rank, or nil
+// to leave them unbound.
+func (j *job) bindings() map[int][]int {
+	var ranks []int
+	for r := range j.pes {
+		if j.o.place == nil || j.o.place[r] == "" {
+			ranks = append(ranks, r)
+		}
 	}
 	cpus, err := sys.CPUs()
-	if err != nil || len(cpus) == 0 {
+	if err != nil {
 		return nil
 	}
-	bind := make([]int, j.o.NP)
-	for r := range bind {
-		bind[r] = cpus[r%len(cpus)]
+	sets := cpuSets(j.o.CPUBind, cpus, len(ranks))
+	if sets == nil {
+		return nil
+	}
+	bind := make(map[int][]int, len(ranks))
+	for i, r := range ranks {
+		bind[r] = sets[i]
 	}
 	j.logf(j.o.Verbose, "PEs bound to CPUs %v", bind)
 	return bind
@@ -634,14 +634,14 @@ func (j *job) bindings() []int {
 
 // startLocal starts the PEs of this host, each on its CPU if bound. On
 // an error the job is being ended and the error says which PE.
-func (j *job) startLocal(cpus []int) error {
+func (j *job) startLocal(cpus map[int][]int) error {
 	for r, p := range j.pes {
 		if j.o.place != nil && j.o.place[r] != "" {
 			continue
 		}
 		var err error
 		if cpus != nil {
-			err = sys.OnCPU(cpus[r], func() error { return j.start(p) })
+			err = sys.OnCPUs(cpus[r], func() error { return j.start(p) })
 		} else {
 			err = j.start(p)
 		}

@@ -317,22 +317,70 @@ func TestTaggedOutputIsLinePrefixed(t *testing.T) {
 	}
 }
 
-// With CPUBind each PE runs on its own CPU, and PEs beyond the CPUs are
-// dealt round them again; without, each runs on all of them.
+// With BindCore each PE runs on its own CPU, and PEs beyond the CPUs are
+// dealt round them again; with BindShare each runs on its share where
+// they fit, on all of them where they do not; unbound, on all of them.
 func TestCPUBind(t *testing.T) {
 	cpus, err := sys.CPUs()
 	if err != nil || len(cpus) < 2 {
 		t.Skipf("needs 2 CPUs to bind 2 PEs to (have %v, %v)", cpus, err)
 	}
 	np := len(cpus) + 1
-	r := launch(t, context.Background(), np, "cpus", nil, func(o *Options) { o.CPUBind = true })
+	r := launch(t, context.Background(), np, "cpus", nil, func(o *Options) { o.CPUBind = BindCore })
 	require.NoError(t, r.err)
 	for pe := range np {
 		require.Contains(t, r.stdout, fmt.Sprintf("PE %d: %d\n", pe, cpus[pe%len(cpus)]))
 	}
+	r = launch(t, context.Background(), 2, "cpus", nil, func(o *Options) { o.CPUBind = BindShare })
+	require.NoError(t, r.err)
+	sets := cpuSets(BindShare, cpus, 2)
+	for pe, set := range sets {
+		require.Contains(t, r.stdout, fmt.Sprintf("PE %d: %s\n", pe, cpuList(set)))
+	}
+	r = launch(t, context.Background(), np, "cpus", nil, func(o *Options) { o.CPUBind = BindShare })
+	require.NoError(t, r.err)
+	require.Contains(t, r.stdout, fmt.Sprintf("PE 0: %s\n", cpuList(cpus)), "more PEs than CPUs: unbound")
 	r = launch(t, context.Background(), 2, "cpus", nil)
 	require.NoError(t, r.err)
-	require.NotContains(t, r.stdout, fmt.Sprintf("PE 1: %d\n", cpus[1]), "unbound by default")
+	require.Contains(t, r.stdout, fmt.Sprintf("PE 1: %s\n", cpuList(cpus)), "unbound by default")
+}
+
+// cpuList formats CPUs as the kernel's Cpus_allowed_list does: runs of
+// consecutive CPUs as first-last.
+func cpuList(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j == i {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i])+"-"+strconv.Itoa(cpus[j]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}
+
+func TestCPUSets(t *testing.T) {
+	cpus := []int{0, 1, 2, 3, 4, 5, 6, 7}
+	require.Equal(t, [][]int{{0, 1}, {2, 3, 4}, {5, 6, 7}}, cpuSets(BindShare, cpus, 3))
+	require.Equal(t, [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}, cpuSets(BindShare, cpus, 2))
+	require.Equal(t, [][]int{{0}, {1}}, cpuSets(BindShare, cpus[:2], 2))
+	require.Nil(t, cpuSets(BindShare, cpus[:2], 3), "more PEs than CPUs")
+	require.Equal(t, [][]int{{0}, {1}, {0}}, cpuSets(BindCore, cpus[:2], 3))
+	require.Nil(t, cpuSets(BindNone, cpus, 2))
+	require.Nil(t, cpuSets("", cpus, 2))
+	require.Nil(t, cpuSets(BindShare, nil, 2))
+	for _, b := range Bindings {
+		got, err := ParseBinding(string(b))
+		require.NoError(t, err)
+		require.Equal(t, b, got)
+	}
+	_, err := ParseBinding("socket")
+	require.ErrorContains(t, err, `"socket" is not one of share, core, none`)
 }
 
 func TestUntaggedOutputPassesThrough(t *testing.T) {

@@ -136,6 +136,7 @@ func TestAgentRefusesBadJobs(t *testing.T) {
 		"relative":     func(s *agentSpec) { s.Program = "true" },
 		"port":         func(s *agentSpec) { s.StorePort = 70000 },
 		"env no equal": func(s *agentSpec) { s.Env = []string{"FOO"} },
+		"binding":      func(s *agentSpec) { s.CPUBind = "socket" },
 	} {
 		s := good
 		edit(&s)

@@ -20,7 +20,9 @@
 // own flags pass through. Usage errors exit 2; an unknown flag names the
 // known one it resembles. Open MPI's -x, --oversubscribe, --bind-to and
 // --tag-output are accepted (see -h), so command lines written for mpirun
-// or another oshrun need no rewriting.
+// or another oshrun need no rewriting. As mpirun binds ranks to cores by
+// default, oshrun binds each PE of a host to its share of the host's CPUs
+// where the PEs fit them (--bind-to share; core and none as mpirun's).
 //
 // Across hosts: PEs fill the hosts' slots in order; on each other host
 // the rsh command (GOSHMEM_RSH, default ssh) runs "oshrun --agent" (or

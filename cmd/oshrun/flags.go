@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/goshmem/goshmem/launcher"
@@ -71,31 +72,48 @@ func (h *hostsFlag) Set(s string) error {
 	return nil
 }
 
-// bindToValues are what --bind-to accepts; Open MPI's other levels (socket,
-// numa, hwthread) have no counterpart in -cpubind and are refused rather
-// than read as something they do not mean.
-var bindToValues = []string{"core", "none"}
+// bindToFlag is --bind-to, Open MPI's spelling: share (the default)
+// binds each PE of a host to its share of the host's CPUs where they fit,
+// core each to one CPU, none leaves the PEs unbound. Open MPI's other
+// levels (socket, numa, hwthread) have no counterpart and are refused
+// rather than read as something they do not mean.
+type bindToFlag struct{ b *launcher.Binding }
 
-// bindToFlag is --bind-to, Open MPI's spelling of -cpubind: core binds
-// each PE to a CPU, none leaves the PEs unbound. It sets the same variable
-// as -cpubind, so the last of the two on the command line wins.
-type bindToFlag struct{ cpubind *bool }
-
-func (b bindToFlag) String() string {
-	if b.cpubind != nil && *b.cpubind {
-		return "core"
+func (f bindToFlag) String() string {
+	if f.b == nil {
+		return ""
 	}
-	return "none"
+	return string(*f.b)
 }
 
-func (b bindToFlag) Set(s string) error {
-	switch s {
-	case "core":
-		*b.cpubind = true
-	case "none":
-		*b.cpubind = false
-	default:
-		return fmt.Errorf("%q is not one of %s", s, strings.Join(bindToValues, ", "))
+func (f bindToFlag) Set(s string) error {
+	b, err := launcher.ParseBinding(s)
+	if err != nil {
+		return err
+	}
+	*f.b = b
+	return nil
+}
+
+// cpubindFlag is -cpubind, a switch for --bind-to core (and, set false,
+// none). It sets the same variable as --bind-to, so the last of the two
+// on the command line wins.
+type cpubindFlag struct{ b *launcher.Binding }
+
+func (f cpubindFlag) IsBoolFlag() bool { return true }
+
+func (f cpubindFlag) String() string {
+	return strconv.FormatBool(f.b != nil && *f.b == launcher.BindCore)
+}
+
+func (f cpubindFlag) Set(s string) error {
+	on, err := strconv.ParseBool(s)
+	if err != nil {
+		return err
+	}
+	*f.b = launcher.BindNone
+	if on {
+		*f.b = launcher.BindCore
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/internal/version"
+	"github.com/goshmem/goshmem/launcher"
 )
 
 func init() {
@@ -55,7 +57,7 @@ func TestOpenMPISpellingsAndMisspellings(t *testing.T) {
 		{"bind-to misspelt", []string{"--bind_to", "core", "-np", "2", os.Args[0]}, "did you mean -bind-to?", ""},
 		{"nothing close", []string{"-np", "2", "-frobnicate", os.Args[0]}, "oshrun: unknown flag -frobnicate\n", "did you mean"},
 		{"one letter", []string{"-y", "-np", "2", os.Args[0]}, "oshrun: unknown flag -y\n", "did you mean"},
-		{"bind-to socket", []string{"--bind-to", "socket", "-np", "2", os.Args[0]}, `"socket" is not one of core, none`, ""},
+		{"bind-to socket", []string{"--bind-to", "socket", "-np", "2", os.Args[0]}, `"socket" is not one of share, core, none`, ""},
 		{"bind-to nothing", []string{"-np", "2", "--bind-to"}, "flag needs an argument: -bind-to", ""},
 		{"x without a name", []string{"-x", "=1", "-np", "2", os.Args[0]}, `want VAR or VAR=value, got "=1"`, ""},
 	} {
@@ -84,26 +86,33 @@ func TestEnvAndCompatibilityFlags(t *testing.T) {
 	}
 }
 
-// --bind-to and -cpubind set one thing: the last on the line wins.
+// --bind-to and -cpubind set one thing: the last on the line wins; share
+// unless told.
 func TestBindToIsCPUBind(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
-		want bool
+		want launcher.Binding
 	}{
-		{nil, false},
-		{[]string{"--bind-to", "core"}, true},
-		{[]string{"--bind-to=none"}, false},
-		{[]string{"-cpubind", "--bind-to", "none"}, false},
-		{[]string{"--bind-to", "none", "-cpubind"}, true},
-		{[]string{"--bind-to", "core", "-cpubind=false"}, false},
+		{nil, launcher.BindShare},
+		{[]string{"--bind-to", "core"}, launcher.BindCore},
+		{[]string{"--bind-to=none"}, launcher.BindNone},
+		{[]string{"-cpubind", "--bind-to", "none"}, launcher.BindNone},
+		{[]string{"--bind-to", "none", "-cpubind"}, launcher.BindCore},
+		{[]string{"--bind-to", "core", "-cpubind=false"}, launcher.BindNone},
+		{[]string{"--bind-to", "none", "--bind-to", "share"}, launcher.BindShare},
 	} {
 		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		var cpubind bool
-		fs.BoolVar(&cpubind, "cpubind", false, "")
+		cpubind := launcher.BindShare
+		fs.Var(cpubindFlag{&cpubind}, "cpubind", "")
 		fs.Var(bindToFlag{&cpubind}, "bind-to", "")
 		require.NoError(t, fs.Parse(tc.args))
 		require.Equal(t, tc.want, cpubind, "%q", tc.args)
 	}
+	fs := flag.NewFlagSet("t", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	cpubind := launcher.BindShare
+	fs.Var(bindToFlag{&cpubind}, "bind-to", "")
+	require.ErrorContains(t, fs.Parse([]string{"--bind-to", "socket"}), `"socket" is not one of share, core, none`)
 }
 
 func TestSuggest(t *testing.T) {

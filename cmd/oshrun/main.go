@@ -94,7 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var (
 		np       int
 		perHost  int
-		cpubind  bool
+		cpubind  = launcher.BindShare
 		env      envFlag
 		hosts    hostsFlag
 		hostfile = fs.String("hostfile", "", "`FILE` listing the hosts, Open MPI's syntax: one per line, NAME [slots=N], # comments")
@@ -110,8 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&np, "np", 0, "number of PEs to start (required, at least 1)")
 	fs.IntVar(&np, "n", 0, "same as -np")
 	fs.BoolVar(tag, "tag-output", false, "same as -tag")
-	fs.BoolVar(&cpubind, "cpubind", false, "bind PE r to the r-th CPU; PEs beyond the CPUs are dealt round them again (PE r to CPU r mod CPUs)")
-	fs.Var(bindToFlag{&cpubind}, "bind-to", "`core` is -cpubind, none leaves PEs unbound (the default); the last of -cpubind and --bind-to wins")
+	fs.Var(cpubindFlag{&cpubind}, "cpubind", "same as --bind-to core")
+	fs.Var(bindToFlag{&cpubind}, "bind-to", "`placement` of each host's PEs on its CPUs: share binds each to its share of the CPUs (the CPUs over the host's PEs, as GOMAXPROCS), where they fit, else leaves them unbound; core binds the i-th PE of a host to its i-th CPU, round them again where the PEs outnumber them; none leaves them to the kernel. The last of -cpubind and --bind-to wins")
 	fs.Var(&env, "x", "`VAR=value` sets VAR in every PE (repeatable); -x VAR passes oshrun's VAR to PEs on other hosts (those on this host get oshrun's whole environment)")
 	fs.Var(&hosts, "host", "`hosts` to run on: NAME[:SLOTS],... (slots 1 when absent); PEs fill the first host's slots, then the next's")
 	fs.Var(&hosts, "H", "same as -host")

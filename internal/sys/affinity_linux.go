@@ -24,9 +24,9 @@ func CPUs() ([]int, error) {
 	return cpus, nil
 }
 
-// OnCPU calls f on an OS thread bound to cpu, so that a process f starts
-// inherits the binding, and then unbinds the thread.
-func OnCPU(cpu int, f func() error) error {
+// OnCPUs calls f on an OS thread bound to cpus, so that a process f
+// starts inherits the binding, and then unbinds the thread.
+func OnCPUs(cpus []int, f func() error) error {
 	runtime.LockOSThread()
 	var old unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {
@@ -34,10 +34,12 @@ func OnCPU(cpu int, f func() error) error {
 		return fmt.Errorf("sched_getaffinity: %w", err)
 	}
 	var set unix.CPUSet
-	set.Set(cpu)
+	for _, c := range cpus {
+		set.Set(c)
+	}
 	if err := unix.SchedSetaffinity(0, &set); err != nil {
 		runtime.UnlockOSThread()
-		return fmt.Errorf("sched_setaffinity to CPU %d: %w", cpu, err)
+		return fmt.Errorf("sched_setaffinity to CPUs %v: %w", cpus, err)
 	}
 	ferr := f()
 	if err := unix.SchedSetaffinity(0, &old); err != nil {
