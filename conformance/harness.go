@@ -180,7 +180,7 @@ func runInProcess(t *testing.T, h Harness, c Case, n int, info core.Info) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	boots := bootstrap.NewLocal(n)
 	jobID := "conf-" + randomHex(6)
-	env := h.envLookup(t.TempDir())
+	env := h.envLookup(ShmDir(t))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	pes := make([]*T, n)
 	var wg sync.WaitGroup
@@ -293,6 +293,21 @@ func reportPEs(t *testing.T, pes []*T) {
 	if b.Len() > 0 {
 		t.Error("\n" + b.String())
 	}
+}
+
+// ShmDir is a directory for a test job's files (GOSHMEM_SHM_DIR),
+// removed when the test ends. Its path is short, unlike t.TempDir's,
+// which holds the test's name: a plugin's socket goes under the job's
+// directory only where the path fits a unix socket's (providers/plugin),
+// and elsewhere in the system's temporary directory, where a PE that a
+// test kills leaves it behind.
+func ShmDir(t testing.TB) string {
+	d, err := os.MkdirTemp("", "gsh")
+	if err != nil {
+		t.Fatalf("shm dir: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(d) })
+	return d
 }
 
 func randomHex(n int) string {
@@ -426,7 +441,7 @@ func runProcesses(t *testing.T, h Harness, c Case, n int) {
 		envCase + "=" + c.Name,
 		envPerHost + "=" + strconv.Itoa(h.PEsPerHost),
 		envFlowOps + "=" + strconv.Itoa(h.flowOps()),
-		core.EnvShmDir + "=" + t.TempDir(),
+		core.EnvShmDir + "=" + ShmDir(t),
 		shmem.EnvSymmetricSize + "=" + strconv.FormatInt(h.heapSize(), 10),
 		// Race-built children would otherwise linger a second at exit.
 		"GORACE=atexit_sleep_ms=0",

@@ -18,7 +18,7 @@ import (
 // its value and the largest heap the provider allows; never in the size of
 // the region shmem would have asked for. env adds the provider's settings.
 func HeapTooLarge(t *testing.T, provider, size string, env map[string]string) {
-	vars := map[string]string{core.EnvProvider: provider, shmem.EnvSymmetricSize: size, core.EnvShmDir: t.TempDir()}
+	vars := map[string]string{core.EnvProvider: provider, shmem.EnvSymmetricSize: size, core.EnvShmDir: ShmDir(t)}
 	for k, v := range env {
 		vars[k] = v
 	}

@@ -150,7 +150,7 @@ func RunKilledPE(t *testing.T, k KilledPE) {
 		bootstrap.EnvJobID+"="+jobID,
 		bootstrap.EnvBootstrap+"="+ln.Addr().String(),
 		bootstrap.EnvSecret+"="+hex.EncodeToString(secret),
-		core.EnvShmDir+"="+t.TempDir())
+		core.EnvShmDir+"="+ShmDir(t))
 	outs := make([]SyncBuffer, n)
 	cmds := make([]*exec.Cmd, n)
 	stdins := make([]io.WriteCloser, n)

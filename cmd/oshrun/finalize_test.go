@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/conformance"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/launcher"
 	"github.com/goshmem/goshmem/providers/plugin"
@@ -91,7 +92,7 @@ func finalizeAfterLoss(t *testing.T, provider string, np int, extraEnv ...string
 	const victim = 1
 	for _, mode := range []string{"kill", "stop"} {
 		t.Run(mode, func(t *testing.T) {
-			t.Setenv(core.EnvShmDir, t.TempDir())
+			t.Setenv(core.EnvShmDir, conformance.ShmDir(t))
 			// A hung job is interrupted, and fails the test, rather than
 			// hanging it.
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -152,7 +153,7 @@ func srunLoss(t *testing.T, provider string, np int, mode string, victim int, ex
 	addr := net.JoinHostPort("127.0.0.1", freePort(t))
 	secret, err := bootstrap.NewSecret()
 	require.NoError(t, err)
-	shm := t.TempDir()
+	shm := conformance.ShmDir(t)
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")

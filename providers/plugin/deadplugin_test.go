@@ -13,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/conformance"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/launcher"
 	"github.com/goshmem/goshmem/shmem"
@@ -106,7 +107,7 @@ func TestDeadPluginEndsTheJob(t *testing.T) {
 			go func() {
 				code, err := launcher.Run(ctx, launcher.Options{NP: np, Program: os.Args[0], Args: []string{"-test.run=^$"},
 					Provider: examplePlugin, Stdout: stdout, Stderr: stderr, Grace: time.Second,
-					Env: []string{envDeadPluginPE + "=1", core.EnvShmDir + "=" + t.TempDir(), "GORACE=atexit_sleep_ms=0"},
+					Env: []string{envDeadPluginPE + "=1", core.EnvShmDir + "=" + conformance.ShmDir(t), "GORACE=atexit_sleep_ms=0"},
 					Started: func(pe, pid int) {
 						mu.Lock()
 						pids[pe] = pid
