@@ -15,9 +15,9 @@ import (
 // other then never take turns on one CPU while another idles, and a
 // thread the kernel wakes runs where its PE runs. Measured on 2 CPUs with
 // 2 PEs, alternating bound and unbound runs of one build: a tcp 8-byte
-// put and quiet 13.78 µs bound against 14.66 unbound for Go programs, and
-// C programs' 14.56 against 16.8 to 25.5 (unbound, a C program's thread
-// and its runtime's threads drift onto one CPU in some runs); tcp 4 MiB
+// put and quiet 19.90 µs bound against 20.01 unbound for Go programs, and
+// C programs' 21.24 against 24.68 (unbound, a C program's thread and its
+// runtime's threads drift onto one CPU in some runs); tcp 4 MiB
 // put bandwidth 3555 against 3011 MB/s (Go) and 3745 against 2737 (C);
 // a loopback barrier as fast and steadier (0.89 µs bound, 0.53 to 47
 // unbound). Where a host's PEs outnumber its CPUs no share is whole, and
