@@ -228,13 +228,11 @@ func (a *agent) run(ctx context.Context) int {
 		cmd.Stderr = peStream{a.fw, frameStderr, r}
 		cmd.SysProcAttr = procAttr()
 		cmd.WaitDelay = waitDelay
-		start := cmd.Start
-		var err error
+		var set []int
 		if sets != nil {
-			err = sys.OnCPUs(sets[i], start)
-		} else {
-			err = start()
+			set = sets[i]
 		}
+		err := sys.OnCPUs(set, cmd.Start)
 		if err != nil {
 			// The PEs already started end with the job, which the
 			// launcher ends on this exit.

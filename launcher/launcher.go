@@ -607,44 +607,34 @@ func (j *job) watchStopped() {
 	}
 }
 
-// bindings returns the CPUs of each PE this host starts, by rank, or nil
-// to leave them unbound.
-func (j *job) bindings() map[int][]int {
-	var ranks []int
-	for r := range j.pes {
-		if j.o.place == nil || j.o.place[r] == "" {
-			ranks = append(ranks, r)
-		}
-	}
+// bindings returns the CPUs of each PE this host starts, in rank order,
+// or nil to leave them unbound.
+func (j *job) bindings() [][]int {
 	cpus, err := sys.CPUs()
 	if err != nil {
 		return nil
 	}
-	sets := cpuSets(j.o.CPUBind, cpus, len(ranks))
-	if sets == nil {
-		return nil
+	sets := cpuSets(j.o.CPUBind, cpus, j.o.localPEs())
+	if sets != nil {
+		j.logf(j.o.Verbose, "PEs of this host bound to CPUs %v", sets)
 	}
-	bind := make(map[int][]int, len(ranks))
-	for i, r := range ranks {
-		bind[r] = sets[i]
-	}
-	j.logf(j.o.Verbose, "PEs bound to CPUs %v", bind)
-	return bind
+	return sets
 }
 
-// startLocal starts the PEs of this host, each on its CPU if bound. On
+// startLocal starts the PEs of this host, the i-th on cpus[i] if bound. On
 // an error the job is being ended and the error says which PE.
-func (j *job) startLocal(cpus map[int][]int) error {
+func (j *job) startLocal(cpus [][]int) error {
+	i := 0
 	for r, p := range j.pes {
 		if j.o.place != nil && j.o.place[r] != "" {
 			continue
 		}
-		var err error
+		var set []int
 		if cpus != nil {
-			err = sys.OnCPUs(cpus[r], func() error { return j.start(p) })
-		} else {
-			err = j.start(p)
+			set = cpus[i]
 		}
+		i++
+		err := sys.OnCPUs(set, func() error { return j.start(p) })
 		if err != nil {
 			j.end(fmt.Sprintf("could not start PE %d: %v", r, err), 1)
 			return fmt.Errorf("launcher: starting PE %d: %w", r, err)

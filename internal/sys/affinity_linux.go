@@ -25,8 +25,12 @@ func CPUs() ([]int, error) {
 }
 
 // OnCPUs calls f on an OS thread bound to cpus, so that a process f
-// starts inherits the binding, and then unbinds the thread.
+// starts inherits the binding, and then unbinds the thread. With no CPUs
+// it calls f unbound.
 func OnCPUs(cpus []int, f func() error) error {
+	if len(cpus) == 0 {
+		return f()
+	}
 	runtime.LockOSThread()
 	var old unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &old); err != nil {

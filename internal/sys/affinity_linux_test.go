@@ -28,6 +28,11 @@ func TestOnCPUsBindsChild(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, cpus, after)
 
+	// No CPUs: unbound, the caller's whole set.
+	var unbound []int
+	require.NoError(t, OnCPUs(nil, func() error { unbound, err = CPUs(); return err }))
+	require.Equal(t, cpus, unbound)
+
 	if len(cpus) >= 2 {
 		require.NoError(t, OnCPUs(cpus[:2], func() error {
 			out, err = exec.Command("grep", "Cpus_allowed_list", "/proc/self/status").Output()
