@@ -44,8 +44,10 @@ func (c *Counter) Complete(first, n uint64) {
 	if n == 0 {
 		return
 	}
-	c.done(first, n)
+	// Counted before the watermark moves: whoever sees the watermark
+	// past them (a quiet) sees them counted.
 	c.completed.Add(n)
+	c.done(first, n)
 	c.event.Notify()
 }
 
@@ -55,8 +57,8 @@ func (c *Counter) Complete(first, n uint64) {
 func (c *Counter) Fail(seq uint64, err error) {
 	c.firstErr.CompareAndSwap(nil, &err)
 	c.errors.Add(1)
-	c.done(seq, 1)
 	c.completed.Add(1)
+	c.done(seq, 1)
 	c.event.Notify()
 }
 
