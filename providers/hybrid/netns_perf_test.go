@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -37,6 +38,13 @@ const envPerf = "GOSHMEM_HYBRID_PERF"
 // (the runtime's: this machine's CPUs), "oshrun" (what oshrun gives a PE:
 // the CPUs over the PEs of its host, at least 1) or a number; unset, the
 // default alone.
+//
+// GOSHMEM_HYBRID_PERF_ONLY, a regular expression, keeps the
+// configurations whose names it matches.
+//
+// GOSHMEM_HYBRID_PERF_OTHER names a shmemperf built from another tree:
+// each configuration then also runs with it, right after this tree's,
+// under its name with " [other]", to compare two versions in one run.
 func TestNamespacedPerf(t *testing.T) {
 	rounds := 0
 	if v := os.Getenv(envPerf); v != "" {
@@ -92,11 +100,29 @@ func TestNamespacedPerf(t *testing.T) {
 	figures := map[string][]float64{} // config/test -> latency in us, per round
 	var order []string
 	if only := os.Getenv(envPerf + "_ONLY"); only != "" {
-		configs = slices.DeleteFunc(configs, func(c config) bool { return !strings.Contains(c.name, only) })
+		re, err := regexp.Compile(only)
+		if err != nil {
+			t.Fatalf("%s_ONLY=%q: want a regular expression: %v", envPerf, only, err)
+		}
+		configs = slices.DeleteFunc(configs, func(c config) bool { return !re.MatchString(c.name) })
+	}
+	// Each configuration runs with this tree's shmemperf, then with the
+	// other one if there is.
+	type run struct {
+		config
+		bin string
+	}
+	var runs []run
+	for _, c := range configs {
+		runs = append(runs, run{c, bin})
+		if other := os.Getenv(envPerf + "_OTHER"); other != "" {
+			c.name += " [other]"
+			runs = append(runs, run{c, other})
+		}
 	}
 	for r := range rounds {
 		for _, procs := range procs {
-			for _, c := range configs {
+			for _, c := range runs {
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 				// The namespaced hosts share this machine's CPUs: every PE
 				// is told the PEs outnumber them, as they do.
@@ -122,7 +148,7 @@ func TestNamespacedPerf(t *testing.T) {
 					args = []string{"-sizes", "8", "-iters", "20000", "-warmup", "500"}
 				}
 				j := h3.startOn(ctx, t, c.hostOf, env,
-					bin, append([]string{"-test", c.tests, "-json"}, args...)...)
+					c.bin, append([]string{"-test", c.tests, "-json"}, args...)...)
 				errs := j.wait()
 				cancel()
 				for pe, err := range errs {
