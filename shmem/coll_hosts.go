@@ -3,19 +3,23 @@ package shmem
 // Host-aware collectives. Where a job has several PEs on some host and
 // spans more than one host, a signal between two PEs of one host is a
 // store into memory both map, and a signal between hosts is a message,
-// hundreds of times dearer. The combining tree (coll_tree.go) then takes a
-// shape that crosses hosts as little as it can: inside each host the
-// team's PEs there form a tree under one leader, and the leaders form a
-// tree across hosts. A barrier or small reduction costs one message up and
-// one down per host beside the root's, instead of one per PE.
+// hundreds of times dearer. Barriers and reductions go by host
+// (coll_hostreduce.go): the last PE of each host to arrive sends its
+// host's part to the leaders that combine them, without waking its own
+// leader first. The combining tree (coll_tree.go), which the other small
+// collectives take, takes a shape that crosses hosts as little as it can:
+// inside each host the team's PEs there form a tree under one leader, and
+// the leaders form a tree across hosts, so a step costs one message up
+// and one down per host beside the root's, instead of one per PE.
 //
-// Leaders that send their host's part straight to every other leader take
-// one step between hosts instead of two, but measured slower over tcp on
-// namespaced hosts whose PEs outnumber the CPUs, alternating with the
-// tree in one run (2 x 2 barrier 171 µs against 150, sum-reduce 196
-// against 169; 3 x 2 sum-reduce 541 against 359): every leader waits on
-// every other and sends more messages, each a wake-up of a process on
-// another host. The tree stays.
+// Leaders that, once their host's PEs had reached them through the tree,
+// sent their host's part straight to every other leader measured slower
+// than the tree over tcp on namespaced hosts whose PEs outnumber the
+// CPUs, alternating in one run (2 x 2 barrier 171 µs against 150,
+// sum-reduce 196 against 169; 3 x 2 sum-reduce 541 against 359): every
+// leader woke for its host's PEs, then for every other leader. The last
+// PE to arrive sending at once, with no leader to wake first, is what
+// made the direct step pay (coll_hostreduce.go).
 //
 // The notion of a host comes from core: the host ids every PE gives at
 // init (as for TeamShared) and core.DirectAccess, which must map every PE

@@ -96,11 +96,11 @@ func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
 }
 
 // reduce copies source into dest and all-reduces dest: by a gather and a
-// barrier when it is small and the team's barrier cheap, through the
-// combining tree when it is small; when it is large, by host on a team
-// spread over hosts (coll_hostreduce.go), else on the World's team by a
-// reduce-scatter and an allgather in large pieces, on other teams by
-// recursive doubling in pieces that fit a message.
+// barrier when it is small and the team's barrier cheap; by host on a team
+// spread over hosts with several PEs on some (coll_hostreduce.go); else
+// through the combining tree when it is small; when it is large, on the
+// World's team by a reduce-scatter and an allgather in large pieces, on
+// other teams by recursive doubling in pieces that fit a message.
 func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
 	if err := t.check(op); err != nil {
 		return err
@@ -113,11 +113,11 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	if t.gatherFits(len(mem.Bytes(acc))) {
 		return t.collErr(op, gatherReduce(t, acc, combine))
 	}
-	if t.treeFits(len(mem.Bytes(acc))) {
-		return t.collErr(op, tree(t, 0, acc, combine, true))
-	}
 	if t.hostReduceFits() {
 		return t.collErr(op, hostReduce(t, acc, combine))
+	}
+	if t.treeFits(len(mem.Bytes(acc))) {
+		return t.collErr(op, tree(t, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
 	if t == t.w.coll.world && bulkSlot(len(t.members)) > 0 && (len(t.members) > 2 || len(acc) > per) {

@@ -8,9 +8,10 @@ import (
 )
 
 // barrier waits for every member: on the World's team of more than two
-// PEs through the domain's own barrier where it has one (core.Barrierer),
-// else through the combining tree; on teams of two by dissemination, whose
-// direct exchange is one step.
+// PEs through the domain's own barrier where it has one (core.Barrierer);
+// on a team spread over hosts with several PEs on some, by host
+// (hostBarrier); else through the combining tree;
+// on teams of two by dissemination, whose direct exchange is one step.
 //
 // A barrier ended by a peer that left because of a global exit reports
 // the global exit: a domain's barrier notices the loss of a peer before
@@ -18,6 +19,9 @@ import (
 func (t *Team) barrier() error {
 	if b := t.domainBarrier(); b != nil {
 		return t.w.exitOr(b())
+	}
+	if t.hostReduceFits() {
+		return t.w.exitOr(hostBarrier(t))
 	}
 	if t.treeFits(0) {
 		return t.w.exitOr(tree[byte](t, 0, nil, nil, false))
