@@ -115,9 +115,10 @@ const (
 
 	// hostRedHosts is the most hosts a team may span for its reductions
 	// and barriers to go by host: every leader keeps an inbox slot for each
-	// host's partial and sends its own to each of the others, (hosts-1)
-	// times the data from each host, where bulkReduce sends about twice
-	// the data from each PE; measured only up to 3 hosts.
+	// host's partial, and each host's partial of a large piece goes to
+	// each of the others, (hosts-1) times the data from each host, where
+	// bulkReduce sends about twice the data from each PE; measured only up
+	// to 3 hosts.
 	hostRedHosts = 8
 )
 
@@ -153,11 +154,15 @@ func (t *Team) hostRedBanks() (data, bank, part int) {
 	return data, bank, part
 }
 
+// hostRooted reports whether a piece of n bytes goes by host 0's leader
+// (see above): one the tree would carry, on more than two hosts.
+func (t *Team) hostRooted(n int) bool { return len(t.shape.hosts) > 2 && n <= treeChunk }
+
 // hostBarrier is the barrier of a team with a host shape: a reduction of
-// nothing, which takes one step between hosts where the tree takes two.
+// nothing.
 func hostBarrier(t *Team) error {
 	data, bank, part := t.hostRedBanks()
-	return hostReducePiece[byte](t, nil, nil, data, bank, part, len(t.shape.hosts) > 2)
+	return hostReducePiece[byte](t, nil, nil, data, bank, part, t.hostRooted(0))
 }
 
 // hostReduce all-reduces acc over a team with a host shape, piece after
@@ -168,7 +173,7 @@ func hostReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	}
 	data, bank, part := t.hostRedBanks()
 	per := part / mem.SizeOf[T]()
-	rooted := len(t.shape.hosts) > 2 && len(acc)*mem.SizeOf[T]() <= treeChunk
+	rooted := t.hostRooted(len(mem.Bytes(acc)))
 	for lo := 0; lo < len(acc); lo += per {
 		if err := hostReducePiece(t, acc[lo:min(lo+per, len(acc))], combine, data, bank, part, rooted); err != nil {
 			return err
@@ -215,28 +220,20 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 		// 2. The host's partial, into the inbox slot for this host of
 		// every leader that gathers: the other hosts' first, whose way
 		// is longer.
-		own := at(leader, inbox(h))
+		var own []T
 		if n > 0 {
-			copy(own, at(local[0], stage))
+			own = at(leader, inbox(h))
+			copy(own, at(leader, stage))
 			for _, r := range local[1:] {
 				combine(own, at(r, stage))
 			}
-			for i := 1; i < nh; i++ {
-				if g := (h + i) % nh; gathers(g) {
-					if err := ep.Put(t.members[s.hosts[g][0]], w.heap, inbox(h), mem.Bytes(own)); err != nil {
-						return err
-					}
-				}
-			}
-			if err := ep.Fence(); err != nil {
-				return err
-			}
 		}
-		for i := range nh {
-			if g := (h + 1 + i) % nh; gathers(g) {
-				if err := t.signal(s.hosts[g][0], flag(h), gen); err != nil {
-					return err
-				}
+		if err := t.toOtherLeaders(h, gathers, inbox(h), mem.Bytes(own), flag(h), gen); err != nil {
+			return err
+		}
+		if gathers(h) {
+			if err := t.signal(leader, flag(h), gen); err != nil {
+				return err
 			}
 		}
 	}
@@ -270,20 +267,9 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 		}
 		if rooted {
 			// 3'. The result, into the other leaders' slot for host 0.
-			if n > 0 {
-				for g := 1; g < nh; g++ {
-					if err := ep.Put(t.members[s.hosts[g][0]], w.heap, inbox(0), mem.Bytes(piece)); err != nil {
-						return err
-					}
-				}
-				if err := ep.Fence(); err != nil {
-					return err
-				}
-			}
-			for g := 1; g < nh; g++ {
-				if err := t.signal(s.hosts[g][0], flag(0), gen); err != nil {
-					return err
-				}
+			every := func(int) bool { return true }
+			if err := t.toOtherLeaders(0, every, inbox(0), mem.Bytes(piece), flag(0), gen); err != nil {
+				return err
 			}
 		}
 	} else {
@@ -299,6 +285,34 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 	for _, r := range local[1:] {
 		if err := t.signal(r, words+hrReadyOff, gen); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// toOtherLeaders puts b, if any, at off into the leader of every host but
+// h that want accepts, from host h+1 round, then, once the data has landed,
+// writes gen to the word at word on each.
+func (t *Team) toOtherLeaders(h int, want func(g int) bool, off int, b []byte, word int, gen uint64) error {
+	s, ep := t.shape, t.w.coll.ep
+	nh := len(s.hosts)
+	if len(b) > 0 {
+		for i := 1; i < nh; i++ {
+			if g := (h + i) % nh; want(g) {
+				if err := ep.Put(t.members[s.hosts[g][0]], t.w.heap, off, b); err != nil {
+					return err
+				}
+			}
+		}
+		if err := ep.Fence(); err != nil {
+			return err
+		}
+	}
+	for i := 1; i < nh; i++ {
+		if g := (h + i) % nh; want(g) {
+			if err := t.signal(s.hosts[g][0], word, gen); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

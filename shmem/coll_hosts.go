@@ -19,7 +19,7 @@ package shmem
 // sum-reduce 196 against 169; 3 x 2 sum-reduce 541 against 359): every
 // leader woke for its host's PEs, then for every other leader. The last
 // PE to arrive sending at once, with no leader to wake first, is what
-// made the direct step pay (coll_hostreduce.go).
+// made the direct step pay on two hosts (coll_hostreduce.go).
 //
 // The notion of a host comes from core: the host ids every PE gives at
 // init (as for TeamShared) and core.DirectAccess, which must map every PE

@@ -113,9 +113,10 @@ func TestNamespacedPerf(t *testing.T) {
 		bin string
 	}
 	var runs []run
+	other := os.Getenv(envPerf + "_OTHER")
 	for _, c := range configs {
 		runs = append(runs, run{c, bin})
-		if other := os.Getenv(envPerf + "_OTHER"); other != "" {
+		if other != "" {
 			c.name += " [other]"
 			runs = append(runs, run{c, other})
 		}
