@@ -175,3 +175,21 @@ type LocalWaiter interface {
 	WaitChange(seq uint32, max time.Duration) uint32
 	WaitDisarm(watch int)
 }
+
+// WaitPoker is implemented by LocalWaiters whose sleepers a write they do
+// not see can wake: WaitPoke moves the sequence and wakes every goroutine
+// in WaitChange, as a write to watched bytes would. A composite of two
+// transports lets its waiters sleep in one of them, and the other's
+// writes poke it (see WaitNotifier), instead of forwarding both.
+type WaitPoker interface {
+	WaitPoke()
+}
+
+// WaitNotifier is implemented by LocalWaiters that can tell another waiter
+// of their changes: after SetWaitNotify(f), every move of the sequence
+// that an armed waiter would wake for also calls f, on the goroutine that
+// made the write, after the write and before it wakes anyone. f must not
+// block; nil removes it. Set it before the first WaitArm.
+type WaitNotifier interface {
+	SetWaitNotify(f func())
+}

@@ -8,3 +8,11 @@ func FastPath(ep core.Endpoint) bool {
 	e, ok := ep.(*endpoint)
 	return ok && e.fast
 }
+
+// Poked reports whether d, a composite domain, lets its waiters sleep in
+// the intra-host transport, which the inter-host one pokes, instead of
+// forwarding both transports' changes.
+func Poked(d core.Domain) bool {
+	h, ok := d.(*domain)
+	return ok && h.waiting.poked
+}

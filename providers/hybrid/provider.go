@@ -157,9 +157,7 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 		return nil, fmt.Errorf("%s inside hosts: %w", p.Intra.Name(), errorsJoin(err, inter.Close()))
 	}
 	d.intra = intra
-	d.waiting.intra, _ = intra.(core.LocalWaiter)
-	d.waiting.inter, _ = inter.(core.LocalWaiter)
-	d.waiting.stop = make(chan struct{})
+	d.waiting.setup(intra, inter)
 	d.direct, _ = intra.(core.DirectAccess)
 	d.failers = failersOf(inter, intra)
 	d.atomics = p.Info().Atomics

@@ -10,19 +10,32 @@ import (
 
 // The composite's core.LocalWaiter. A PE's memory is written by two kinds
 // of writer: PEs of its host, through the shared memory of the intra-host
-// transport, which wakes that transport's sleepers (a futex); and PEs of
-// other hosts, through the inter-host transport, whose progress goroutines
-// wake its own sleepers. No one sleep hears both. So a waiter arms both
-// transports on the bytes it watches, as it would either, and sleeps on
-// the composite's own event; two forwarders, goroutines that live while
-// waiters are armed (and a little after, for the next wait), sleep each in
-// one transport's WaitChange and notify the event when its sequence moves,
-// which it does only for writes to watched bytes. The waiter re-checks its
-// condition at every notice, as LocalWaiter's callers do.
+// transport, which wakes that transport's sleepers (a futex, or a pipe in
+// the runtime's poller); and PEs of other hosts, through the inter-host
+// transport, whose progress goroutines wake its own sleepers. No one
+// sleep hears both, so a waiter arms both transports on the bytes it
+// watches, as it would either, and one of two ways joins them.
 //
-// Without this, waits backed off in sleeps growing to a millisecond; with
-// a sleep on one transport alone, a signal through the other was seen only
-// at the end of the caller's max.
+// Poked, where the intra-host transport can be poked (core.WaitPoker) and
+// the inter-host one tells of its changes (core.WaitNotifier), as
+// loopback and tcp or ntbring do: the waiter sleeps in the intra-host
+// transport's WaitChange, and the inter-host one's progress goroutines
+// poke it after every write to watched bytes. A wake-up is one hand-off,
+// from the writer (or the goroutine that applied its frame) to the
+// waiter; with two runtime processors a namespaced 2x2 barrier took about
+// half the time of the forwarded way (docs/benchmarks.md).
+//
+// Forwarded, otherwise (an inter-host transport out of process): the
+// waiter sleeps on the composite's own event; two forwarders, goroutines
+// that live while waiters are armed (and a little after, for the next
+// wait), sleep each in one transport's WaitChange and notify the event
+// when its sequence moves, which it does only for writes to watched
+// bytes.
+//
+// Either way the waiter re-checks its condition at every notice, as
+// LocalWaiter's callers do. Without this, waits backed off in sleeps
+// growing to a millisecond; with a sleep on one transport alone, a signal
+// through the other was seen only at the end of the caller's max.
 
 // forwarderLinger is how long the forwarders stay armed after the last
 // waiter disarmed: collectives wait again at once, and a forwarder armed
@@ -33,6 +46,8 @@ const forwarderLinger = 50 * time.Millisecond
 // waiting is the composite waiter's state.
 type waiting struct {
 	intra, inter core.LocalWaiter // nil where a transport has none
+	// poked: waiters sleep in intra, which inter pokes (no forwarders).
+	poked bool
 
 	ev  core.Event    // waiters sleep here
 	seq atomic.Uint32 // bumped by the forwarders at every change
@@ -52,7 +67,11 @@ var _ core.LocalWaiter = (*domain)(nil)
 
 // WaitArm implements core.LocalWaiter: it arms each transport on its view
 // of r, so that a write to the watched bytes by either moves that
-// transport's sequence, which its forwarder sleeps on.
+// transport's sequence: the inter-host one's pokes the intra-host one's,
+// which the waiter sleeps on; or each has a forwarder sleeping on it.
+// The intra-host transport is armed first, so a write through the
+// inter-host one before that one's arm is seen by the caller's check of
+// its condition, and one after it pokes past the sequence returned.
 func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 	w := &d.waiting
 	var ir, xr core.Region
@@ -60,15 +79,18 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 		ir, xr = reg.intra, reg.inter
 	}
 	iw, xw := -1, -1
+	var is uint32
 	if w.intra != nil {
-		var s uint32
-		s, iw = w.intra.WaitArm(ir, off, n)
-		w.intraSeq.Store(s)
+		is, iw = w.intra.WaitArm(ir, off, n)
+		w.intraSeq.Store(is)
 	}
 	if w.inter != nil {
 		var s uint32
 		s, xw = w.inter.WaitArm(xr, off, n)
 		w.interSeq.Store(s)
+	}
+	if w.poked {
+		return is, packWatch(iw, xw)
 	}
 	seq := w.seq.Load()
 	w.armed.Add(1)
@@ -86,10 +108,16 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 	return seq, packWatch(iw, xw)
 }
 
-// WaitChange implements core.LocalWaiter: it sleeps until a forwarder
-// reports a change or max passes.
+// WaitChange implements core.LocalWaiter: it sleeps in the intra-host
+// transport, or until a forwarder reports a change, or until max passes.
 func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 	w := &d.waiting
+	if w.poked {
+		if d.closed.Load() {
+			return seq
+		}
+		return w.intra.WaitChange(seq, max)
+	}
 	if max > 0 && !d.closed.Load() {
 		_ = w.ev.Block(func() bool { return w.seq.Load() != seq || d.closed.Load() }, max, nil) // timed out or changed: the caller re-checks alike
 	}
@@ -106,8 +134,25 @@ func (d *domain) WaitDisarm(watch int) {
 	if w.inter != nil {
 		w.inter.WaitDisarm(xw)
 	}
+	if w.poked {
+		return
+	}
 	w.last.Store(time.Now().UnixNano())
 	w.armed.Add(-1)
+}
+
+// setup picks how waiters sleep, given the two transports: poked where
+// intra can be poked and inter tells of its changes, else forwarded.
+func (w *waiting) setup(intra, inter core.Domain) {
+	w.intra, _ = intra.(core.LocalWaiter)
+	w.inter, _ = inter.(core.LocalWaiter)
+	w.stop = make(chan struct{})
+	p, pok := intra.(core.WaitPoker)
+	n, nok := inter.(core.WaitNotifier)
+	if pok && nok && w.intra != nil && w.inter != nil {
+		w.poked = true
+		n.SetWaitNotify(p.WaitPoke)
+	}
 }
 
 // packWatch carries two transports' watches (32-bit values) in one int.

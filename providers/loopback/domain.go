@@ -608,6 +608,16 @@ func (d *domain) wake(pe int) {
 	}
 }
 
+var _ core.WaitPoker = (*domain)(nil)
+
+// WaitPoke implements core.WaitPoker: it wakes this PE's waiters as a
+// write by a PE of this host to bytes they watch would.
+func (d *domain) WaitPoke() {
+	if !d.closed.Load() {
+		d.wake(d.rank)
+	}
+}
+
 // Close implements core.Domain. It marks the domain and its endpoints
 // closed, so later calls fail with ErrClosed instead of touching unmapped
 // memory; waits at a barrier until every PE is done with the job's memory;

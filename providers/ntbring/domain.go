@@ -53,6 +53,8 @@ type domain struct {
 	// LocalWaiter; change wakes its waiters.
 	seq    atomic.Uint32
 	change core.Event
+	armed  atomic.Int32           // waiters armed (WaitArm to WaitDisarm)
+	also   atomic.Pointer[func()] // told of changes too, while armed (core.WaitNotifier)
 
 	mu        sync.RWMutex // guards the fields below
 	regions   []*region    // by index; read by workers on every transfer
@@ -446,19 +448,42 @@ func (d *domain) close() error {
 	return nil
 }
 
-// wake tells this host's waiters that its memory may have changed.
+// wake tells this host's waiters that its memory may have changed. The
+// sequence's add is a full barrier between the write that landed and the
+// load of the armed count, as a waiter counts itself before it checks its
+// condition: one of the two sees the other.
 func (d *domain) wake() {
 	d.seq.Add(1)
+	if d.armed.Load() > 0 {
+		if f := d.also.Load(); f != nil {
+			(*f)()
+		}
+	}
 	d.change.Notify()
 }
 
 // WaitArm implements core.LocalWaiter. Every write another host makes
 // lands through this host's workers, which wake the waiters; ranges are
 // not tracked, so a wake-up may be for other bytes.
-func (d *domain) WaitArm(core.Region, int, int) (uint32, int) { return d.seq.Load(), 0 }
+func (d *domain) WaitArm(core.Region, int, int) (uint32, int) {
+	d.armed.Add(1)
+	return d.seq.Load(), 0
+}
 
 // WaitDisarm implements core.LocalWaiter.
-func (d *domain) WaitDisarm(int) {}
+func (d *domain) WaitDisarm(int) { d.armed.Add(-1) }
+
+var _ core.WaitNotifier = (*domain)(nil)
+
+// SetWaitNotify implements core.WaitNotifier: while a waiter is armed,
+// every change wake tells its waiters of calls f too.
+func (d *domain) SetWaitNotify(f func()) {
+	if f == nil {
+		d.also.Store(nil)
+		return
+	}
+	d.also.Store(&f)
+}
 
 // WaitChange implements core.LocalWaiter: it returns once a remote write
 // landed here since seq, or after max.

@@ -1,6 +1,7 @@
 package ntbring
 
 import (
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,6 +86,33 @@ func TestWaiterWokenByRemotePut(t *testing.T) {
 		// An hour: only a wake-up by the put ends this in time.
 		seq = d.WaitChange(seq, time.Hour)
 	}
+}
+
+// A composite that sleeps in another transport is told of remote writes
+// (core.WaitNotifier) while a waiter is armed, and only then.
+func TestWaitNotifyWhileArmed(t *testing.T) {
+	doms := openRingT(t, 2, nil)
+	rs := regions(t, doms, 64)
+	d := doms[1]
+	var told atomic.Int32
+	d.SetWaitNotify(func() { told.Add(1) })
+	defer d.SetWaitNotify(nil)
+	ep, err := doms[0].NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	put := func(v uint64) {
+		before := d.seq.Load()
+		require.NoError(t, ep.PutValue(1, rs[0], 0, v, 8))
+		for seq := before; mem.LoadValue(rs[1].Local(), 0, 8) != v || d.seq.Load() == before; {
+			seq = d.WaitChange(seq, time.Hour) // woken by the landing
+		}
+	}
+	put(1)
+	require.Zero(t, told.Load(), "told of a write while no waiter was armed")
+	_, watch := d.WaitArm(rs[1], 0, 8)
+	put(2)
+	d.WaitDisarm(watch)
+	require.Eventually(t, func() bool { return told.Load() > 0 }, time.Minute, time.Millisecond,
+		"not told of a write while a waiter was armed")
 }
 
 // A stream of direct puts shares landed notices (a put skips its notice

@@ -17,6 +17,8 @@ type waiters struct {
 	any   atomic.Int32 // armed waiters watching all memory
 	seq   atomic.Uint32
 	ev    core.Event
+	// also, if set, is told of every change (core.WaitNotifier).
+	also atomic.Pointer[func()]
 
 	mu    sync.Mutex
 	used  uint32 // bit i: slot i in use
@@ -59,8 +61,23 @@ func (d *domain) notify(region uint32, off, n uint64) bool {
 		}
 	}
 	w.seq.Add(1)
+	if f := w.also.Load(); f != nil {
+		(*f)()
+	}
 	w.ev.Notify()
 	return true
+}
+
+var _ core.WaitNotifier = (*domain)(nil)
+
+// SetWaitNotify implements core.WaitNotifier: notify calls f at every
+// change it wakes the waiters for.
+func (d *domain) SetWaitNotify(f func()) {
+	if f == nil {
+		d.waiters.also.Store(nil)
+		return
+	}
+	d.waiters.also.Store(&f)
 }
 
 // WaitArm implements core.LocalWaiter: it publishes the watched range of
