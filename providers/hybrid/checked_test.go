@@ -41,13 +41,7 @@ func TestCheckedOnce(t *testing.T) {
 
 func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOptions) {
 	hosts := []string{"a", "a", "b", "b"}
-	shm := t.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return shm, true
-		}
-		return "", false
-	}
+	lookup := jobEnv(t, nil)
 	boots := bootstrap.NewLocal(len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup

@@ -11,6 +11,19 @@ import (
 	"github.com/goshmem/goshmem/core"
 )
 
+// jobEnv is a job's environment in tests: env, and a shared-memory
+// directory of the test's own.
+func jobEnv(t *testing.T, env map[string]string) func(string) (string, bool) {
+	shm := t.TempDir()
+	return func(k string) (string, bool) {
+		if k == core.EnvShmDir {
+			return shm, true
+		}
+		v, ok := env[k]
+		return v, ok
+	}
+}
+
 // openAll opens a job of len(hosts) PEs in process, PE i posing as
 // running on hosts[i], and returns the provider each PE got or its error;
 // it closes the domains.
@@ -23,14 +36,7 @@ func openAll(t *testing.T, spec string, hosts []string, env map[string]string) (
 // of its transports (core.TransportDescriber), or "".
 func openDescribe(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []string, []error) {
 	t.Helper()
-	shm := t.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return shm, true
-		}
-		v, ok := env[k]
-		return v, ok
-	}
+	lookup := jobEnv(t, env)
 	boots := bootstrap.NewLocal(len(hosts))
 	names := make([]string, len(hosts))
 	desc := make([]string, len(hosts))

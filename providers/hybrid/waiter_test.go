@@ -29,14 +29,7 @@ func TestWaiterWokenByEitherHost(t *testing.T) {
 }
 
 func waiterWoken(t *testing.T, env map[string]string) {
-	shm := t.TempDir()
-	lookup := func(k string) (string, bool) {
-		if k == core.EnvShmDir {
-			return shm, true
-		}
-		v, ok := env[k]
-		return v, ok
-	}
+	lookup := jobEnv(t, env)
 	hosts := []string{"a", "a", "b", "b"}
 	boots := bootstrap.NewLocal(len(hosts))
 	doms := make([]core.Domain, len(hosts))
