@@ -21,8 +21,7 @@ import (
 // PE, from either. With an intra-host transport other than loopback
 // (tcp here), the same operations go through its own checked calls.
 func TestCheckedOnce(t *testing.T) {
-	tcp, err := core.Lookup("tcp")
-	require.NoError(t, err)
+	tcp := registered(t, "tcp")[0]
 	for _, c := range []struct {
 		name string
 		p    core.Provider // nil: as core.Open composes it
@@ -41,24 +40,14 @@ func TestCheckedOnce(t *testing.T) {
 
 func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOptions) {
 	hosts := []string{"a", "a", "b", "b"}
-	lookup := jobEnv(t, nil)
+	env := jobEnv(t, nil)
 	boots := bootstrap.NewLocal(len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for me, b := range boots {
 		wg.Go(func() {
-			cfg := &core.Config{Bootstrap: b, JobID: "checked-test", Env: lookup, HostID: hosts[me]}
-			var d core.Domain
-			var err error
-			if p == nil {
-				var got core.Provider
-				got, d, err = core.Open(cfg, "tcp")
-				if err == nil {
-					assert.Equal(t, "tcp+loopback", got.Name())
-				}
-			} else {
-				d, err = p.Open(cfg)
-			}
+			cfg := &core.Config{Bootstrap: b, JobID: "checked-test", Env: env, HostID: hosts[me]}
+			d, err := openPE(cfg, p)
 			if err != nil {
 				errs[me] = errors.Join(err, b.Close())
 				return

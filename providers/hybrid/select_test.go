@@ -2,6 +2,7 @@ package hybrid_test
 
 import (
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -24,6 +25,31 @@ func jobEnv(t *testing.T, env map[string]string) func(string) (string, bool) {
 	}
 }
 
+// registered returns the registered providers of the names, in order.
+func registered(t *testing.T, names ...string) []core.Provider {
+	t.Helper()
+	ps := make([]core.Provider, len(names))
+	for i, name := range names {
+		p, err := core.Lookup(name)
+		require.NoError(t, err)
+		ps[i] = p
+	}
+	return ps
+}
+
+// openPE opens a PE's domain with p, or where p is nil as core.Open
+// composes it over tcp, which must give tcp+loopback.
+func openPE(cfg *core.Config, p core.Provider) (core.Domain, error) {
+	if p != nil {
+		return p.Open(cfg)
+	}
+	got, d, err := core.Open(cfg, "tcp")
+	if err == nil && got.Name() != "tcp+loopback" {
+		err = errors.Join(fmt.Errorf("core.Open composed %s, want tcp+loopback", got.Name()), d.Close())
+	}
+	return d, err
+}
+
 // openAll opens a job of len(hosts) PEs in process, PE i posing as
 // running on hosts[i], and returns the provider each PE got or its error;
 // it closes the domains.
@@ -36,7 +62,7 @@ func openAll(t *testing.T, spec string, hosts []string, env map[string]string) (
 // of its transports (core.TransportDescriber), or "".
 func openDescribe(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []string, []error) {
 	t.Helper()
-	lookup := jobEnv(t, env)
+	jobLookup := jobEnv(t, env)
 	boots := bootstrap.NewLocal(len(hosts))
 	names := make([]string, len(hosts))
 	desc := make([]string, len(hosts))
@@ -44,7 +70,7 @@ func openDescribe(t *testing.T, spec string, hosts []string, env map[string]stri
 	var wg sync.WaitGroup
 	for pe, b := range boots {
 		wg.Go(func() {
-			cfg := &core.Config{Bootstrap: b, JobID: "select-test", Env: lookup, HostID: hosts[pe]}
+			cfg := &core.Config{Bootstrap: b, JobID: "select-test", Env: jobLookup, HostID: hosts[pe]}
 			p, d, err := core.Open(cfg, spec)
 			if err == nil {
 				names[pe] = p.Name()
