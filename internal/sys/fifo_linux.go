@@ -45,7 +45,12 @@ var pokeByte = [1]byte{1}
 // gone.
 func Poke(fd int) error {
 	for {
-		_, err := unix.Write(fd, pokeByte[:])
+		// Raw (WriteNoWait): the descriptor never blocks, and a write
+		// that entered the runtime's system-call state could lose the
+		// caller's runtime processor to the runtime's monitor when the
+		// CPU is taken from it meanwhile, a hand-off of the processor
+		// to another thread and back.
+		_, err := WriteNoWait(uintptr(fd), pokeByte[:])
 		switch {
 		case err == nil, errors.Is(err, unix.EAGAIN):
 			return nil

@@ -54,7 +54,10 @@ func FutexWake(addr *uint32, n int) (int, error) {
 	if n > WakeAll {
 		n = WakeAll
 	}
-	r, _, e := unix.Syscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
+	// RawSyscall: a wake never sleeps, and outside the runtime's
+	// system-call state the caller keeps its runtime processor even if
+	// the CPU is taken from it in the kernel (see Yield).
+	r, _, e := unix.RawSyscall6(unix.SYS_FUTEX, uintptr(unsafe.Pointer(addr)), futexWake, uintptr(n), 0, 0, 0)
 	if e != 0 {
 		return 0, os.NewSyscallError("futex wake", e)
 	}
@@ -65,6 +68,22 @@ func FutexWake(addr *uint32, n int) (int, error) {
 // (sched_yield). It costs a fraction of a microsecond, far less than the
 // shortest sleep the kernel's timers deliver, so waiters yield before they
 // sleep.
+//
+// It is made in the runtime's system-call state, so a yield that was
+// away long lets the runtime's monitor hand the caller's processor to
+// another goroutine: loops that yield and never call runtime.Gosched rely
+// on it. Loops that do call Gosched use YieldHeld.
 func Yield() {
 	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+}
+
+// YieldHeld is Yield as a raw system call: the caller keeps its runtime
+// processor however long the kernel keeps it away. For loops that also
+// call runtime.Gosched, which lets this process's goroutines run: there
+// a yield that found another thread to run (what it is for, where the
+// PEs outnumber the CPUs) was often away long enough for the monitor to
+// take the processor and hand it to another thread, which the caller
+// then had to take back, two more thread wake-ups.
+func YieldHeld() {
+	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }

@@ -40,6 +40,9 @@ func FutexWake(addr *uint32, n int) (int, error) { return 0, errors.ErrUnsupport
 // Yield does nothing on this system.
 func Yield() {}
 
+// YieldHeld does nothing on this system.
+func YieldHeld() {}
+
 // MakeFIFO is not implemented on this system.
 func MakeFIFO(path string) error { return errors.ErrUnsupported }
 
@@ -60,6 +63,9 @@ func OpenFIFOWriter(path string) (int, error) { return -1, errors.ErrUnsupported
 
 // Poke is not implemented on this system.
 func Poke(fd int) error { return errors.ErrUnsupported }
+
+// ReadNoWait is not implemented on this system.
+func ReadNoWait(fd uintptr, p []byte) (int, error) { return 0, errors.ErrUnsupported }
 
 // CloseFD is not implemented on this system.
 func CloseFD(fd int) error { return errors.ErrUnsupported }

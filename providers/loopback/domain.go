@@ -498,7 +498,7 @@ func (d *domain) yield(p *uint32, old uint32) uint32 {
 		// Gosched lets a PE that is a goroutine of this process run;
 		// sched_yield lets a PE that is another process run.
 		runtime.Gosched()
-		sys.Yield()
+		sys.YieldHeld()
 		if v := atomic.LoadUint32(p); v != old {
 			return v
 		}

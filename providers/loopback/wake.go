@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -106,6 +107,25 @@ type pollWake struct {
 	// reader); the others sleep on the futex, as without the pipe.
 	mu  sync.Mutex
 	buf [64]byte // drains the pipe; guarded by mu
+	// raw is file's, and drain, a method value made once, reads it
+	// without the runtime's system-call state (see drainPipe).
+	raw   syscall.RawConn
+	drain func(fd uintptr) bool
+}
+
+// drainPipe is the pipe's read, for raw.Read: a raw system call on the
+// non-blocking descriptor, which returns false (wait in the poller) when
+// the pipe is empty. Read through the os.File, the call entered the
+// runtime's system-call state, and where the CPUs are oversubscribed
+// the runtime's monitor took the processor from a read preempted in the
+// kernel and handed it to another thread.
+func (w *pollWake) drainPipe(fd uintptr) bool {
+	for {
+		_, err := sys.ReadNoWait(fd, w.buf[:])
+		if err != syscall.EINTR {
+			return err != syscall.EAGAIN
+		}
+	}
 }
 
 // openWake makes this PE's pipe and opens every PE's, in three collective
@@ -127,6 +147,10 @@ func (d *domain) openWake() (*pollWake, error) {
 		// A pipe the poller cannot wait on would make every sleep
 		// return at once: refuse it here instead.
 		err = w.file.SetReadDeadline(time.Time{})
+	}
+	if err == nil {
+		w.raw, err = w.file.SyscallConn()
+		w.drain = w.drainPipe
 	}
 	if err != nil {
 		err = fmt.Errorf("make wake-up pipe: %w", err)
@@ -199,7 +223,7 @@ func (w *pollWake) sleep(word, pollers *uint32, old uint32, max time.Duration) (
 		if err := w.file.SetReadDeadline(deadline); err != nil {
 			return v, true // closed: the caller finds the domain closed
 		}
-		if _, err := w.file.Read(w.buf[:]); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+		if err := w.raw.Read(w.drain); err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
 			return atomic.LoadUint32(word), true
 		}
 	}
