@@ -79,19 +79,20 @@ func (d *domain) WaitArm(r core.Region, off, n int) (uint32, int) {
 		ir, xr = reg.intra, reg.inter
 	}
 	iw, xw := -1, -1
-	var is uint32
+	var is, xs uint32
 	if w.intra != nil {
 		is, iw = w.intra.WaitArm(ir, off, n)
-		w.intraSeq.Store(is)
 	}
 	if w.inter != nil {
-		var s uint32
-		s, xw = w.inter.WaitArm(xr, off, n)
-		w.interSeq.Store(s)
+		xs, xw = w.inter.WaitArm(xr, off, n)
 	}
 	if w.poked {
 		return is, packWatch(iw, xw)
 	}
+	// Where the forwarders start from: stored after both arms, a start
+	// from an older sequence is a spurious notice, never a missed one.
+	w.intraSeq.Store(is)
+	w.interSeq.Store(xs)
 	seq := w.seq.Load()
 	w.armed.Add(1)
 	w.start.Do(func() {

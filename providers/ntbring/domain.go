@@ -53,8 +53,8 @@ type domain struct {
 	// LocalWaiter; change wakes its waiters.
 	seq    atomic.Uint32
 	change core.Event
-	armed  atomic.Int32           // waiters armed (WaitArm to WaitDisarm)
-	also   atomic.Pointer[func()] // told of changes too, while armed (core.WaitNotifier)
+	armed  atomic.Int32       // waiters armed (WaitArm to WaitDisarm)
+	also   provkit.WaitNotify // told of changes too, while armed (core.WaitNotifier)
 
 	mu        sync.RWMutex // guards the fields below
 	regions   []*region    // by index; read by workers on every transfer
@@ -455,9 +455,7 @@ func (d *domain) close() error {
 func (d *domain) wake() {
 	d.seq.Add(1)
 	if d.armed.Load() > 0 {
-		if f := d.also.Load(); f != nil {
-			(*f)()
-		}
+		d.also.Tell()
 	}
 	d.change.Notify()
 }
@@ -477,13 +475,7 @@ var _ core.WaitNotifier = (*domain)(nil)
 
 // SetWaitNotify implements core.WaitNotifier: while a waiter is armed,
 // every change wake tells its waiters of calls f too.
-func (d *domain) SetWaitNotify(f func()) {
-	if f == nil {
-		d.also.Store(nil)
-		return
-	}
-	d.also.Store(&f)
-}
+func (d *domain) SetWaitNotify(f func()) { d.also.Set(f) }
 
 // WaitChange implements core.LocalWaiter: it returns once a remote write
 // landed here since seq, or after max.

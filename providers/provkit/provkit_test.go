@@ -196,3 +196,17 @@ func TestCloseOnce(t *testing.T) {
 	require.Equal(t, []error{boom}, got, "the first Close reports, once")
 	require.Equal(t, 1, runs)
 }
+
+// WaitNotify tells the function set, and nobody before one is set or
+// after it is removed.
+func TestWaitNotify(t *testing.T) {
+	var n provkit.WaitNotify
+	told := 0
+	n.Tell()
+	n.Set(func() { told++ })
+	n.Tell()
+	n.Tell()
+	n.Set(nil)
+	n.Tell()
+	require.Equal(t, 2, told)
+}

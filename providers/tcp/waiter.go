@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/providers/provkit"
 )
 
 // waiters lets a PE sleep until a peer's put or atomic lands in memory it
@@ -17,8 +18,8 @@ type waiters struct {
 	any   atomic.Int32 // armed waiters watching all memory
 	seq   atomic.Uint32
 	ev    core.Event
-	// also, if set, is told of every change (core.WaitNotifier).
-	also atomic.Pointer[func()]
+	// also is told of every change (core.WaitNotifier).
+	also provkit.WaitNotify
 
 	mu    sync.Mutex
 	used  uint32 // bit i: slot i in use
@@ -61,9 +62,7 @@ func (d *domain) notify(region uint32, off, n uint64) bool {
 		}
 	}
 	w.seq.Add(1)
-	if f := w.also.Load(); f != nil {
-		(*f)()
-	}
+	w.also.Tell()
 	w.ev.Notify()
 	return true
 }
@@ -72,13 +71,7 @@ var _ core.WaitNotifier = (*domain)(nil)
 
 // SetWaitNotify implements core.WaitNotifier: notify calls f at every
 // change it wakes the waiters for.
-func (d *domain) SetWaitNotify(f func()) {
-	if f == nil {
-		d.waiters.also.Store(nil)
-		return
-	}
-	d.waiters.also.Store(&f)
-}
+func (d *domain) SetWaitNotify(f func()) { d.waiters.also.Set(f) }
 
 // WaitArm implements core.LocalWaiter: it publishes the watched range of
 // this PE's part of r in a free slot (or watches everything when r is not
