@@ -1,11 +1,15 @@
 package conformance
 
 import (
+	"runtime"
 	"slices"
+	"sync/atomic"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -14,6 +18,7 @@ func signalCases() []Case {
 		{Name: "Signal/PutSignalSet", Needs: rmaCaps, Shmem: caseSignalSet},
 		{Name: "Signal/PutSignalAdd", Needs: rmaCaps, Shmem: caseSignalAdd},
 		{Name: "Signal/BadInput", Needs: rmaCaps, Shmem: caseSignalBadInput},
+		{Name: "Core/PutSignal", Needs: core.CapRMA | core.CapAtomic, Core: caseCorePutSignal},
 	}
 }
 
@@ -112,4 +117,63 @@ func caseSignalBadInput(t *T, w *shmem.World) {
 	require.Equal(t, []int64{0, 0, 0, 0}, buf, "a failed put_signal changed the data")
 	require.NoError(t, shmem.Free(w, sig))
 	require.NoError(t, shmem.Free(w, buf))
+}
+
+// core.PutSignal on the provider's endpoint (its own PutSignaler, or Put,
+// Fence and Atomic): whoever sees the signal sees the data, at sizes from
+// none to past what a frame copies; the endpoint's counter completes what
+// it issued; and a bad signal is refused with nothing written.
+func caseCorePutSignal(t *T, j CoreJob) {
+	d := j.Domain
+	me, n := d.Rank(), d.Size()
+	right, left := (me+1)%n, (me+n-1)%n
+	const max, data = 64 << 10, 64
+	r, err := d.NewRegion(data + max)
+	require.NoError(t, err)
+	ep, err := d.NewEndpoint(core.EndpointOptions{})
+	require.NoError(t, err)
+	sig := mem.Word64(r.Local(), 0)
+	sizes := []int{0, 1, 8, 100, 4096, max}
+	for round, size := range sizes {
+		want := uint64(round + 1)
+		op := core.AtomicWrite
+		if round%2 == 1 {
+			op = core.AtomicAdd // from round, one more
+		}
+		operand := want
+		if op == core.AtomicAdd {
+			operand = 1
+		}
+		require.NoError(t, core.PutSignal(ep, right, r, data, pattern(me, size, round), r, 0, op, operand), "size %d", size)
+		deadline := time.Now().Add(time.Minute)
+		for atomic.LoadUint64(sig) < want {
+			if time.Now().After(deadline) {
+				t.Fatalf("size %d: signal %d from PE %d not seen in a minute (the word holds %d)", size, want, left, atomic.LoadUint64(sig))
+			}
+			runtime.Gosched()
+		}
+		if !slices.Equal(r.Local()[data:data+size], pattern(left, size, round)) {
+			t.Fatalf("size %d: signal %d seen before the data from PE %d", size, want, left)
+		}
+		require.NoError(t, ep.Quiet())
+		// The data's place is reused next round: nobody may still read it.
+		require.NoError(t, j.Boot.Barrier())
+	}
+	require.Equal(t, ep.Counter().Issued(), ep.Counter().Completed())
+	last := slices.Clone(r.Local())
+
+	src := []byte("eight by")
+	var ale *core.AlignError
+	require.ErrorAs(t, core.PutSignal(ep, right, r, data, src, r, 4, core.AtomicWrite, 9), &ale)
+	require.ErrorIs(t, core.PutSignal(ep, right, r, data, src, r, 0, core.AtomicCSwap, 9), core.ErrInvalid)
+	require.ErrorIs(t, core.PutSignal(ep, right, r, data, src, r, 0, core.AtomicRead, 9), core.ErrInvalid)
+	var pee *core.PEError
+	require.ErrorAs(t, core.PutSignal(ep, n, r, data, src, r, 0, core.AtomicWrite, 9), &pee)
+	var be *core.BoundsError
+	require.ErrorAs(t, core.PutSignal(ep, right, r, data+max, src, r, 0, core.AtomicWrite, 9), &be)
+	require.ErrorAs(t, core.PutSignal(ep, right, r, data, nil, r, data+max, core.AtomicWrite, 9), &be)
+	require.NoError(t, ep.Quiet())
+	require.NoError(t, j.Boot.Barrier())
+	require.Equal(t, last, r.Local(), "a refused put-signal wrote")
+	require.NoError(t, ep.Close())
 }

@@ -14,6 +14,13 @@
 //   - Endpoint: a stream of one-sided operations (put, get, atomics, fence,
 //     quiet) with its own completion Counter; one per OpenSHMEM context.
 //
+// Optional interfaces say what a transport does beyond the contract, and
+// their users fall back where it does not: DirectAccess (peers' memory
+// mapped here), LocalWaiter (sleep until a watched word changes),
+// Barrierer (a barrier of the transport's own), PutSignaler (a put and the
+// signal after it as one operation; PutSignal falls back on Put, Fence and
+// Atomic), among others.
+//
 // Lifetimes and ownership. The caller owns a Domain and must Close it,
 // collectively, once; Close closes the domain's endpoints and regions and
 // unmaps memory, and no goroutine the domain started outlives it. A Region's
