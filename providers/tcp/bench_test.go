@@ -92,6 +92,31 @@ func benchFetchAdd(b *testing.B, open pair) {
 	}
 }
 
+// BenchmarkPutSignal8Rate issues 8-byte puts, each with its signal: as
+// one operation (the endpoint's PutSignal, one write for both where the
+// put would go alone) and apart (Put, Fence, Atomic: the signal, within
+// burstGap of the put, the writer goroutine's).
+func BenchmarkPutSignal8Rate(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		put  func(core.Endpoint, int, core.Region, int, []byte, core.Region, int, core.AtomicOp, uint64) error
+	}{{"joined", core.PutSignal}, {"apart", core.PutFenceSignal}} {
+		b.Run(c.name, func(b *testing.B) {
+			ep, r := tcp.BenchPair(b, 1<<20)
+			src := make([]byte, 8)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := c.put(ep, 1, r, 64+(i%4096)*8, src, r, 0, core.AtomicAdd, 1); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+			require.NoError(b, ep.Quiet())
+		})
+	}
+}
+
 func benchPut8Rate(b *testing.B, open pair) {
 	ep, r := open(b, 1<<20)
 	src := make([]byte, 8)

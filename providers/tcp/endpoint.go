@@ -81,7 +81,7 @@ func (e *endpoint) local() {
 // send issues a non-fetching operation on c, which numbers it on the
 // counter once it is queued (sendQueue.put).
 func (e *endpoint) send(op string, c *conn, h *header, payload []byte) error {
-	if err := c.send(e, h, payload); err != nil {
+	if err := c.send(e, h, payload, nil); err != nil {
 		return e.Err(op, c.peer, err)
 	}
 	return nil
@@ -148,6 +148,41 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 	}
 	h := header{op: opPutValue, typ: byte(size), region: reg.idx, off: uint64(off), arg: v}
 	return e.send("put-value", c, &h, nil)
+}
+
+// PutSignal implements core.PutSignaler: the put's frame and the signal's
+// atomic are queued together and go out in one write, which the target
+// reads and applies in order, so a PE waiting on the signal wakes once.
+// Issued apart, the signal would follow the put within burstGap and be
+// left to the writer goroutine, whose wake-up, where PEs have more than
+// one processor, cost more than the put (docs/benchmarks.md). A put that
+// does not fit one frame, or a locked caller's large one (putalign.go),
+// goes apart (core.PutFenceSignal): its write outweighs the wake-up.
+func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	const name = "put-signal"
+	if err := core.CheckSignal(sigOff, op); err != nil {
+		return e.Err(name, pe, err)
+	}
+	if len(src) == 0 {
+		return e.Atomic(pe, sigR, sigOff, op, core.Uint64, operand)
+	}
+	reg, c, err := e.rma(name, pe, r, off, len(src))
+	if err != nil {
+		return err
+	}
+	sreg, _, err := e.amo(name, pe, sigR, sigOff, op, core.Uint64)
+	if err != nil {
+		return err
+	}
+	if c == nil || len(src) > maxFrame || e.d.headFirst(src) > 0 {
+		return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+	}
+	h := header{op: opPut, region: reg.idx, off: uint64(off), arg: uint64(len(src))}
+	sig := header{op: opAtomic, typ: byte(core.Uint64), aop: byte(op), region: sreg.idx, off: uint64(sigOff), arg: operand}
+	if err := c.send(e, &h, src, &sig); err != nil {
+		return e.Err(name, pe, err)
+	}
+	return nil
 }
 
 // call sends a request and waits for its reply, which fills dst (or, dst

@@ -21,9 +21,10 @@ const smallReply = injectSize
 // send queues a non-fetching operation of ep: a header and, for puts up to
 // injectSize, the payload copied. It returns when src may be reused: at
 // once for a copied payload, after the write for one sent from where it
-// lies.
-func (c *conn) send(ep *endpoint, h *header, payload []byte) error {
-	wait, how, err := c.q.put(ep, h, payload)
+// lies. A signal, if sig is not nil, is queued right after the put and
+// written with it.
+func (c *conn) send(ep *endpoint, h *header, payload []byte, sig *header) error {
+	wait, how, err := c.q.put(ep, h, payload, sig)
 	if err != nil {
 		return err
 	}

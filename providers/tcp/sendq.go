@@ -78,8 +78,9 @@ func (q *sendQueue) wake() {
 // is completed by its ack or the queue's failure. It says how the issuer
 // gets it written and, for a payload by reference, the ticket that the
 // count of frames written must reach before the payload may be reused
-// (0 otherwise).
-func (q *sendQueue) put(ep *endpoint, h *header, payload []byte) (wait uint64, how int, err error) {
+// (0 otherwise). A signal, if sig is not nil, follows the put in the
+// queue, so one write carries both (endpoint.PutSignal).
+func (q *sendQueue) put(ep *endpoint, h *header, payload []byte, sig *header) (wait uint64, how int, err error) {
 	q.mu.Lock()
 	if err := q.closedLocked(); err != nil {
 		q.mu.Unlock()
@@ -95,6 +96,11 @@ func (q *sendQueue) put(ep *endpoint, h *header, payload []byte) (wait uint64, h
 	q.ledger.count(ep, ep.counter.Issue(1))
 	q.enq++
 	ticket := q.enq
+	if sig != nil {
+		q.out = appendHeader(q.out, sig)
+		q.ledger.count(ep, ep.counter.Issue(1))
+		q.enq++
+	}
 	full := len(q.out) >= q.buffer
 	now := nanotime()
 	// A put that follows the last by more than burstGap while the writer

@@ -72,6 +72,40 @@ func TestLedger(t *testing.T) {
 	require.Equal(t, 2, l3.pop(20, done))
 }
 
+// TestSendQueuePutSignal queues a put with its signal: both frames, the
+// signal right after the put's payload (by reference too), numbered as two
+// operations, and the write decided as for the put alone.
+func TestSendQueuePutSignal(t *testing.T) {
+	q := newQueue()
+	ep := &endpoint{}
+	small := []byte("12345678")
+	sig := header{op: opAtomic, typ: byte(core.Uint64), aop: byte(core.AtomicWrite), off: 64, arg: 7}
+	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, &sig)
+	require.NoError(t, err)
+	require.Equal(t, writeTry, how, "a put-signal that starts no burst is its issuer's to write")
+	require.Zero(t, wait)
+	require.Equal(t, uint64(2), ep.counter.Issued(), "the put and the signal")
+	require.Len(t, q.kick, 0, "no writer woken")
+	b, ok := q.take(nil, nil)
+	require.True(t, ok)
+	require.Equal(t, uint64(2), b.end)
+	require.Equal(t, appendHeader(append(appendHeader(nil, &header{op: opPut, arg: 8}), small...), &sig), b.out)
+	got, err := decodeHeader(b.out[hdrLen+len(small):])
+	require.NoError(t, err)
+	require.Equal(t, sig, got)
+
+	big := make([]byte, injectSize+1)
+	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, &sig)
+	require.NoError(t, err)
+	require.Equal(t, writeNow, how)
+	require.Equal(t, uint64(3), wait, "the put's frame, not the signal's, is waited for")
+	b, ok = q.take(nil, nil)
+	require.True(t, ok)
+	require.Equal(t, uint64(4), b.end)
+	require.Equal(t, []segment{{at: hdrLen, ref: big}}, b.refs, "the payload between the put's header and the signal")
+	require.Len(t, b.out, 2*hdrLen)
+}
+
 // TestSendQueue queues puts, requests and answers and takes them as a
 // writer does: a lone put is the issuer's to write, a burst the writer's,
 // a large put by reference and a full queue are written at once; what
@@ -82,19 +116,19 @@ func TestSendQueue(t *testing.T) {
 	ep := &endpoint{}
 	small := []byte("12345678")
 
-	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small)
+	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 	require.NoError(t, err)
 	require.Equal(t, writeTry, how, "a put that starts no burst")
 	require.Zero(t, wait)
 	q.lastSend = nanotime() + int64(time.Hour) // the next put follows within burstGap
-	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 	require.NoError(t, err)
 	require.Equal(t, leaveIt, how, "a put within a burst")
 	require.Len(t, q.kick, 1, "the writer was woken")
 	require.Equal(t, uint64(2), ep.counter.Issued(), "both numbered once queued")
 
 	big := make([]byte, injectSize+1)
-	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big)
+	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, nil)
 	require.NoError(t, err)
 	require.Equal(t, writeNow, how)
 	require.Equal(t, uint64(3), wait, "the large put waits for its frame to be written")
@@ -121,10 +155,10 @@ func TestSendQueue(t *testing.T) {
 
 	// A full queue is written by its issuer.
 	for len(q.out) < q.buffer-hdrLen-len(small) {
-		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 		require.NoError(t, err)
 	}
-	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 	require.NoError(t, err)
 	require.Equal(t, writeNow, how)
 
@@ -137,7 +171,7 @@ func TestSendQueue(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, b.bye)
 	require.True(t, q.drained())
-	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 	require.ErrorIs(t, err, core.ErrClosed)
 	require.False(t, q.answer(&header{op: opAck, off: 4}, nil, nil))
 
@@ -145,7 +179,7 @@ func TestSendQueue(t *testing.T) {
 	// acknowledged.
 	q = newQueue()
 	for range 3 {
-		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 		require.NoError(t, err)
 	}
 	require.NoError(t, q.ack(1))
@@ -156,7 +190,7 @@ func TestSendQueue(t *testing.T) {
 	require.Len(t, pending, 1)
 	require.Equal(t, uint64(2), pending[0].n)
 	require.ErrorIs(t, q.request(&header{op: opGet}, false), core.ErrPeerLost)
-	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small)
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
 	require.ErrorIs(t, err, core.ErrPeerLost)
 }
 
@@ -200,7 +234,7 @@ func TestRequestTable(t *testing.T) {
 func TestBurstGapCountsFromTheWrite(t *testing.T) {
 	q := newQueue()
 	ep := &endpoint{}
-	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, []byte("12345678"))
+	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, []byte("12345678"), nil)
 	require.NoError(t, err)
 	require.Equal(t, writeTry, how, "a put that starts no burst")
 	q.lastSend -= 10 * burstGap // its issuer's write took ten gaps
