@@ -78,6 +78,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts co
 		return
 	}
 	assert.Equal(t, fast, hybrid.FastPath(ep), "loopback serves the PEs of this host without its own checks")
+	assert.True(t, hybrid.JoinsPutSignal(ep), "tcp between hosts carries a put-with-signal as one")
 
 	// Valid operations, to both: each PE's values at offsets of its own.
 	for _, pe := range []int{same, other} {
@@ -88,6 +89,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts co
 		old, err := ep.FetchAtomic(pe, r, 520, core.AtomicAdd, core.Uint64, 1, 0)
 		assert.NoError(t, err)
 		assert.Less(t, old, uint64(2), "fetch-add on PE %d", pe)
+		assert.NoError(t, core.PutSignal(ep, pe, r, 768+16*me, pattern(me+70, 16), r, 1024, core.AtomicAdd, 1))
 	}
 	assert.NoError(t, ep.Quiet())
 	assert.Equal(t, ep.Counter().Issued(), ep.Counter().Completed())
@@ -97,7 +99,9 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts co
 		assert.Equal(t, uint64(1000+from), word(loc[8*from:]), "value from PE %d", from)
 		assert.Equal(t, pattern(from, 16), loc[64+16*from:80+16*from], "put from PE %d", from)
 		assert.Equal(t, pattern(from+50, 16), loc[256+16*from:272+16*from], "put-nbi from PE %d", from)
+		assert.Equal(t, pattern(from+70, 16), loc[768+16*from:784+16*from], "put-signal from PE %d", from)
 	}
+	assert.Equal(t, uint64(2), word(loc[1024:]), "the two put-signals' adds")
 	assert.Equal(t, uint64(2), word(loc[512:]), "the two atomic adds")
 	assert.Equal(t, uint64(2), word(loc[520:]), "the two fetch-adds")
 	for _, pe := range []int{same, other} {
@@ -147,17 +151,22 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts co
 		assert.ErrorIs(t, err, core.ErrInvalid)
 		assert.ErrorIs(t, ep.PutValue(pe, nil, 0, 1, 8), core.ErrInvalid, "nil region")
 		assert.NoError(t, ep.Put(pe, r, 0, nil), "an empty put")
+		assert.ErrorAs(t, core.PutSignal(ep, pe, r, 512, buf, r, 1028, core.AtomicAdd, 1), &ale, "misaligned signal to PE %d", pe)
+		assert.ErrorIs(t, core.PutSignal(ep, pe, r, 512, buf, r, 1024, core.AtomicCSwap, 1), core.ErrInvalid, "compare-swap signal to PE %d", pe)
+		assert.ErrorAs(t, core.PutSignal(ep, pe, r, size-8, buf, r, 1024, core.AtomicAdd, 1), &be, "put-signal past the end on PE %d", pe)
 	}
 	assert.NoError(t, ep.Quiet())
 	assert.NoError(t, b.Barrier())
 	assert.Equal(t, uint64(2), word(loc[512:]), "bad input must not write")
 	assert.Equal(t, uint64(2), word(loc[520:]), "bad input must not write")
+	assert.Equal(t, uint64(2), word(loc[1024:]), "bad input must not write")
 
 	// A closed endpoint refuses everything, to either.
 	assert.NoError(t, ep.Close())
 	for _, pe := range []int{same, other} {
 		assert.ErrorIs(t, ep.PutValue(pe, r, 0, 1, 8), core.ErrClosed, "put-value to PE %d", pe)
 		assert.ErrorIs(t, ep.Put(pe, r, 0, buf), core.ErrClosed, "put to PE %d", pe)
+		assert.ErrorIs(t, core.PutSignal(ep, pe, r, 0, buf, r, 1024, core.AtomicAdd, 1), core.ErrClosed, "put-signal to PE %d", pe)
 		_, err := ep.GetValue(pe, r, 0, 8)
 		assert.ErrorIs(t, err, core.ErrClosed, "get-value from PE %d", pe)
 		_, err = ep.FetchAtomic(pe, r, 520, core.AtomicAdd, core.Uint64, 1, 0)

@@ -202,6 +202,9 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 		d.endpoints = map[*endpoint]struct{}{}
 	}
 	d.endpoints[e] = struct{}{}
+	if ps, ok := out.(core.PutSignaler); ok {
+		return signalEndpoint{e, ps}, nil
+	}
 	return e, nil
 }
 

@@ -265,6 +265,32 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 	return e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
 }
 
+// signalEndpoint is the composite's endpoint where the inter-host
+// transport carries a put-with-signal as one operation (core.PutSignaler):
+// only then does the composite say it does, so that shmem, which sends to
+// several PEs in turn, fences once for them all on a transport whose
+// fence waits rather than once for each.
+type signalEndpoint struct {
+	*endpoint
+	ps core.PutSignaler
+}
+
+// PutSignal implements core.PutSignaler: to a PE of another host through
+// the inter-host transport's own; everything else (a PE of this host,
+// whose stores land in order, what fails the fast path's checks) as the
+// composite's Put, Fence and Atomic.
+func (e signalEndpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	reg, sreg := e.valid(pe, r, off, len(src)), e.valid(pe, sigR, sigOff, 8)
+	if reg == nil || sreg == nil || e.route[pe] >= 0 || !e.atomicValid(sigOff, 8, op, core.Uint64) || core.CheckSignal(sigOff, op) != nil {
+		return core.PutFenceSignal(e.endpoint, pe, r, off, src, sigR, sigOff, op, operand)
+	}
+	err := e.ps.PutSignal(pe, reg.inter, off, src, sreg.inter, sigOff, op, operand)
+	if err == nil {
+		e.deferred(false)
+	}
+	return err
+}
+
 // The slow paths: each operation as it was before the fast path, a full
 // check by the composite and the transport's own checked call.
 
