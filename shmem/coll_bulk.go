@@ -112,26 +112,10 @@ func bulkPiece[T Elem](t *Team, piece []T, combine func(acc, in []T), slot int) 
 	return nil
 }
 
-// bulkSend puts data(r) at off on every other member r, then, once the
-// puts have landed, adds one to the count at count on each.
+// bulkSend puts data(r) at off on every other member r and, once it has
+// landed, adds one to the count at count there (putSignalEach).
 func (t *Team) bulkSend(off, count int, data func(r int) []byte) error {
-	n, ep, heap := len(t.members), t.w.coll.ep, t.w.heap
-	for i := 1; i < n; i++ {
-		r := (t.me + i) % n
-		if b := data(r); len(b) > 0 {
-			if err := ep.Put(t.members[r], heap, off, b); err != nil {
-				return err
-			}
-		}
-	}
-	if err := ep.Fence(); err != nil {
-		return err
-	}
-	for i := 1; i < n; i++ {
-		r := (t.me + i) % n
-		if err := ep.Atomic(t.members[r], heap, count, core.AtomicAdd, core.Uint64, 1); err != nil {
-			return err
-		}
-	}
-	return nil
+	n := len(t.members)
+	to := func(i int) int { return (t.me + 1 + i) % n }
+	return t.putSignalEach(n-1, to, func(i int) []byte { return data(to(i)) }, off, count, core.AtomicAdd, 1)
 }

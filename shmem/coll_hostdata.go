@@ -72,7 +72,6 @@ func (t *Team) binomialRank(over, rel, root int) int {
 // bit. dest is at off in dr on every member; flag is the word each child
 // waits on for generation gen.
 func (t *Team) binomialSend(over, rel, cnt, root int, dest []byte, dr core.Region, off, flag int, gen uint64) error {
-	ep := t.w.coll.ep
 	low := cnt // the root's "lowest bit": it forwards to every subtree
 	if rel > 0 {
 		low = rel & -rel
@@ -82,13 +81,7 @@ func (t *Team) binomialSend(over, rel, cnt, root int, dest []byte, dr core.Regio
 			continue
 		}
 		child := t.binomialRank(over, rel+mask, root)
-		if err := ep.Put(t.members[child], dr, off, dest); err != nil {
-			return err
-		}
-		if err := ep.Fence(); err != nil {
-			return err
-		}
-		if err := t.signal(child, flag, gen); err != nil {
+		if err := t.putSignalIn(child, dr, off, dest, flag, core.AtomicWrite, gen); err != nil {
 			return err
 		}
 	}

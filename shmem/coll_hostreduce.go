@@ -291,29 +291,18 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 }
 
 // toOtherLeaders puts b, if any, at off into the leader of every host but
-// h that want accepts, from host h+1 round, then, once the data has landed,
-// writes gen to the word at word on each.
+// h that want accepts, from host h+1 round, and, once the data has landed,
+// writes gen to the word at word on each (putSignalEach).
 func (t *Team) toOtherLeaders(h int, want func(g int) bool, off int, b []byte, word int, gen uint64) error {
-	s, ep := t.shape, t.w.coll.ep
+	s := t.shape
 	nh := len(s.hosts)
-	if len(b) > 0 {
-		for i := 1; i < nh; i++ {
-			if g := (h + i) % nh; want(g) {
-				if err := ep.Put(t.members[s.hosts[g][0]], t.w.heap, off, b); err != nil {
-					return err
-				}
-			}
-		}
-		if err := ep.Fence(); err != nil {
-			return err
-		}
-	}
+	var leaders [hostRedHosts]int
+	n := 0
 	for i := 1; i < nh; i++ {
 		if g := (h + i) % nh; want(g) {
-			if err := t.signal(s.hosts[g][0], word, gen); err != nil {
-				return err
-			}
+			leaders[n] = s.hosts[g][0]
+			n++
 		}
 	}
-	return nil
+	return t.putSignalEach(n, func(i int) int { return leaders[i] }, func(int) []byte { return b }, off, word, core.AtomicWrite, gen)
 }

@@ -42,7 +42,7 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 	tr.mark(traceStart)
 	t.treeGen++
 	gen := t.treeGen
-	w, ep, base := t.w, t.w.coll.ep, t.base()
+	w, base := t.w, t.base()
 	b := mem.Bytes(acc)
 	l := t.links(root)
 	if l.nkids > 0 {
@@ -59,17 +59,12 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		}
 	}
 	if l.parent.rank >= 0 {
-		parent := t.members[l.parent.rank]
-		if combine != nil && len(b) > 0 {
-			// The payload lands before the count that announces it.
-			if err := ep.Put(parent, w.heap, base+upOff+l.parent.place*treeChunk, b); err != nil {
-				return err
-			}
-			if err := ep.Fence(); err != nil {
-				return err
-			}
+		// The payload lands before the count that announces it.
+		var up []byte
+		if combine != nil {
+			up = b
 		}
-		if err := ep.Atomic(parent, w.heap, base+arriveOff, core.AtomicAdd, core.Uint64, 1); err != nil {
+		if err := t.putSignal(l.parent.rank, base+upOff+l.parent.place*treeChunk, up, base+arriveOff, core.AtomicAdd, 1); err != nil {
 			return err
 		}
 		tr.mark(traceUp)
@@ -87,15 +82,11 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 	// farthest to go.
 	for i := l.nkids - 1; i >= 0; i-- {
 		k := l.kids[i]
-		if down && len(b) > 0 {
-			if err := ep.Put(t.members[k.rank], w.heap, base+releaseOff+cacheLine, b); err != nil {
-				return err
-			}
-			if err := ep.Fence(); err != nil {
-				return err
-			}
+		var data []byte
+		if down {
+			data = b
 		}
-		if err := t.signal(k.rank, base+releaseOff, gen); err != nil {
+		if err := t.putSignal(k.rank, base+releaseOff+cacheLine, data, base+releaseOff, core.AtomicWrite, gen); err != nil {
 			return err
 		}
 		if i < traceMarks-traceDown {

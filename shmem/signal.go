@@ -42,17 +42,20 @@ func (o SignalOp) atomicOp() (core.AtomicOp, error) {
 // behind the put. It returns when src may be reused; both are complete at
 // pe after Quiet.
 func PutSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) error {
-	return putSignal(c, dst, src, sig, signal, op, pe, (core.Endpoint).Put)
+	return putSignal(c, dst, src, sig, signal, op, pe, false)
 }
 
 // PutSignalNBI is PutSignal that may return before src is read: src must
 // not change until the next Quiet on c (shmem_put_signal_nbi).
 func PutSignalNBI[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int) error {
-	return putSignal(c, dst, src, sig, signal, op, pe, (core.Endpoint).PutNBI)
+	return putSignal(c, dst, src, sig, signal, op, pe, true)
 }
 
-func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int,
-	put func(core.Endpoint, int, core.Region, int, []byte) error) error {
+// putSignal is PutSignal, and with nbi PutSignalNBI: a blocking one goes
+// as one operation where the endpoint carries both as one
+// (core.PutSignaler); a non-blocking one as PutNBI, Fence and Atomic, so a
+// large put is not waited for.
+func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int, nbi bool) error {
 	x := c.context()
 	aop, err := op.atomicOp()
 	if err != nil {
@@ -66,8 +69,11 @@ func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 	if err != nil {
 		return err
 	}
+	if !nbi {
+		return core.PutSignal(x.ep, pe, r, off, b, sigReg, sigOff, aop, signal)
+	}
 	if len(b) > 0 {
-		if err := put(x.ep, pe, r, off, b); err != nil {
+		if err := x.ep.PutNBI(pe, r, off, b); err != nil {
 			return err
 		}
 		if err := x.ep.Fence(); err != nil {

@@ -75,16 +75,59 @@ func (t *Team) signal(rank, off int, gen uint64) error {
 // that announces it.
 func (t *Team) send(rank, k int, gen uint64, data []byte) error {
 	off := t.msgOff(int(gen&1), k)
-	ep := t.w.coll.ep
-	if len(data) > 0 {
-		if err := ep.Put(t.members[rank], t.w.heap, off+cacheLine, data); err != nil {
-			return err
+	return t.putSignal(rank, off+cacheLine, data, off, core.AtomicWrite, gen)
+}
+
+// putSignal puts data, if any, at off in the heap of the team's PE rank,
+// then applies op with v to the heap's word at sig there, which announces
+// it: in one operation where the endpoint carries both as one
+// (core.PutSignaler).
+func (t *Team) putSignal(rank, off int, data []byte, sig int, op core.AtomicOp, v uint64) error {
+	return t.putSignalIn(rank, t.w.heap, off, data, sig, op, v)
+}
+
+// putSignalEach puts data(i), if any, at off in the heap of the team's PE
+// to(i), for each i below n, then applies op with v to the word at sig on
+// each: one put-with-signal a PE where the endpoint carries them as one;
+// else every put, one fence and every signal, so an endpoint whose fence
+// waits for the puts (ntbring's) waits once.
+func (t *Team) putSignalEach(n int, to func(i int) int, data func(i int) []byte, off, sig int, op core.AtomicOp, v uint64) error {
+	w := t.w
+	ep := w.coll.ep
+	if _, ok := ep.(core.PutSignaler); ok {
+		for i := range n {
+			if err := t.putSignal(to(i), off, data(i), sig, op, v); err != nil {
+				return err
+			}
 		}
+		return nil
+	}
+	put := false
+	for i := range n {
+		if b := data(i); len(b) > 0 {
+			if err := ep.Put(t.members[to(i)], w.heap, off, b); err != nil {
+				return err
+			}
+			put = true
+		}
+	}
+	if put {
 		if err := ep.Fence(); err != nil {
 			return err
 		}
 	}
-	return t.signal(rank, off, gen)
+	for i := range n {
+		if err := ep.Atomic(t.members[to(i)], w.heap, sig, op, core.Uint64, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// putSignalIn is putSignal with the data at off in region dr.
+func (t *Team) putSignalIn(rank int, dr core.Region, off int, data []byte, sig int, op core.AtomicOp, v uint64) error {
+	w := t.w
+	return core.PutSignal(w.coll.ep, t.members[rank], dr, off, data, w.heap, sig, op, v)
 }
 
 // recv waits for message k of generation gen and returns its first n
