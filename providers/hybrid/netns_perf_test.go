@@ -26,7 +26,8 @@ const envPerf = "GOSHMEM_HYBRID_PERF"
 // TestNamespacedPerf measures, with shmemperf on namespaced hosts and in
 // one run, what issue 16 sets targets for: put, get and fetch-add between
 // two PEs of one host in a 2 x 2 job against a loopback-only job (1 host x
-// 2); between hosts against tcp alone (2 hosts x 1); barrier and 8-byte
+// 2); between hosts against tcp alone, both in the same 2 x 2 job with
+// the intra-host part off and in a job of 2 hosts x 1; barrier and 8-byte
 // sum-reduce at 2 x 2 and 3 x 2 with the intra-host part on and off
 // (GOSHMEM_HYBRID=0); and, beside them, broadcast, fcollect, collect and
 // sum-reduce of 64 KiB at 3 x 2, on and off. The configurations alternate,
@@ -90,6 +91,7 @@ func TestNamespacedPerf(t *testing.T) {
 		{"2x2 same host, futex wake", []int{0, 0, 1, 1}, []string{futex}, coll, nil},
 		{"loopback alone 1x2", []int{0, 0}, []string{core.EnvProvider + "=loopback"}, p2p, nil},
 		{"2x2 other host", []int{0, 1, 0, 1}, nil, p2p, nil},
+		{"2x2 other host, hybrid off", []int{0, 1, 0, 1}, []string{off}, p2p, nil},
 		{"tcp alone 2x1", []int{0, 1}, nil, p2p, nil},
 		{"3x2", []int{0, 0, 1, 1, 2, 2}, nil, coll, nil},
 		{"3x2, hybrid off", []int{0, 0, 1, 1, 2, 2}, []string{off}, coll, nil},
