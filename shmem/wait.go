@@ -23,6 +23,19 @@ const waitSlice = time.Millisecond
 // signals is not delayed by it.
 const lockedWaitSlice = 10 * time.Millisecond
 
+// idleWaitSlice is how long one sleep of a wait grows to, doubling from
+// the World's slice each time a whole slice passes with nothing changed:
+// a PE idle in a long wait (in a barrier while two others work) wakes
+// about a hundred times a second instead of a thousand. Each of those
+// wake-ups is a thread's, and where PEs outnumber the CPUs it took the
+// CPU from the PEs at work: shmemperf's target, serving PE 0's gets from
+// another host while it waits in the closing barrier, made 8-byte put,
+// get and fetch-add 10-30 % slower at 1 ms a sleep than at 8 ms
+// (docs/benchmarks.md). A wait that sees a change starts again at the
+// World's slice, so a store nobody signals is seen within it in a short
+// wait, and within this in a long one; a lost peer too.
+const idleWaitSlice = lockedWaitSlice
+
 // waitFor returns once cond holds, or with an error once a peer is lost or
 // the World is finalized. It spins as the job's core.Waiting says (w.spins
 // polls), then sleeps in the provider's LocalWaiter (futex or channel),
@@ -45,11 +58,18 @@ func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 	if w.waiter != nil {
 		seq, watch := w.waiter.WaitArm(r, off, n)
 		defer w.waiter.WaitDisarm(watch)
+		slice := w.slice
 		for !cond() {
 			if err := w.Err(); err != nil {
 				return err
 			}
-			seq = w.waiter.WaitChange(seq, w.slice)
+			next := w.waiter.WaitChange(seq, slice)
+			if next == seq {
+				slice = min(2*slice, max(w.slice, idleWaitSlice)) // lapsed
+			} else {
+				slice = w.slice
+			}
+			seq = next
 		}
 		return nil
 	}
