@@ -94,9 +94,9 @@ func (t *Team) putSignal(rank, off int, data []byte, sig int, op core.AtomicOp, 
 func (t *Team) putSignalEach(n int, to func(i int) int, data func(i int) []byte, off, sig int, op core.AtomicOp, v uint64) error {
 	w := t.w
 	ep := w.coll.ep
-	if _, ok := ep.(core.PutSignaler); ok {
+	if ps, ok := ep.(core.PutSignaler); ok {
 		for i := range n {
-			if err := t.putSignal(to(i), off, data(i), sig, op, v); err != nil {
+			if err := ps.PutSignal(t.members[to(i)], w.heap, off, data(i), w.heap, sig, op, v); err != nil {
 				return err
 			}
 		}

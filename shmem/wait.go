@@ -30,7 +30,7 @@ const lockedWaitSlice = 10 * time.Millisecond
 // wake-ups is a thread's, and where PEs outnumber the CPUs it took the
 // CPU from the PEs at work: shmemperf's target, serving PE 0's gets from
 // another host while it waits in the closing barrier, made 8-byte put,
-// get and fetch-add 10-30 % slower at 1 ms a sleep than at 8 ms
+// get and fetch-add 7-31 % slower at 1 ms a sleep than at 8 ms
 // (docs/benchmarks.md). A wait that sees a change starts again at the
 // World's slice, so a store nobody signals is seen within it in a short
 // wait, and within this in a long one; a lost peer too.
@@ -65,7 +65,7 @@ func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 			}
 			next := w.waiter.WaitChange(seq, slice)
 			if next == seq {
-				slice = min(2*slice, max(w.slice, idleWaitSlice)) // lapsed
+				slice = min(2*slice, idleWaitSlice) // lapsed
 			} else {
 				slice = w.slice
 			}
