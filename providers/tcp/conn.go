@@ -105,7 +105,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c.rd.sock.nc = nc
 	c.rd.br = bufio.NewReaderSize(&c.rd.sock, 256<<10)
 	if raw := rawConn(nc); raw != nil {
-		c.w.raw, c.w.rawWrite = raw, c.w.writeRaw
+		c.w.raw, c.w.rawWrite, c.w.rawAll = raw, c.w.writeRaw, c.w.writeAll
 		if d.lockedCallers {
 			c.w.issuerPolls, c.w.rawPoll = true, pollWriter(&c.w)
 			c.aw.pollIn = c.aw.wait

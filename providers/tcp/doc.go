@@ -44,9 +44,11 @@
 // one was more than burstGap ago and the writer sleeps) is written by its
 // issuer, saving the writer's wake-up; so are blocking requests (gets,
 // fetching atomics), whose issuers wait for the reply anyway, the queue at
-// Quiet,
-// and a queue past GOSHMEM_TCP_BUFFER bytes (the backpressure). Nagle's
-// algorithm is off.
+// Quiet, and a queue past GOSHMEM_TCP_BUFFER bytes (the backpressure).
+// Writes of up to 16 KiB, the issuer's or the writer goroutine's, are raw
+// system calls that wait for room in the runtime's poller, like the
+// reader's below: through the net package every one woke the runtime's
+// sysmon in a PE that had been idle. Nagle's algorithm is off.
 //
 // # Progress and completion
 //

@@ -27,9 +27,12 @@ type writer struct {
 
 	// The writes that never block (flushNoWait): the socket, and the
 	// buffer and result of the write under way, with a method value made
-	// once so that a write allocates nothing.
+	// once so that a write allocates nothing. The issuers' small writes
+	// (writeAll, rawAll) share them: they wait for room in the runtime's
+	// poller as nc's writes do, but write with raw system calls.
 	raw      syscall.RawConn // nil where nc is not a socket
 	rawWrite func(fd uintptr) bool
+	rawAll   func(fd uintptr) bool
 	rbuf     []byte
 	rn       int
 	rerr     error
@@ -83,6 +86,9 @@ func (w *writer) write(buf []byte, refs []segment, polls bool) error {
 		return w.writeByPolling(buf, refs, w.rawPoll)
 	}
 	if len(refs) == 0 {
+		if w.rawAll != nil && len(buf) <= rawBulk {
+			return w.writeWaiting(buf)
+		}
 		_, err := w.nc.Write(buf)
 		return err
 	}
@@ -94,6 +100,18 @@ func (w *writer) write(buf []byte, refs []segment, polls bool) error {
 	w.bufs = w.pieces
 	_, err := w.bufs.WriteTo(w.nc)
 	clear(w.pieces)
+	return err
+}
+
+// writeWaiting writes buf with raw system calls, waiting for room in the
+// runtime's poller while the socket is full (writeAll). mu is held.
+func (w *writer) writeWaiting(buf []byte) error {
+	w.rbuf, w.rn, w.rerr = buf, 0, nil
+	err := w.raw.Write(w.rawAll)
+	if w.rerr != nil {
+		err = w.rerr
+	}
+	w.rbuf, w.rerr = nil, nil
 	return err
 }
 
