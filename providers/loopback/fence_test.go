@@ -2,6 +2,7 @@ package loopback
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -188,6 +189,77 @@ func TestNoLostWakeup(t *testing.T) {
 				p.barrier()
 			})
 			require.Zero(t, lost, "rounds of %d whose put woke nobody", rounds)
+		})
+	}
+}
+
+// TestNoLostSelfPoke is TestNoLostWakeup for a wake-up from inside the
+// waiter's own process, as the composite's inter-host transport gives
+// one (WaitPoke after it applied a peer's frame): another goroutine of
+// the PE stores the flag and pokes, sweeping across the waiter's arming
+// and sleeping. In the poller that poke sets a read deadline in the past
+// rather than writing the pipe (pokeSelf, made direct here whatever
+// GOMAXPROCS is), and the sleeper may replace it with its own. A poke
+// always moves seq, so a lost one shows as a sleep that ran to its
+// timeout although the poke came long before: such rounds must be none.
+func TestNoLostSelfPoke(t *testing.T) {
+	t.Parallel()
+	rounds := 50000
+	if testing.Short() {
+		rounds = 5000
+	}
+	const sleep, late = 50 * time.Millisecond, 40 * time.Millisecond
+	for _, wake := range []string{WakeFutex, WakePoller} {
+		t.Run(wake, func(t *testing.T) {
+			t.Parallel()
+			j := newJob(t, 1)
+			j.env[paramWake.Env] = wake
+			var ready atomic.Uint64 // the round the waiter is arming for
+			var pokeAt atomic.Int64 // when the last poke began, unix ns
+			var lost int
+			j.run(func(p *peT) {
+				r, _ := p.region(64, core.EndpointOptions{})
+				if p.dom.pw != nil {
+					p.dom.pw.direct = true
+				}
+				w := core.LocalWaiter(p.dom)
+				flag := mem.Word64(r.Local(), 8)
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for round := uint64(1); round <= uint64(rounds); round++ {
+						for i := 1; ready.Load() != round; i++ {
+							if i%256 == 0 {
+								sys.Yield()
+							}
+						}
+						for range rand.IntN(64) {
+							ready.Load()
+						}
+						pokeAt.Store(time.Now().UnixNano())
+						atomic.StoreUint64(flag, round)
+						p.dom.WaitPoke()
+						// As the transport's reader parks once it has
+						// applied what came, so the woken waiter runs.
+						runtime.Gosched()
+					}
+				}()
+				for round := uint64(1); round <= uint64(rounds); round++ {
+					ready.Store(round)
+					seq, watch := w.WaitArm(r, 8, 8)
+					for atomic.LoadUint64(flag) != round {
+						start := time.Now()
+						seq = w.WaitChange(seq, sleep)
+						end := time.Now()
+						if end.Sub(start) >= sleep && atomic.LoadUint64(flag) == round && end.UnixNano()-pokeAt.Load() > int64(late) {
+							lost++
+						}
+					}
+					w.WaitDisarm(watch)
+				}
+				<-done
+			})
+			require.Zero(t, lost, "rounds of %d whose poke woke nobody", rounds)
 		})
 	}
 }
