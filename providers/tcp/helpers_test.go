@@ -3,6 +3,7 @@ package tcp
 import (
 	"bytes"
 	"log/slog"
+	"net"
 	"sync"
 	"testing"
 
@@ -132,4 +133,25 @@ func (l *logBuf) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// tcpPair returns the two ends of a TCP connection over 127.0.0.1.
+func tcpPair(t testing.TB) (net.Conn, net.Conn) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			c = nil
+		}
+		accepted <- c
+	}()
+	a, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	b := <-accepted
+	require.NotNil(t, b, "accept failed")
+	return a, b
 }

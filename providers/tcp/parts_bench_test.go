@@ -3,10 +3,7 @@ package tcp
 import (
 	"bufio"
 	"bytes"
-	"net"
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 // The parts of a get's round trip apart from the wire, each timed alone,
@@ -76,14 +73,8 @@ func BenchmarkPartHandoff(b *testing.B) {
 // BenchmarkPartReadEmpty is one look at an empty socket: a read that
 // finds nothing, through the raw socket as the provider reads.
 func BenchmarkPartReadEmpty(b *testing.B) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(b, err)
-	defer l.Close()
-	nc, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(b, err)
+	nc, peer := tcpPair(b)
 	defer nc.Close()
-	peer, err := l.Accept()
-	require.NoError(b, err)
 	defer peer.Close()
 	var s sockReader
 	s.nc, s.raw = nc, rawConn(nc)

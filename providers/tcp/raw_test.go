@@ -15,14 +15,8 @@ import (
 // read goes through the runtime's hooks; one that moves less, or finds
 // the socket empty, ends it. The bytes arrive alike either way.
 func TestRawReadMarksBulk(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	nc, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(t, err)
+	nc, peer := tcpPair(t)
 	defer nc.Close()
-	peer, err := l.Accept()
-	require.NoError(t, err)
 	defer peer.Close()
 
 	var s sockReader
@@ -49,7 +43,7 @@ func TestRawReadMarksBulk(t *testing.T) {
 	for i := range big {
 		big[i] = byte(i * 13)
 	}
-	_, err = peer.Write(big)
+	_, err := peer.Write(big)
 	require.NoError(t, err)
 	got, _ := readAll(len(big))
 	require.Equal(t, big, got)
@@ -71,14 +65,8 @@ func TestRawReadMarksBulk(t *testing.T) {
 // instead of failing or dropping what did not fit: every byte arrives, in
 // order, once the peer reads. A write to a socket the peer reset fails.
 func TestIssuerSmallWritesWaitForRoom(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	nc, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(t, err)
+	nc, peer := tcpPair(t)
 	defer nc.Close()
-	peer, err := l.Accept()
-	require.NoError(t, err)
 	defer peer.Close()
 	require.NoError(t, nc.(*net.TCPConn).SetWriteBuffer(64<<10))
 	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(64<<10))
@@ -118,7 +106,7 @@ func TestIssuerSmallWritesWaitForRoom(t *testing.T) {
 	}
 	got := make([]byte, len(want))
 	require.NoError(t, peer.SetReadDeadline(time.Now().Add(30*time.Second)))
-	_, err = io.ReadFull(peer, got)
+	_, err := io.ReadFull(peer, got)
 	require.NoError(t, err)
 	require.NoError(t, <-done)
 	require.Equal(t, want, got)

@@ -19,27 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// tcpPair returns the two ends of a TCP connection over 127.0.0.1.
-func tcpPair(t *testing.T) (net.Conn, net.Conn) {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer l.Close()
-	accepted := make(chan net.Conn, 1)
-	go func() {
-		c, err := l.Accept()
-		if err != nil {
-			c = nil
-		}
-		accepted <- c
-	}()
-	a, err := net.Dial("tcp", l.Addr().String())
-	require.NoError(t, err)
-	b := <-accepted
-	require.NotNil(t, b, "accept failed")
-	return a, b
-}
-
 // ownPair returns the two ends of a TCP connection, each taken out of the
 // runtime's poller.
 func ownPair(t *testing.T) (*sock, *sock) {
