@@ -19,26 +19,53 @@ import (
 // its host: valid operations land and count alike to a PE of this host
 // and of another, and bad input still gets its error, naming the job's
 // PE, from either. With an intra-host transport other than loopback
-// (tcp here), the same operations go through its own checked calls.
+// (tcp here), the same operations go through its own checked calls. An
+// inter-host transport without a put-with-signal of its own (as
+// ntbring's) gives an endpoint that claims none, and core.PutSignal's
+// put, fence and atomic land alike.
 func TestCheckedOnce(t *testing.T) {
 	tcp := registered(t, "tcp")[0]
 	for _, c := range []struct {
-		name string
-		p    core.Provider // nil: as core.Open composes it
-		fast bool
+		name  string
+		p     core.Provider // nil: as core.Open composes it
+		fast  bool
+		joins bool // the endpoint carries a put-with-signal as one
 	}{
-		{"loopback", nil, true},
-		{"other-intra", &hybrid.Provider{Inter: tcp, Intra: tcp}, false},
+		{"loopback", nil, true, true},
+		{"other-intra", &hybrid.Provider{Inter: tcp, Intra: tcp}, false, true},
+		{"inter-without-put-signal", hybrid.Compose(plainProvider{tcp}), true, false},
 	} {
 		for _, opts := range []core.EndpointOptions{{}, {Serialized: true}} {
 			t.Run(c.name+"/"+map[bool]string{false: "shared", true: "serialized"}[opts.Serialized], func(t *testing.T) {
-				checkedJob(t, c.p, c.fast, opts)
+				checkedJob(t, c.p, c.fast, c.joins, opts)
 			})
 		}
 	}
 }
 
-func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOptions) {
+// plainProvider opens its provider's domains with endpoints that offer
+// core.Endpoint's methods alone: no put-with-signal of their own.
+type plainProvider struct{ core.Provider }
+
+func (p plainProvider) Open(cfg *core.Config) (core.Domain, error) {
+	d, err := p.Provider.Open(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return plainDomain{d}, nil
+}
+
+type plainDomain struct{ core.Domain }
+
+func (d plainDomain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
+	ep, err := d.Domain.NewEndpoint(opts)
+	if err != nil {
+		return nil, err
+	}
+	return struct{ core.Endpoint }{ep}, nil
+}
+
+func checkedJob(t *testing.T, p core.Provider, fast, joins bool, opts core.EndpointOptions) {
 	hosts := []string{"a", "a", "b", "b"}
 	env := jobEnv(t, nil)
 	boots := bootstrap.NewLocal(len(hosts))
@@ -52,7 +79,7 @@ func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOpti
 				errs[me] = errors.Join(err, b.Close())
 				return
 			}
-			checkedPE(t, b, d, fast, opts)
+			checkedPE(t, b, d, fast, joins, opts)
 			errs[me] = errors.Join(d.Close(), b.Close())
 		})
 	}
@@ -65,7 +92,7 @@ func checkedJob(t *testing.T, p core.Provider, fast bool, opts core.EndpointOpti
 // checkedPE is one PE's part: it works on the other PE of its host and on
 // one of the other host, whose numbers in the job differ from their
 // numbers among their host's PEs.
-func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts core.EndpointOptions) {
+func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast, joins bool, opts core.EndpointOptions) {
 	const size = 4096
 	me, n := d.Rank(), d.Size()
 	same, other := me^1, (me+2)%n
@@ -78,7 +105,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast bool, opts co
 		return
 	}
 	assert.Equal(t, fast, hybrid.FastPath(ep), "loopback serves the PEs of this host without its own checks")
-	assert.True(t, hybrid.JoinsPutSignal(ep), "tcp between hosts carries a put-with-signal as one")
+	assert.Equal(t, joins, hybrid.JoinsPutSignal(ep), "the endpoint carries a put-with-signal as one where the inter-host transport does")
 
 	// Valid operations, to both: each PE's values at offsets of its own.
 	for _, pe := range []int{same, other} {
