@@ -604,11 +604,7 @@ func (d *domain) wake(pe int) {
 		_, _ = sys.FutexWake(c.seq, sys.WakeAll) // cannot fail on a word we have mapped
 	}
 	if d.pw != nil && !d.closed.Load() { // Close closes the pipes
-		if pe == d.rank {
-			d.pw.pokeSelf(c, pe)
-		} else {
-			d.pw.poke(c, pe)
-		}
+		d.pw.poke(c, pe)
 	}
 }
 

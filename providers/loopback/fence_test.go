@@ -198,7 +198,7 @@ func TestNoLostWakeup(t *testing.T) {
 // one (WaitPoke after it applied a peer's frame): another goroutine of
 // the PE stores the flag and pokes, sweeping across the waiter's arming
 // and sleeping. In the poller that poke sets a read deadline in the past
-// rather than writing the pipe (pokeSelf, made direct here whatever
+// rather than writing the pipe (poke, made direct here whatever
 // GOMAXPROCS is), and the sleeper may replace it with its own. A poke
 // always moves seq, so a lost one shows as a sleep that ran to its
 // timeout although the poke came long before: such rounds must be none.

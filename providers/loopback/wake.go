@@ -111,10 +111,11 @@ type pollWake struct {
 	// without the runtime's system-call state (see drainPipe).
 	raw   syscall.RawConn
 	drain func(fd uintptr) bool
-	// direct says that this process's own wake-ups of its sleeper end its
-	// read without the pipe (pokeSelf): where it has one runtime
-	// processor.
+	// direct says that this process's own wake-ups of its sleeper, PE
+	// rank, end its read without the pipe (poke): where it has one
+	// runtime processor.
 	direct bool
+	rank   int
 }
 
 // drainPipe is the pipe's read, for raw.Read: a raw system call on the
@@ -137,7 +138,7 @@ func (w *pollWake) drainPipe(fd uintptr) bool {
 // everybody's; every PE removes its own name, which nobody opens after
 // that barrier, so nothing is left in the directory even if a PE dies.
 func (d *domain) openWake() (*pollWake, error) {
-	w := &pollWake{fds: make([]int, d.npes), direct: runtime.GOMAXPROCS(0) == 1}
+	w := &pollWake{fds: make([]int, d.npes), direct: runtime.GOMAXPROCS(0) == 1, rank: d.rank}
 	for i := range w.fds {
 		w.fds[i] = -1
 	}
@@ -198,36 +199,32 @@ func (w *pollWake) close() error {
 // pe's seq moved. A full pipe already holds a wake-up, and a pipe whose
 // owner is gone takes bytes nobody reads: neither is an error, and no
 // put fails for it.
-func (w *pollWake) poke(c *peerCtl, pe int) {
-	if atomic.LoadUint32(c.pollers) != 0 {
-		_ = sys.Poke(w.fds[pe])
-	}
-}
-
-// pokeSelf wakes this PE's own sleeper in the poller, if it has one: for
-// a write to this PE's memory made in this process, such as a frame of
-// another host that the composite's inter-host transport applied
-// (WaitPoke). With one runtime processor (direct) it makes no system
-// call: a read deadline in the past ends the sleeper's read, and the
-// runtime makes it the next goroutine to run, once the poker, the
-// transport's reader, parks. Through the pipe that wake-up cost a write,
-// the poller's look and a read. With more processors it goes through the
-// pipe all the same: the poller hands the sleeper to an idle processor,
-// where a goroutine readied by another waits for that one to stop or for
-// a thief (a poker that kept running made a wake-up take 0.1-0.5 ms in
+//
+// This PE's own sleeper, woken from its own process (a frame of another
+// host that the composite's inter-host transport applied, WaitPoke), is
+// woken without the pipe where the process has one runtime processor
+// (direct): a read deadline in the past ends its read, and the runtime
+// makes it the next goroutine to run once the poker, the transport's
+// reader, parks. Through the pipe that wake-up cost a write, the poller's
+// look and a read. With more processors it goes through the pipe all the
+// same: the poller hands the sleeper to an idle processor, where a
+// goroutine readied by another waits for that one to stop or for a thief
+// (a poker that kept running made a wake-up take 0.1-0.5 ms in
 // TestNoLostSelfPoke). sleep looks at its word again after it set its own
 // deadline, which may have replaced the poke's.
-func (w *pollWake) pokeSelf(c *peerCtl, pe int) {
-	if !w.direct {
-		w.poke(c, pe)
+func (w *pollWake) poke(c *peerCtl, pe int) {
+	if atomic.LoadUint32(c.pollers) == 0 {
 		return
 	}
-	if atomic.LoadUint32(c.pollers) != 0 {
+	if w.direct && pe == w.rank {
 		_ = w.file.SetReadDeadline(pokedDeadline) // closed: the sleeper finds the domain closed
+		return
 	}
+	_ = sys.Poke(w.fds[pe])
 }
 
-// pokedDeadline is a read deadline long past, which pokeSelf sets.
+// pokedDeadline is a read deadline long past, which poke sets to wake
+// this PE's own sleeper.
 var pokedDeadline = time.Unix(1, 0)
 
 // sleep is futexSleep in the poller: it sleeps on this PE's pipe while
@@ -253,8 +250,9 @@ func (w *pollWake) sleep(word, pollers *uint32, old uint32, max time.Duration) (
 		if err := w.file.SetReadDeadline(deadline); err != nil {
 			return v, true // closed: the caller finds the domain closed
 		}
-		// A pokeSelf between the look above and the deadline just set
-		// is lost with its deadline; the change it followed is not.
+		// A poke of this PE's own between the look above and the
+		// deadline just set is lost with its deadline; the change it
+		// followed is not.
 		if v = atomic.LoadUint32(word); v != old {
 			return v, true
 		}

@@ -14,9 +14,6 @@ func rawConn(net.Conn) syscall.RawConn { return nil }
 // writeRaw is never called where rawConn returns nil.
 func (w *writer) writeRaw(uintptr) bool { return true }
 
-// writeAll is never called where rawConn returns nil.
-func (w *writer) writeAll(uintptr) bool { return true }
-
 // readRaw is never called where rawConn returns nil.
 func (s *sockReader) readRaw(uintptr) {}
 

@@ -107,28 +107,6 @@ func (w *writer) writeRaw(fd uintptr) bool {
 	return true
 }
 
-// writeAll writes w.rbuf[w.rn:] to the socket, for an issuer's write of
-// at most rawBulk bytes (writer.write): false while the socket is full,
-// so that the runtime's poller waits for room and calls it again, true
-// once everything is written or w.rerr says why not. Through the net
-// package the same write entered the runtime's system-call state, which
-// woke sysmon out of its deep sleep in a PE that had been idle; sysmon
-// then wakes a thread of ours every 20 µs while the PE works, and those
-// wake-ups were about two fifths of the context switches of a 2 x 2
-// barrier at GOMAXPROCS=1 (docs/benchmarks.md). It is a method value made
-// once, so a write allocates nothing.
-func (w *writer) writeAll(fd uintptr) bool {
-	var err error
-	w.rn, err = writeNoBlock(fd, w.rbuf, w.rn)
-	switch {
-	case err == syscall.EAGAIN:
-		return false
-	case err != nil:
-		w.rerr = os.NewSyscallError("write", err)
-	}
-	return true
-}
-
 // readRaw reads once into s.buf without waiting: a socket found empty
 // leaves s.n 0 and s.err nil. It is a method value made once, so that
 // reads allocate nothing.

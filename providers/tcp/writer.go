@@ -115,6 +115,22 @@ func (w *writer) writeWaiting(buf []byte) error {
 	return err
 }
 
+// writeAll writes w.rbuf[w.rn:] to the socket as writeRaw does, for an
+// issuer's write of at most rawBulk bytes (writeWaiting): false while
+// the socket is full, so that the runtime's poller waits for room and
+// calls it again, true once everything is written or w.rerr says why
+// not. Through the net package the same write entered the runtime's
+// system-call state, which woke sysmon out of its deep sleep in a PE
+// that had been idle; sysmon then wakes a thread of ours every 20 µs
+// while the PE works, and those wake-ups were about two fifths of the
+// context switches of a 2 x 2 barrier at GOMAXPROCS=1
+// (docs/benchmarks.md). It is a method value made once, so a write
+// allocates nothing.
+func (w *writer) writeAll(fd uintptr) bool {
+	w.writeRaw(fd)
+	return w.rn == len(w.rbuf) || w.rerr != nil
+}
+
 // flushNoWait writes what q holds without ever blocking, for the reader,
 // which must keep reading whatever the peer does, or two PEs writing to
 // each other could each wait for the other to read. It writes what the
