@@ -101,10 +101,18 @@ func (t *Team) hostBroadcast(dest, source []byte, root int, dr core.Region, off 
 	nh, h := len(s.hosts), s.hostOf[t.me]
 	lead := s.leaderOf(h, root)
 	flag := t.base() + bcastFlagOff
-	if t.me == root {
+	switch {
+	case t.me == root:
 		copy(dest, source)
-	} else if err := t.w.waitGE(flag, gen); err != nil {
-		return err
+	case t.me != lead:
+		// From its parent in the host.
+		if err := t.w.waitHostGE(flag, gen); err != nil {
+			return err
+		}
+	default:
+		if err := t.w.waitGE(flag, gen); err != nil {
+			return err
+		}
 	}
 	if t.me == lead {
 		rel := (h - s.hostOf[root] + nh) % nh
@@ -167,8 +175,9 @@ func (t *Team) hostGather(dest []byte, dr core.Region, off int, at []int, mine [
 		return first
 	}
 	if t.me != lead {
+		// The host's PEs and, last, its leader.
 		t.heard += uint64(len(local))
-		return w.waitGE(count, t.heard)
+		return w.waitHostGE(count, t.heard)
 	}
 	t.heard += uint64(n - 1)
 	if err := w.waitGE(count, t.heard); err != nil {

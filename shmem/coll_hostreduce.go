@@ -239,7 +239,7 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 	}
 	if t.me != leader {
 		// 4. The result, out of the leader's stage.
-		if err := w.waitGE(words+hrReadyOff, gen); err != nil {
+		if err := w.waitHostGE(words+hrReadyOff, gen); err != nil {
 			return err
 		}
 		copy(piece, at(leader, stage))

@@ -14,6 +14,7 @@ import (
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/version"
 )
 
@@ -26,8 +27,9 @@ const (
 
 // World is one PE's handle on an OpenSHMEM job: what shmem_init sets up in
 // C. Several Worlds may live in one process (tests run PEs as goroutines),
-// so nothing in this package is global. A World is also the default
-// context: pass it wherever a Ctx is asked for.
+// so nothing in this package is global but a count of them (worldsHere).
+// A World is also the default context: pass it wherever a Ctx is asked
+// for.
 //
 // Methods of World are safe for concurrent use, except that collective
 // operations (Malloc, Free, BarrierAll, SyncAll, Finalize) must be called by
@@ -50,6 +52,10 @@ type World struct {
 	segs     segments          // registered static data (static.go)
 	segMu    sync.Mutex        // serialises RegisterStatic's updates of segs
 	log      *slog.Logger
+
+	// hostYield bounds waitHostGE's yields: hostYieldFor, or 0 where the
+	// system cannot yield.
+	hostYield time.Duration
 
 	def Context // the default context
 
@@ -198,6 +204,7 @@ func Init(opts ...Option) (*World, error) {
 		boot.Close()
 		return nil, fmt.Errorf("shmem: init: %w", err)
 	}
+	worldsHere.Add(1)
 	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
 	for _, m := range o.static {
 		if err := w.RegisterStatic(m); err != nil {
@@ -247,6 +254,9 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
 		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
 		slice: waitSlice,
+	}
+	if sys.CanYield {
+		w.hostYield = hostYieldFor
 	}
 	if locked {
 		w.slice = lockedWaitSlice
@@ -365,6 +375,7 @@ func (w *World) Finalize() error {
 		}
 		errs = append(errs, w.def.ep.Quiet(), w.syncAll())
 		close(w.closed)
+		worldsHere.Add(-1)
 		errs = append(errs, w.def.ep.Close(), w.dom.Close(), w.boot.Close())
 		if err := errors.Join(errs...); err != nil {
 			w.finErr = fmt.Errorf("shmem: finalize: %w", err)

@@ -77,13 +77,17 @@ func Yield() {
 	unix.Syscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }
 
+// CanYield says that Yield and YieldHeld give the CPU up.
+const CanYield = true
+
 // YieldHeld is Yield as a raw system call: the caller keeps its runtime
 // processor however long the kernel keeps it away. For loops that also
-// call runtime.Gosched, which lets this process's goroutines run: there
-// a yield that found another thread to run (what it is for, where the
-// PEs outnumber the CPUs) was often away long enough for the monitor to
-// take the processor and hand it to another thread, which the caller
-// then had to take back, two more thread wake-ups.
+// call runtime.Gosched, which lets this process's goroutines run, or that
+// wait, for a bounded time, for something no goroutine of this process
+// does: there a yield that found another thread to run (what it is for,
+// where the PEs outnumber the CPUs) was often away long enough for the
+// monitor to take the processor and hand it to another thread, which the
+// caller then had to take back, two more thread wake-ups.
 func YieldHeld() {
 	unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 }

@@ -40,6 +40,9 @@ func FutexWake(addr *uint32, n int) (int, error) { return 0, errors.ErrUnsupport
 // Yield does nothing on this system.
 func Yield() {}
 
+// CanYield says that Yield and YieldHeld do nothing on this system.
+const CanYield = false
+
 // YieldHeld does nothing on this system.
 func YieldHeld() {}
 
