@@ -185,6 +185,16 @@ type WaitPoker interface {
 	WaitPoke()
 }
 
+// Relayer is implemented by domains whose process carries operations
+// between other PEs: it relays them on their way, or lands them in the
+// memory of the PEs of its host. Where Relays says so, other PEs'
+// operations complete only while this process's goroutines run, so a
+// waiter may not hold the process's runtime processor for long even
+// when the word it waits for is written through shared memory.
+type Relayer interface {
+	Relays() bool
+}
+
 // WaitNotifier is implemented by LocalWaiters that can tell another waiter
 // of their changes: after SetWaitNotify(f), every move of the sequence
 // that an armed waiter would wake for also calls f, on the goroutine that

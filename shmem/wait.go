@@ -93,6 +93,16 @@ func (w *World) waitGE(off int, v uint64) error {
 // hostYieldFor bounds the yields of waitHostGE (World.hostYield).
 const hostYieldFor = 400 * time.Microsecond
 
+// hostYieldOf is World.hostYield for a World over dom: hostYieldFor, or
+// 0 where the system cannot yield or dom's process relays other PEs'
+// operations.
+func hostYieldOf(dom core.Domain) time.Duration {
+	if r, ok := dom.(core.Relayer); !sys.CanYield || ok && r.Relays() {
+		return 0
+	}
+	return hostYieldFor
+}
+
 // worldsHere counts the Worlds open in this process: a PE alone in its
 // process (worldsHere is 1) needs none of the process's goroutines to
 // run for a PE of its host to write its memory.
@@ -107,7 +117,10 @@ var worldsHere atomic.Int32
 // process is needed for the word to change, so holding the runtime
 // processor delays only the process's other work (a transport's
 // goroutines) and at most that long; and the writer finds no waiter
-// armed, so it wakes nobody.
+// armed, so it wakes nobody. Where the process relays other PEs'
+// operations (core.Relayer: ntbring's lanes land what comes for every PE
+// of the host), the writer may be waiting for this process, and
+// hostYield is 0.
 //
 // Where the PEs outnumber the CPUs, a sleep here costs the collective's
 // next step a wake-up: the released PE is the next to arrive, often its

@@ -74,6 +74,26 @@ func (a *armWaiter) WaitChange(seq uint32, max time.Duration) uint32 {
 	return seq + 2
 }
 
+// relayer is a core.Domain that says whether it relays.
+type relayer struct {
+	core.Domain
+	relays bool
+}
+
+func (r relayer) Relays() bool { return r.relays }
+
+// A World yields in waitHostGE unless its domain relays other PEs'
+// operations, which its process's goroutines must carry.
+func TestHostYieldOf(t *testing.T) {
+	if !sys.CanYield {
+		require.Zero(t, hostYieldOf(relayer{}))
+		return
+	}
+	require.Equal(t, hostYieldFor, hostYieldOf(relayer{relays: false}))
+	require.Equal(t, hostYieldFor, hostYieldOf(struct{ core.Domain }{}))
+	require.Zero(t, hostYieldOf(relayer{relays: true}))
+}
+
 // waitHostGE yields, without arming the waiter, while its PE is alone in
 // its process and for no longer than hostYield; else it waits as waitGE.
 func TestWaitHostYields(t *testing.T) {

@@ -14,7 +14,6 @@ import (
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
-	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/version"
 )
 
@@ -54,7 +53,8 @@ type World struct {
 	log      *slog.Logger
 
 	// hostYield bounds waitHostGE's yields: hostYieldFor, or 0 where the
-	// system cannot yield.
+	// system cannot yield or this PE's process relays others' operations
+	// (core.Relayer).
 	hostYield time.Duration
 
 	def Context // the default context
@@ -255,9 +255,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
 		slice: waitSlice,
 	}
-	if sys.CanYield {
-		w.hostYield = hostYieldFor
-	}
+	w.hostYield = hostYieldOf(dom)
 	if locked {
 		w.slice = lockedWaitSlice
 	}

@@ -221,6 +221,15 @@ func (d *domain) PeerBytes(pe int, r core.Region) []byte {
 	return b[:reg.size:reg.size]
 }
 
+var _ core.Relayer = (*domain)(nil)
+
+// Relays implements core.Relayer: the intra-host transport carries only
+// this PE's own operations, so the inter-host one says.
+func (d *domain) Relays() bool {
+	r, ok := d.inter.(core.Relayer)
+	return ok && r.Relays()
+}
+
 // Err implements core.Failer: either transport's failure is the domain's.
 func (d *domain) Err() error {
 	for _, f := range d.failers {

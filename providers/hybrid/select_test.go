@@ -62,10 +62,22 @@ func openAll(t *testing.T, spec string, hosts []string, env map[string]string) (
 // of its transports (core.TransportDescriber), or "".
 func openDescribe(t *testing.T, spec string, hosts []string, env map[string]string) ([]string, []string, []error) {
 	t.Helper()
+	desc := make([]string, len(hosts))
+	names, errs := openLook(t, spec, hosts, env, func(pe int, d core.Domain) {
+		if td, ok := d.(core.TransportDescriber); ok {
+			desc[pe] = td.Transports()
+		}
+	})
+	return names, desc, errs
+}
+
+// openLook is openAll that lets look see each PE's domain before it
+// closes.
+func openLook(t *testing.T, spec string, hosts []string, env map[string]string, look func(pe int, d core.Domain)) ([]string, []error) {
+	t.Helper()
 	jobLookup := jobEnv(t, env)
 	boots := bootstrap.NewLocal(len(hosts))
 	names := make([]string, len(hosts))
-	desc := make([]string, len(hosts))
 	errs := make([]error, len(hosts))
 	var wg sync.WaitGroup
 	for pe, b := range boots {
@@ -74,16 +86,41 @@ func openDescribe(t *testing.T, spec string, hosts []string, env map[string]stri
 			p, d, err := core.Open(cfg, spec)
 			if err == nil {
 				names[pe] = p.Name()
-				if td, ok := d.(core.TransportDescriber); ok {
-					desc[pe] = td.Transports()
-				}
+				look(pe, d)
 				err = d.Close()
 			}
 			errs[pe] = errors.Join(err, b.Close())
 		})
 	}
 	wg.Wait()
-	return names, desc, errs
+	return names, errs
+}
+
+// The composite relays other PEs' operations where its inter-host
+// transport does (core.Relayer): ntbring's lanes land what comes for
+// every PE of their host; tcp carries each PE's own.
+func TestRelays(t *testing.T) {
+	for _, c := range []struct {
+		spec, want string
+		relays     bool
+	}{
+		{"tcp", "tcp+loopback", false},
+		{"ntbring", "ntbring+loopback", true},
+	} {
+		t.Run(c.spec, func(t *testing.T) {
+			hosts := []string{"a", "a", "b", "b"}
+			relays := make([]bool, len(hosts))
+			names, errs := openLook(t, c.spec, hosts, nil, func(pe int, d core.Domain) {
+				r, ok := d.(core.Relayer)
+				relays[pe] = ok && r.Relays()
+			})
+			for pe := range hosts {
+				require.NoError(t, errs[pe], "PE %d", pe)
+				require.Equal(t, c.want, names[pe], "PE %d", pe)
+				require.Equal(t, c.relays, relays[pe], "PE %d", pe)
+			}
+		})
+	}
 }
 
 // Which provider a job gets: the composite only when the job spans hosts

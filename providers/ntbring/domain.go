@@ -473,6 +473,13 @@ func (d *domain) WaitDisarm(int) { d.armed.Add(-1) }
 
 var _ core.WaitNotifier = (*domain)(nil)
 
+var _ core.Relayer = (*domain)(nil)
+
+// Relays implements core.Relayer: every ring node forwards the traffic of
+// others round the ring, and with lanes, lands what comes on its lane
+// for every PE of its host.
+func (d *domain) Relays() bool { return true }
+
 // SetWaitNotify implements core.WaitNotifier: while a waiter is armed,
 // every change wake tells its waiters of calls f too.
 func (d *domain) SetWaitNotify(f func()) { d.also.Set(f) }
