@@ -195,6 +195,24 @@ type Relayer interface {
 	Relays() bool
 }
 
+// InputPender is implemented by domains whose progress goroutines read
+// this PE's input from the operating system (sockets): InputPending
+// reports, without blocking and without the runtime's system-call hooks,
+// whether some waits to be read. It may err towards true.
+type InputPender interface {
+	InputPending() bool
+}
+
+// WaitYielder is implemented by LocalWaiters that can give up their CPU
+// for a while before they sleep, without letting this process's other
+// goroutines run, as long as nothing else needs them: after
+// SetWaitYield(busy), a waiter yields only while busy reports false (a
+// composite passes its other transport's InputPending), and sleeps once
+// it reports true. nil removes it. Set it before the first WaitArm.
+type WaitYielder interface {
+	SetWaitYield(busy func() bool)
+}
+
 // WaitNotifier is implemented by LocalWaiters that can tell another waiter
 // of their changes: after SetWaitNotify(f), every move of the sequence
 // that an armed waiter would wake for also calls f, on the goroutine that

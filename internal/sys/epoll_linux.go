@@ -4,6 +4,8 @@ package sys
 
 import (
 	"os"
+	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -57,4 +59,20 @@ func EpollUnwatch(epfd, fd int) error {
 		return os.NewSyscallError("epoll_ctl del", err)
 	}
 	return nil
+}
+
+// EpollReady reports whether the epoll instance epfd has a descriptor
+// ready, without waiting (epoll_pwait with a timeout of 0). It is a raw
+// system call, without the runtime's entersyscall and exitsyscall, for
+// waiters that look between yields (see rawio_linux.go); an error says
+// ready, so that such a waiter stops yielding.
+func EpollReady(epfd int) bool {
+	var ev [1]unix.EpollEvent
+	for {
+		n, _, e := syscall.RawSyscall6(syscall.SYS_EPOLL_PWAIT, uintptr(epfd), uintptr(unsafe.Pointer(&ev[0])), 1, 0, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		return e != 0 || n > 0
+	}
 }

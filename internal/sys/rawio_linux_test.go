@@ -37,3 +37,26 @@ func TestNoWaitCalls(t *testing.T) {
 	require.NoError(t, err)
 	require.Zero(t, n, "end of stream")
 }
+
+// EpollReady says whether a watched socket has something to read, without
+// waiting, and says yes for an instance that is no more.
+func TestEpollReady(t *testing.T) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_NONBLOCK, 0)
+	require.NoError(t, err)
+	defer syscall.Close(fds[0])
+	defer syscall.Close(fds[1])
+	ep, err := EpollCreate()
+	require.NoError(t, err)
+	require.NoError(t, EpollWatch(ep, fds[0], false))
+	require.False(t, EpollReady(ep), "nothing written yet")
+	_, err = WriteNoWait(uintptr(fds[1]), []byte{7})
+	require.NoError(t, err)
+	require.True(t, EpollReady(ep), "a byte waits")
+	require.True(t, EpollReady(ep), "level-triggered: it still waits")
+	var b [1]byte
+	_, err = ReadNoWait(uintptr(fds[0]), b[:])
+	require.NoError(t, err)
+	require.False(t, EpollReady(ep), "read")
+	require.NoError(t, syscall.Close(ep))
+	require.True(t, EpollReady(ep), "a closed instance")
+}

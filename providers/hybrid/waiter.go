@@ -153,6 +153,13 @@ func (w *waiting) setup(intra, inter core.Domain) {
 	if pok && nok && w.intra != nil && w.inter != nil {
 		w.poked = true
 		n.SetWaitNotify(p.WaitPoke)
+		// The waiter, sleeping in intra, may yield its CPU first while
+		// no input waits for inter's goroutines.
+		y, yok := intra.(core.WaitYielder)
+		in, iok := inter.(core.InputPender)
+		if yok && iok {
+			y.SetWaitYield(in.InputPending)
+		}
 	}
 }
 

@@ -33,6 +33,10 @@ type domain struct {
 	// where every PE sleeps on the futex.
 	pw        *pollWake
 	pollSleep bool // this PE's waiters sleep on pw, not on the futex
+	// busy, where set (SetWaitYield), says that this process has input
+	// for its other goroutines: waiters that sleep on pw yield the CPU
+	// first while it says no.
+	busy func() bool
 
 	// dissemination chooses the barrier (barrier.go): every PE has a CPU
 	// of its own. The control file says so too (barMode).
@@ -458,10 +462,16 @@ func (d *domain) WaitChange(seq uint32, max time.Duration) uint32 {
 		}
 		return d.sleep(seq, max)
 	}
-	// Sleeping in the poller, do not yield: with one runtime processor
-	// the Gosched loop keeps the scheduler from the poller (wake.go).
+	// Sleeping in the poller, do not yield as yield does: with one
+	// runtime processor the Gosched loop keeps the scheduler from the
+	// poller (wake.go). Yield the CPU alone, while busy says that no
+	// input waits for the poller (yieldIdle).
 	if !d.pollSleep {
 		if v := d.yield(p, seq); v != seq {
+			return v
+		}
+	} else if d.busy != nil && max > 0 && domainsHere.Load() == 1 {
+		if v := d.yieldIdle(p, seq); v != seq {
 			return v
 		}
 	}
@@ -505,6 +515,45 @@ func (d *domain) yield(p *uint32, old uint32) uint32 {
 	}
 	return old
 }
+
+// yieldIdle returns *p as soon as it differs from old, or old once it
+// has yielded the CPU for yieldFor, or once d.busy says that input waits
+// for this process's goroutines, which the caller then sleeps in the
+// poller to let run. It yields with sched_yield alone, keeping the
+// runtime processor: nothing this process runs is needed for *p to move
+// while busy says no and this PE is the process's only one
+// (domainsHere). A waiter that sleeps costs its waker a wake-up,
+// which took 30-36 µs here where the waiter's CPU had gone idle; one that
+// yields sees the store at its next look, and its waker wakes nobody.
+//
+// Over tcp on posed hosts, 2 x 2 at GOMAXPROCS=1, with shmem's released
+// PEs yielding too, three rounds (µs): barrier 37.86-48.09 against
+// 92.26-102.57 sleeping at once, 8-byte sum-reduce 39.73-42.18 against
+// 72.75-93.50. Without a look at the input, every waiter yielding
+// starved the reader goroutine of a leader that waited for another
+// host's partial (docs/benchmarks.md).
+func (d *domain) yieldIdle(p *uint32, old uint32) uint32 {
+	for start := time.Now(); time.Since(start) < yieldFor && !d.busy(); {
+		sys.YieldHeld()
+		if v := atomic.LoadUint32(p); v != old {
+			return v
+		}
+	}
+	return old
+}
+
+// domainsHere counts the domains open in this process. Where there are
+// several (PEs run as goroutines of one process, as tests run them), a
+// waiter does not yield while holding the runtime processor, which the
+// other PEs' goroutines may need (yieldIdle).
+var domainsHere atomic.Int32
+
+var _ core.WaitYielder = (*domain)(nil)
+
+// SetWaitYield implements core.WaitYielder. Only waiters that sleep in
+// the poller (GOSHMEM_LOOPBACK_WAKE) use it; the others yield as yield
+// does.
+func (d *domain) SetWaitYield(busy func() bool) { d.busy = busy }
 
 // sleep waits on the futex while seq, without its mark, is current, for
 // at most max; it returns the new seq, or seq marked settled if there is
@@ -630,6 +679,7 @@ func (d *domain) Close() error {
 func (d *domain) close() error {
 	d.mu.Lock()
 	d.closed.Store(true)
+	domainsHere.Add(-1)
 	for e := range d.endpoints {
 		e.MarkClosed()
 	}

@@ -263,3 +263,52 @@ func TestNoLostSelfPoke(t *testing.T) {
 		})
 	}
 }
+
+// A waiter that sleeps in the poller first yields the CPU while its busy
+// function (a composite's other transport's InputPending) says that no
+// input waits, looking at it between yields, and sleeps at its first yes;
+// a store in the meantime ends the wait.
+func TestWaitYieldsWhileIdle(t *testing.T) {
+	j := newJob(t, 1)
+	j.env[paramWake.Env] = WakePoller
+	j.run(func(p *peT) {
+		d := p.dom
+		require.True(t, d.pollSleep)
+		require.Equal(t, int32(1), domainsHere.Load(), "another domain open in this process")
+		r, _ := p.region(64, core.EndpointOptions{})
+		var looks atomic.Int32
+		var input atomic.Bool
+		d.SetWaitYield(func() bool {
+			looks.Add(1)
+			return input.Load()
+		})
+		seq, watch := d.WaitArm(r, 0, 8)
+		defer d.WaitDisarm(watch)
+
+		// Nothing stored: yields for yieldFor, looking, then the sleep.
+		start := time.Now()
+		require.Equal(t, seq, d.WaitChange(seq, time.Millisecond)&^settled)
+		require.GreaterOrEqual(t, time.Since(start), yieldFor+time.Millisecond)
+		require.Positive(t, looks.Load(), "looked before yielding")
+
+		// Input waits: one look, and the sleep.
+		looks.Store(0)
+		input.Store(true)
+		require.Equal(t, seq, d.WaitChange(seq, time.Millisecond)&^settled)
+		require.Equal(t, int32(1), looks.Load())
+
+		// A store while it yields: seen at the next look.
+		input.Store(false)
+		ep, err := d.NewEndpoint(core.EndpointOptions{})
+		require.NoError(t, err)
+		defer ep.Close()
+		go func() {
+			for looks.Load() < 3 {
+				runtime.Gosched()
+			}
+			_ = ep.Atomic(0, r, 0, core.AtomicWrite, core.Uint64, 1)
+		}()
+		looks.Store(0)
+		require.NotEqual(t, seq, d.WaitChange(seq, time.Hour)&^settled)
+	})
+}

@@ -197,6 +197,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		}
 		d.pollSleep = poller
 	}
+	domainsHere.Add(1)
 	return d, nil
 }
 

@@ -45,6 +45,9 @@ type domain struct {
 	regions atomic.Pointer[[]*region]
 
 	waiters waiters
+	// inputs watches the connections' sockets for InputPending; made at
+	// its first call, closed once shutdown has closed the connections.
+	inputs inputSet
 
 	// pollMax caps how long readers poll (poll.go): 0 until Open has
 	// counted this host's PEs. pollGated says that they poll only while
@@ -255,4 +258,5 @@ func (d *domain) shutdown(clean bool) {
 			<-c.writerDone
 		}
 	}
+	d.inputs.close()
 }
