@@ -13,10 +13,9 @@ import (
 // the reader goroutines, and says yes where it cannot watch every one or
 // once the domain has closed its set.
 func TestInputPending(t *testing.T) {
-	a, b := tcpPair(t)
-	defer a.Close()
-	defer b.Close()
 	c := &conn{}
+	a, b := tcpPair(t)
+	t.Cleanup(func() { _, _ = a.Close(), b.Close() })
 	c.rd.sock.raw = rawConn(b)
 	require.NotNil(t, c.rd.sock.raw)
 	d := &domain{conns: []*conn{nil, c}}
