@@ -5,8 +5,7 @@ package tcp
 import (
 	"sync"
 	"sync/atomic"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/sys"
@@ -58,7 +57,7 @@ func (s *inputSet) close() {
 	made := true
 	s.once.Do(func() { made = false })
 	if made && s.made && !s.closed.Swap(true) {
-		_ = unix.Close(s.ep)
+		_ = syscall.Close(s.ep)
 	}
 }
 
