@@ -127,11 +127,11 @@ var worldsHere atomic.Int32
 // host's last, which sends the host's part on. A wake-up across CPUs
 // took 30-36 µs on the machines we measure on where the woken CPU was
 // idle, 18-20 where it was busy; a switch between two processes on one
-// CPU took about 3. Namespaced
-// hosts, 2 x 2 over tcp, alternating with waitGE here in one run (5
-// rounds, medians in µs): barrier 98.61 against 105.01 and 8-byte
-// sum-reduce 90.90 against 120.11 at GOMAXPROCS=1; 93.00 against 115.02
-// and 88.38 against 110.07 at 2 (docs/benchmarks.md). The composite's
+// CPU took about 3. Namespaced hosts, 2 x 2 over tcp, alternating with
+// waitGE here in one run (5 rounds, medians in µs): barrier 98.61
+// against 105.01 and 8-byte sum-reduce 90.90 against 120.11 at
+// GOMAXPROCS=1; 93.00 against 115.02 and 88.38 against 110.07 at 2
+// (docs/benchmarks.md). The composite's
 // waiters yield too, where they sleep in the poller, while no input
 // waits for this process (loopback's yieldIdle): without the yields
 // here, that measured slower on posed hosts, 105-140 against 90-105;

@@ -302,13 +302,17 @@ func TestWaitYieldsWhileIdle(t *testing.T) {
 		ep, err := d.NewEndpoint(core.EndpointOptions{})
 		require.NoError(t, err)
 		defer ep.Close()
+		looks.Store(0)
+		done := make(chan error, 1)
 		go func() {
-			for looks.Load() < 3 {
+			// Once it looks, yielding still or asleep since: the write
+			// wakes it either way.
+			for looks.Load() == 0 {
 				runtime.Gosched()
 			}
-			_ = ep.Atomic(0, r, 0, core.AtomicWrite, core.Uint64, 1)
+			done <- ep.Atomic(0, r, 0, core.AtomicWrite, core.Uint64, 1)
 		}()
-		looks.Store(0)
 		require.NotEqual(t, seq, d.WaitChange(seq, time.Hour)&^settled)
+		require.NoError(t, <-done)
 	})
 }
