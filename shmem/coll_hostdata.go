@@ -101,18 +101,14 @@ func (t *Team) hostBroadcast(dest, source []byte, root int, dr core.Region, off 
 	nh, h := len(s.hosts), s.hostOf[t.me]
 	lead := s.leaderOf(h, root)
 	flag := t.base() + bcastFlagOff
-	switch {
-	case t.me == root:
+	wait := t.w.waitGE // a leader hears from one of another host
+	if t.me != lead {
+		wait = t.w.waitHostGE // the others from their parent in the host
+	}
+	if t.me == root {
 		copy(dest, source)
-	case t.me != lead:
-		// From its parent in the host.
-		if err := t.w.waitHostGE(flag, gen); err != nil {
-			return err
-		}
-	default:
-		if err := t.w.waitGE(flag, gen); err != nil {
-			return err
-		}
+	} else if err := wait(flag, gen); err != nil {
+		return err
 	}
 	if t.me == lead {
 		rel := (h - s.hostOf[root] + nh) % nh
