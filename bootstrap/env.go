@@ -714,6 +714,7 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 	// so that a PE that never comes is named instead of waited for.
 	reason := fmt.Sprintf("never joined the store at %s (told by %s) within %v", job.Addr, told, timeout)
 	if missing := srv.awaitJoined(timeout, reason); len(missing) > 0 {
+		srv.flush(closeWait) // the members that joined hear who never came
 		c.Close()
 		srv.Close()
 		<-serveDone

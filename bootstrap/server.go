@@ -122,10 +122,11 @@ type member struct {
 	inside bool         // has contributed to a round that has not ended
 	heard  atomic.Int64 // when a frame from it was last read, in Unix nanoseconds
 
-	outMu sync.Mutex
-	out   [][]byte // frames for the writer goroutine
-	wake  chan struct{}
-	quit  chan struct{} // closed when the reader ends
+	outMu   sync.Mutex
+	out     [][]byte        // frames for the writer goroutine
+	flushed []chan struct{} // closed once every frame queued before them is written
+	wake    chan struct{}
+	quit    chan struct{} // closed when the reader ends
 }
 
 type round struct {
@@ -713,6 +714,50 @@ func (m *member) send(f []byte) {
 	}
 }
 
+// flushMark returns a channel closed once every frame queued so far has been
+// written to the member's connection.
+func (m *member) flushMark() <-chan struct{} {
+	f := make(chan struct{})
+	m.outMu.Lock()
+	m.flushed = append(m.flushed, f)
+	m.outMu.Unlock()
+	select {
+	case m.wake <- struct{}{}:
+	default:
+	}
+	return f
+}
+
+// flush waits, for at most d, until every frame queued so far for a member
+// whose connection still stands has been written to it. A store that gives
+// up tells the members that did join why before it closes their connections;
+// without the wait, Close could cut a connection ahead of that news, and the
+// member would hear only that the store went away.
+func (s *Server) flush(d time.Duration) {
+	type mark struct {
+		done <-chan struct{}
+		quit <-chan struct{}
+	}
+	s.mu.Lock()
+	var marks []mark
+	for _, m := range s.members {
+		if m != nil {
+			marks = append(marks, mark{m.flushMark(), m.quit})
+		}
+	}
+	s.mu.Unlock()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for _, mk := range marks {
+		select {
+		case <-mk.done:
+		case <-mk.quit: // its reader ended: nothing more reaches it
+		case <-timer.C:
+			return
+		}
+	}
+}
+
 // writeLoop owns writes to a member's connection, so a slow reader delays
 // only itself and frames never interleave.
 func (s *Server) writeLoop(m *member) {
@@ -728,6 +773,8 @@ func (s *Server) writeLoop(m *member) {
 		batch = append(batch[:0], m.out...)
 		clear(m.out)
 		m.out = m.out[:0]
+		flushed := m.flushed
+		m.flushed = nil
 		m.outMu.Unlock()
 		bufs := net.Buffers(batch)
 		_, err := bufs.WriteTo(m.conn)
@@ -736,6 +783,9 @@ func (s *Server) writeLoop(m *member) {
 			// The reader sees the broken connection and reports it.
 			m.conn.Close()
 			return
+		}
+		for _, f := range flushed {
+			close(f)
 		}
 	}
 }

@@ -659,3 +659,43 @@ func TestDialRefusesAStranger(t *testing.T) {
 	ln.Close()
 	<-done
 }
+
+// flush returns only once what was queued for a member has been written:
+// over a pipe, whose writes wait for the reader, it waits until the member
+// reads, and gives up at its bound when nobody does.
+func TestFlushWaitsForQueuedFrames(t *testing.T) {
+	srvEnd, memberEnd := net.Pipe()
+	defer memberEnd.Close()
+	s := &Server{}
+	m := &member{conn: srvEnd, wake: make(chan struct{}, 1), quit: make(chan struct{})}
+	s.members = []*member{m}
+	s.wg.Add(1)
+	go s.writeLoop(m)
+	defer func() { close(m.quit); srvEnd.Close(); s.wg.Wait() }()
+
+	m.send([]byte("news"))
+	flushed := make(chan struct{})
+	go func() { s.flush(watchdog); close(flushed) }()
+	select {
+	case <-flushed:
+		t.Fatal("flush returned before the member read what was queued")
+	case <-time.After(20 * time.Millisecond):
+	}
+	buf := make([]byte, 4)
+	_, err := io.ReadFull(memberEnd, buf)
+	require.NoError(t, err)
+	require.Equal(t, "news", string(buf))
+	select {
+	case <-flushed:
+	case <-time.After(watchdog):
+		t.Fatal("flush did not return once the frame was written")
+	}
+
+	// Nobody reads: flush gives up at its bound.
+	m.send([]byte("more"))
+	start := time.Now()
+	s.flush(30 * time.Millisecond)
+	require.Less(t, time.Since(start), watchdog)
+	_, err = io.ReadFull(memberEnd, buf) // lets the writer finish
+	require.NoError(t, err)
+}
