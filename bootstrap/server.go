@@ -708,10 +708,7 @@ func (m *member) send(f []byte) {
 	m.outMu.Lock()
 	m.out = append(m.out, f)
 	m.outMu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
+	m.kick()
 }
 
 // flushMark returns a channel closed once every frame queued so far has been
@@ -721,11 +718,16 @@ func (m *member) flushMark() <-chan struct{} {
 	m.outMu.Lock()
 	m.flushed = append(m.flushed, f)
 	m.outMu.Unlock()
+	m.kick()
+	return f
+}
+
+// kick wakes the member's writer, if it is not already due to run.
+func (m *member) kick() {
 	select {
 	case m.wake <- struct{}{}:
 	default:
 	}
-	return f
 }
 
 // flush waits, for at most d, until every frame queued so far for a member
