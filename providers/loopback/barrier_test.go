@@ -75,6 +75,7 @@ func TestBarrierEndsOnLostPE(t *testing.T) {
 		p.barrier()
 		if p.rank == 2 {
 			p.boot.Kill()
+			p.releaseAtEnd(d)
 			return
 		}
 		err = d.(core.Barrierer).Barrier()

@@ -670,6 +670,7 @@ func TestCloseAfterLostPeer(t *testing.T) {
 		p.barrier()
 		if p.rank == 1 {
 			p.boot.Kill()
+			p.releaseAtEnd(d)
 			return
 		}
 		err = d.Close()
