@@ -131,12 +131,13 @@ var worldsHere atomic.Int32
 // waitGE here in one run (5 rounds, medians in µs): barrier 98.61
 // against 105.01 and 8-byte sum-reduce 90.90 against 120.11 at
 // GOMAXPROCS=1; 93.00 against 115.02 and 88.38 against 110.07 at 2
-// (docs/benchmarks.md). The composite's
-// waiters yield too, where they sleep in the poller, while no input
-// waits for this process (loopback's yieldIdle): without the yields
-// here, that measured slower on posed hosts, 105-140 against 90-105;
-// with them, 2 x 2 took 38-48 µs a barrier against 92-103 with these
-// yields alone.
+// (docs/benchmarks.md).
+//
+// The composite's waiters yield too, where they sleep in the poller,
+// while no input waits for this process (loopback's yieldIdle): without
+// the yields here, that measured slower on posed hosts, 105-140 against
+// 90-105; with them, 2 x 2 took 38-48 µs a barrier against 92-103 with
+// these yields alone.
 func (w *World) waitHostGE(off int, v uint64) error {
 	p := mem.Word64(w.local, off)
 	reached := func() bool { return atomic.LoadUint64(p) >= v }
