@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -19,21 +20,26 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// envDeadPluginPE makes the test binary a PE of deadPluginPE's job.
+// envDeadPluginPE makes the test binary a PE of deadPluginPE's job; its
+// value is the file whose making lets the PE exit.
 const envDeadPluginPE = "GOSHMEM_PLUGIN_TEST_DEAD_PLUGIN_PE"
 
 // deadPluginPE is a PE of a 3-PE job on the example plugin in which PEs 0
 // and 2 wait in a barrier that PE 1 never enters, and PE 1 waits on
 // memory nobody writes: each says "ready" first, and then nothing but the
 // loss of a PE's plugin process ends its wait. It prints what its wait
-// returned and exits with status 1.
+// returned and exits with status 1, once the test has seen every PE's
+// lines: the launcher ends a job whose PE failed, and a PE that exited at
+// once could take with it another's report before it was written.
 func deadPluginPE() int {
 	w, err := shmem.Init(shmem.WithHeapSize(1 << 20))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "init:", err)
 		return 90
 	}
-	flag, err := shmem.Malloc[int64](w, 1)
+	// flag[0] is what PE 1 waits on; flag[1] takes the puts after the
+	// waits, so that none of them ends PE 1's wait as a write would.
+	flag, err := shmem.Malloc[int64](w, 2)
 	if err == nil {
 		err = w.BarrierAll()
 	}
@@ -50,16 +56,23 @@ func deadPluginPE() int {
 	}
 	fmt.Fprintf(os.Stderr, "PE %d: wait returned: %v\n", me, err)
 	// The next operation fails at once, with the same cause.
-	err = shmem.Put(w, flag, []int64{1}, (me+1)%w.NPEs())
+	err = shmem.Put(w, flag[1:], []int64{1}, (me+1)%w.NPEs())
 	fmt.Fprintf(os.Stderr, "PE %d: next put: %v\n", me, err)
+	release := os.Getenv(envDeadPluginPE)
+	for end := time.Now().Add(2 * time.Minute); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(release); err == nil {
+			break
+		}
+	}
 	return 1
 }
 
 // readyWriter collects a job's output and closes ready once n lines
-// starting "ready" have come.
+// holding mark have come.
 type readyWriter struct {
 	mu    sync.Mutex
 	buf   bytes.Buffer
+	mark  string
 	n     int
 	ready chan struct{}
 }
@@ -68,7 +81,7 @@ func (w *readyWriter) Write(b []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.buf.Write(b)
-	if w.n > 0 && strings.Count(w.buf.String(), "ready ") >= w.n {
+	if w.n > 0 && strings.Count(w.buf.String(), w.mark) >= w.n {
 		w.n = 0
 		close(w.ready)
 	}
@@ -95,8 +108,9 @@ func TestDeadPluginEndsTheJob(t *testing.T) {
 		t.Run(fmt.Sprintf("PE%d", victim), func(t *testing.T) {
 			var mu sync.Mutex
 			pids := map[int]int{}
-			stdout := &readyWriter{n: np, ready: make(chan struct{})}
-			stderr := &readyWriter{}
+			stdout := &readyWriter{mark: "ready ", n: np, ready: make(chan struct{})}
+			stderr := &readyWriter{mark: "next put: ", n: np, ready: make(chan struct{})}
+			release := filepath.Join(t.TempDir(), "release")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			type result struct {
@@ -107,7 +121,7 @@ func TestDeadPluginEndsTheJob(t *testing.T) {
 			go func() {
 				code, err := launcher.Run(ctx, launcher.Options{NP: np, Program: os.Args[0], Args: []string{"-test.run=^$"},
 					Provider: examplePlugin, Stdout: stdout, Stderr: stderr, Grace: time.Second,
-					Env: []string{envDeadPluginPE + "=1", core.EnvShmDir + "=" + conformance.ShmDir(t), "GORACE=atexit_sleep_ms=0"},
+					Env: []string{envDeadPluginPE + "=" + release, core.EnvShmDir + "=" + conformance.ShmDir(t), "GORACE=atexit_sleep_ms=0"},
 					Started: func(pe, pid int) {
 						mu.Lock()
 						pids[pe] = pid
@@ -129,6 +143,16 @@ func TestDeadPluginEndsTheJob(t *testing.T) {
 			require.Len(t, kids, 1, "PE %d (pid %d) should have one child, its plugin", victim, pe)
 			start := time.Now()
 			require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
+			// Every PE has reported: they may exit.
+			go func() {
+				select {
+				case <-stderr.ready:
+					if err := os.WriteFile(release, nil, 0o600); err != nil {
+						t.Errorf("releasing the PEs: %v", err)
+					}
+				case <-ctx.Done():
+				}
+			}()
 			var r result
 			select {
 			case r = <-done:
