@@ -96,7 +96,7 @@ func EnvVars() []core.Param {
 	return []core.Param{
 		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun or PMI)",
 			Help: "host:port of the bootstrap store; under a launcher without PMI, a free port on PE 0's host"},
-		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store"},
+		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
 		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
 		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
 			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
@@ -232,7 +232,7 @@ func oshrunJob(get func(string) (string, bool)) (Job, error) {
 	}
 	id, ok := get(EnvJobID)
 	if !ok {
-		return Job{}, &core.EnvError{Var: EnvJobID, Allowed: jobIDForms + " (oshrun sets it; is this PE's environment complete?)"}
+		return Job{}, &core.EnvError{Var: EnvJobID, Unset: true, Allowed: jobIDForms + " (oshrun sets it; is this PE's environment complete?)"}
 	}
 	if job.JobID, err = checkJobID(id); err != nil {
 		return Job{}, err
@@ -244,7 +244,7 @@ func oshrunJob(get func(string) (string, bool)) (Job, error) {
 		return Job{}, err
 	}
 	if job.Secret == nil {
-		return Job{}, &core.EnvError{Var: EnvSecret,
+		return Job{}, &core.EnvError{Var: EnvSecret, Unset: true,
 			Allowed: secretForms + " (oshrun sets it, or " + EnvSecretFile + ")"}
 	}
 	return job, nil
@@ -311,7 +311,7 @@ func openMPIJobID(get func(string) (string, bool)) string {
 func rankSize(get func(string) (string, bool), rankVar, sizeVar string) (int, int, error) {
 	sv, ok := get(sizeVar)
 	if !ok {
-		return 0, 0, &core.EnvError{Var: sizeVar,
+		return 0, 0, &core.EnvError{Var: sizeVar, Unset: true,
 			Allowed: fmt.Sprintf("an integer from 1 to %d, set together with %s", maxSize, rankVar)}
 	}
 	size, err := strconv.Atoi(sv)
@@ -403,7 +403,7 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		if job.Addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
 			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyStore, err)
 		}
-		if job.Secret, err = parseSecret("PMI key "+pmiKeySecret, "(not shown)", vals[pmiKeySecret]); err != nil {
+		if job.Secret, err = parseSecret("PMI key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
 			return Job{}, err
 		}
 		if job.JobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
@@ -446,7 +446,7 @@ func requireSecret(get func(string) (string, bool), job *Job) error {
 		return nil
 	}
 	return fmt.Errorf("bootstrap: PE %d: %s without PMI gives the job no secret, and anyone who reaches an unauthenticated store at %s could join the job in a PE's place: %w",
-		job.Rank, launcherName(job.Launcher), job.Addr, &core.EnvError{Var: EnvSecret,
+		job.Rank, launcherName(job.Launcher), job.Addr, &core.EnvError{Var: EnvSecret, Unset: true,
 			Allowed: secretForms + ", the same for every PE (such as export " + EnvSecret + "=$(openssl rand -hex 16) before launching), or " +
 				EnvSecretFile + " naming a 0600 file that holds one on a file system every PE sees; or " +
 				EnvInsecure + "=1 to run unauthenticated anyway"})
@@ -492,7 +492,7 @@ func bootstrapAddr(get func(string) (string, bool), required bool) (string, erro
 	v, ok := get(EnvBootstrap)
 	if !ok {
 		if required {
-			return "", &core.EnvError{Var: EnvBootstrap,
+			return "", &core.EnvError{Var: EnvBootstrap, Unset: true,
 				Allowed: addrForms + "; it is required for a job of more than one PE whose launcher offers no PMI (PMI_FD or PMI_PORT, as srun --mpi=pmi2 and MPICH's mpiexec do): set it to a free port on the node of PE 0"}
 		}
 		return "", nil
@@ -517,17 +517,20 @@ func secretFromEnv(get func(string) (string, bool)) ([]byte, error) {
 	case inline && fromFile:
 		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "unset when " + EnvSecret + " is set (set only one of them)"}
 	case inline:
-		return parseSecret(EnvSecret, v, v)
+		return parseSecret(EnvSecret, v)
 	case fromFile:
 		return readSecretFile(path)
 	}
 	return nil, nil
 }
 
-func parseSecret(name, shown, v string) ([]byte, error) {
+// parseSecret decodes a secret read from the variable name. Its error
+// gives the secret's length, never its value: a value one digit too long
+// is the secret.
+func parseSecret(name, v string) ([]byte, error) {
 	b, err := hex.DecodeString(strings.TrimSpace(v))
 	if err != nil || len(b) < minSecretLen || len(b) > maxSecretLen {
-		return nil, &core.EnvError{Var: name, Value: shown, Allowed: secretForms}
+		return nil, &core.EnvError{Var: name, Value: v, Secret: true, Allowed: secretForms}
 	}
 	return b, nil
 }
@@ -566,8 +569,13 @@ func readSecretFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "a readable file (" + err.Error() + ")"}
 	}
-	// The value shown in errors is the path: never echo the secret.
-	return parseSecret(EnvSecretFile, path, string(b))
+	// The error names the file, never what it holds.
+	secret, err := parseSecret(EnvSecretFile, string(b))
+	if err != nil {
+		return nil, &core.EnvError{Var: EnvSecretFile, Value: path,
+			Allowed: fmt.Sprintf("a file holding %s; this one holds %d characters", secretForms, len(strings.TrimSpace(string(b))))}
+	}
+	return secret, nil
 }
 
 // secretFileMode refuses anything but a regular file only its owner can

@@ -358,3 +358,18 @@ func TestConnectSinglePE(t *testing.T) {
 	_, err = Connect(Job{Size: 2, Rank: 0}, time.Second)
 	require.ErrorIs(t, err, core.ErrInvalid)
 }
+
+// A malformed secret's error gives its length, never its value: a secret
+// one digit too long, or with one character wrong, is nearly the secret.
+func TestMalformedSecretNotEchoed(t *testing.T) {
+	for _, bad := range []string{hexSecret + "0", hexSecret[:31] + "z", strings.Repeat(hexSecret, 5)} {
+		_, _, err := JobFromEnv(envMap(EnvRank, "0", EnvSize, "2", EnvJobID, "j", EnvBootstrap, "h:1", EnvSecret, bad))
+		require.Error(t, err)
+		require.Contains(t, err.Error(), EnvSecret)
+		require.Contains(t, err.Error(), fmt.Sprintf("(set, %d characters, not shown)", len(bad)))
+		require.NotContains(t, err.Error(), hexSecret[:12])
+	}
+	_, _, err := JobFromEnv(envMap(EnvRank, "0", EnvSize, "2", EnvJobID, "j", EnvBootstrap, "h:1"))
+	require.ErrorContains(t, err, EnvSecret+" is not set", "an unset secret is not called malformed")
+	require.NotContains(t, err.Error(), "malformed")
+}

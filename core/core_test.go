@@ -381,3 +381,14 @@ func TestAgreeCarriesSentinelsAcrossPEs(t *testing.T) {
 		require.NoError(t, err, "PE %d: a round with no error agrees on nil", i)
 	}
 }
+
+func TestEnvErrorForms(t *testing.T) {
+	require.Equal(t, `V="x" is malformed: allowed y`, (&core.EnvError{Var: "V", Value: "x", Allowed: "y"}).Error())
+	require.Equal(t, `V is not set: it must be y`, (&core.EnvError{Var: "V", Unset: true, Allowed: "y"}).Error())
+	got := (&core.EnvError{Var: "V", Value: "deadbeef", Secret: true, Allowed: "y"}).Error()
+	require.Equal(t, `V (set, 8 characters, not shown) is malformed: allowed y`, got)
+	p := core.Param{Env: "V", Default: "d", Secret: true}
+	require.Equal(t, "(set, 8 characters, not shown)", p.Shown("deadbeef", true))
+	require.Equal(t, "d (default)", p.Shown("", false))
+	require.Equal(t, "v", core.Param{}.Shown("v", true))
+}

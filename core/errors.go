@@ -86,13 +86,24 @@ func (e *UnknownProviderError) Error() string {
 
 func (e *UnknownProviderError) Unwrap() error { return ErrInvalid }
 
-// EnvError reports a malformed environment variable, naming the accepted forms.
+// EnvError reports a malformed or missing environment variable, naming the
+// accepted forms.
 type EnvError struct {
 	Var, Value string
 	Allowed    string
+	// Unset: the variable is required and not set (Value is empty).
+	Unset bool
+	// Secret: Value is a secret, so the message gives its length only.
+	Secret bool
 }
 
 func (e *EnvError) Error() string {
+	switch {
+	case e.Unset:
+		return fmt.Sprintf("%s is not set: it must be %s", e.Var, e.Allowed)
+	case e.Secret:
+		return fmt.Sprintf("%s %s is malformed: allowed %s", e.Var, SecretShown(e.Value), e.Allowed)
+	}
 	return fmt.Sprintf("%s=%q is malformed: allowed %s", e.Var, e.Value, e.Allowed)
 }
 

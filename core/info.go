@@ -123,6 +123,28 @@ type Param struct {
 	Env     string // full variable, e.g. "GOSHMEM_LOOPBACK_DIR"
 	Default string // what an unset variable means
 	Help    string // one line
+	// Secret marks a variable whose value must never be printed: a
+	// listing says whether it is set, never what it holds.
+	Secret bool
+}
+
+// Shown is how a listing prints the variable's value v (ok: it is set):
+// a secret as set or unset with its length, anything else as it is, and
+// an unset variable as its default.
+func (p Param) Shown(v string, ok bool) string {
+	switch {
+	case !ok:
+		return p.Default + " (default)"
+	case p.Secret:
+		return SecretShown(v)
+	}
+	return v
+}
+
+// SecretShown describes a secret's value without revealing any of it: that
+// it is set, and its length, which is what explains a length error.
+func SecretShown(v string) string {
+	return fmt.Sprintf("(set, %d characters, not shown)", len(v))
 }
 
 // Info describes a provider. It is the single source for provinfo, for the

@@ -142,6 +142,19 @@ func TestInfoAndDebugEnvironment(t *testing.T) {
 	require.Equal(t, "goshmem", shmem.InfoGetName())
 }
 
+// SHMEM_INFO, pasted into bug reports and job logs, says that the job's
+// secret is set and how long it is, never what it is.
+func TestInfoHidesTheSecret(t *testing.T) {
+	const secret = "00112233445566778899aabbccddeeff0123"
+	out := captureStderr(t, func() {
+		world(t, 2, map[string]string{shmem.EnvInfo: "1", bootstrap.EnvSecret: secret}, nil,
+			func(pe int, w *shmem.World, err error) { require.NoError(t, err) })
+	})
+	require.Contains(t, out, bootstrap.EnvSecret+"=(set, 36 characters, not shown)")
+	require.NotContains(t, out, secret)
+	require.NotContains(t, out, secret[:8], "no part of the secret either")
+}
+
 // captureStderr runs f with the process's standard error sent to a pipe
 // and returns what f wrote there.
 func captureStderr(t *testing.T, f func()) string {

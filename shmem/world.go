@@ -345,10 +345,7 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 	}
 	for _, p := range append(EnvVars(), w.info.Params...) {
 		v, ok := lookup(p.Env)
-		if !ok {
-			v = p.Default + " (default)"
-		}
-		fmt.Fprintf(out, "goshmem:   %s=%s\n", p.Env, v)
+		fmt.Fprintf(out, "goshmem:   %s=%s\n", p.Env, p.Shown(v, ok))
 	}
 }
 

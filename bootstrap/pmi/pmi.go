@@ -172,7 +172,7 @@ func (c *Client) init(get func(string) (string, bool)) error {
 func (c *Client) initack(get func(string) (string, bool)) error {
 	id, ok := get(EnvID)
 	if !ok {
-		return &core.EnvError{Var: EnvID, Allowed: "this process's PMI id, set by the launcher with " + EnvPort}
+		return &core.EnvError{Var: EnvID, Unset: true, Allowed: "this process's PMI id, set by the launcher with " + EnvPort}
 	}
 	if _, err := c.call1("cmd=initack pmiid="+id, "initack"); err != nil {
 		return err
