@@ -504,10 +504,17 @@ func (d *domain) poll(p *uint32, old uint32) uint32 {
 // yield is poll without the spin, for WaitChange, whose caller has spun
 // already (see core.Waiting).
 func (d *domain) yield(p *uint32, old uint32) uint32 {
+	shared := domainsHere.Load() > 1
 	for start := time.Now(); time.Since(start) < yieldFor; {
 		// Gosched lets a PE that is a goroutine of this process run;
-		// sched_yield lets a PE that is another process run.
-		runtime.Gosched()
+		// sched_yield lets a PE that is another process run. A PE alone
+		// in its process needs no goroutine of it to run, and on a
+		// goroutine locked to its thread (a C program's caller) Gosched
+		// hands the runtime processor to another thread and back, two
+		// thread switches a look.
+		if shared {
+			runtime.Gosched()
+		}
 		sys.YieldHeld()
 		if v := atomic.LoadUint32(p); v != old {
 			return v
