@@ -24,28 +24,9 @@ func gshgo_sync_all(fn *C.char) { check(fn, theWorld(fn).SyncAll()) }
 
 // symExtent is how many bytes from p on are symmetric, at least n: the
 // room collect's dest has, which the call does not say (each PE's part
-// is as long as that PE says). It doubles and then bisects on
-// AddrAccessible, which only compares addresses.
-func symExtent(w *shmem.World, fn *C.char, p unsafe.Pointer, n C.size_t) C.size_t {
-	ok := func(k C.size_t) bool { return shmem.AddrAccessible(w, cbytes(fn, p, k), w.MyPE()) }
-	if n == 0 {
-		n = 1
-	}
-	if !ok(n) {
-		return n // too small already: the collective says so
-	}
-	lo, hi := n, 2*n
-	for ok(hi) {
-		lo, hi = hi, 2*hi
-	}
-	for hi-lo > 1 {
-		if mid := lo + (hi-lo)/2; ok(mid) {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
+// is as long as that PE says).
+func symExtent(w *shmem.World, p unsafe.Pointer, n C.size_t) C.size_t {
+	return max(n, C.size_t(w.SymmetricExtent(uintptr(p))))
 }
 
 //export gshgo_broadcast
@@ -59,7 +40,7 @@ func gshgo_collect(x *C.struct_gsh_team, dest, src unsafe.Pointer, n C.size_t, f
 	t := teamOf(x, fn)
 	var d []byte // NULL: no room, for a collect of nothing
 	if dest != nil {
-		d = cbytes(fn, dest, symExtent(t.World(), fn, dest, n))
+		d = cbytes(fn, dest, symExtent(t.World(), dest, n))
 	}
 	check(fn, shmem.Collect(t, d, cbytes(fn, src, n)))
 }
@@ -106,74 +87,91 @@ func gshgo_alltoalls(x *C.struct_gsh_team, dest, src unsafe.Pointer, dst, sst C.
 //export gshgo_reduce
 func gshgo_reduce(x *C.struct_gsh_team, dest, src unsafe.Pointer, nreduce C.size_t, op, kind, size C.int, fn *C.char) {
 	t := teamOf(x, fn)
-	nb := nreduce * C.size_t(size)
-	d, s := cbytes(fn, dest, nb), cbytes(fn, src, nb)
-	var err error
+	nb := countBytes(fn, nreduce, C.size_t(size))
+	check(fn, reduceKind(reduceForm{t: t, name: "reduce"}, op, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
+}
+
+// reduceForm is where a C reduction runs: on a team, or on an active set
+// (pSync and the set).
+type reduceForm struct {
+	t     *shmem.Team
+	w     *shmem.World
+	as    shmem.ActiveSet
+	pSync []int64
+	pWrk  unsafe.Pointer // an active set's: checked, never used
+	name  string
+}
+
+// The C operators are shmem's, in the same order.
+const (
+	_ = uint(C.GSH_OP_AND-C.int(shmem.ReduceAnd)) + uint(C.int(shmem.ReduceAnd)-C.GSH_OP_AND)
+	_ = uint(C.GSH_OP_PROD-C.int(shmem.ReduceProd)) + uint(C.int(shmem.ReduceProd)-C.GSH_OP_PROD)
+)
+
+// reduceKind runs a reduction of elements of kind and size: the one place
+// a C reduction turns into a Go element type, for every form. long
+// double, which Go has no type for, travels as 16-byte elements and is
+// combined in C.
+func reduceKind(f reduceForm, op, kind, size C.int, d, s []byte, fn *C.char) error {
 	switch {
 	case kind == C.GSH_INT && size == 1:
-		err = reduceInt[int8](t, op, d, s, fn)
+		return reduceAs[int8](f, op, d, s, fn)
 	case kind == C.GSH_INT && size == 2:
-		err = reduceInt[int16](t, op, d, s, fn)
+		return reduceAs[int16](f, op, d, s, fn)
 	case kind == C.GSH_INT && size == 4:
-		err = reduceInt[int32](t, op, d, s, fn)
+		return reduceAs[int32](f, op, d, s, fn)
 	case kind == C.GSH_INT && size == 8:
-		err = reduceInt[int64](t, op, d, s, fn)
+		return reduceAs[int64](f, op, d, s, fn)
 	case kind == C.GSH_UINT && size == 1:
-		err = reduceInt[uint8](t, op, d, s, fn)
+		return reduceAs[uint8](f, op, d, s, fn)
 	case kind == C.GSH_UINT && size == 2:
-		err = reduceInt[uint16](t, op, d, s, fn)
+		return reduceAs[uint16](f, op, d, s, fn)
 	case kind == C.GSH_UINT && size == 4:
-		err = reduceInt[uint32](t, op, d, s, fn)
+		return reduceAs[uint32](f, op, d, s, fn)
 	case kind == C.GSH_UINT && size == 8:
-		err = reduceInt[uint64](t, op, d, s, fn)
+		return reduceAs[uint64](f, op, d, s, fn)
 	case kind == C.GSH_FLOAT && size == 4:
-		err = reduceFloat[float32](t, op, d, s, fn)
+		return reduceAs[float32](f, op, d, s, fn)
 	case kind == C.GSH_FLOAT && size == 8:
-		err = reduceFloat[float64](t, op, d, s, fn)
+		return reduceAs[float64](f, op, d, s, fn)
+	case kind == C.GSH_FLOAT && size == 16:
+		switch op {
+		case C.GSH_OP_MAX, C.GSH_OP_MIN, C.GSH_OP_SUM, C.GSH_OP_PROD:
+		default:
+			failf(fn, "reduction operator %s is not defined for long double", shmem.ReduceOp(op))
+		}
+		return reduceRun(f, mem.Slice[complex128](d), mem.Slice[complex128](s), func(acc, in []complex128) {
+			if len(acc) > 0 {
+				C.gsh_combine_ld(unsafe.Pointer(&acc[0]), unsafe.Pointer(&in[0]), C.size_t(len(acc)), op)
+			}
+		})
 	case kind == C.GSH_COMPLEX && size == 8:
-		err = reduceComplex[complex64](t, op, d, s, fn)
+		return reduceAs[complex64](f, op, d, s, fn)
 	case kind == C.GSH_COMPLEX && size == 16:
-		err = reduceComplex[complex128](t, op, d, s, fn)
-	default:
-		failf(fn, "no reductions of elements of kind %d and size %d", int(kind), int(size))
+		return reduceAs[complex128](f, op, d, s, fn)
 	}
-	check(fn, err)
-}
-
-func reduceInt[T shmem.BitwiseElem](t *shmem.Team, op C.int, d, s []byte, fn *C.char) error {
-	dt, st := mem.Slice[T](d), mem.Slice[T](s)
-	switch op {
-	case C.GSH_OP_AND:
-		return shmem.AndReduce(t, dt, st)
-	case C.GSH_OP_OR:
-		return shmem.OrReduce(t, dt, st)
-	case C.GSH_OP_XOR:
-		return shmem.XorReduce(t, dt, st)
-	}
-	return reduceFloat[T](t, op, d, s, fn)
-}
-
-func reduceFloat[T shmem.OrderedElem](t *shmem.Team, op C.int, d, s []byte, fn *C.char) error {
-	dt, st := mem.Slice[T](d), mem.Slice[T](s)
-	switch op {
-	case C.GSH_OP_MAX:
-		return shmem.MaxReduce(t, dt, st)
-	case C.GSH_OP_MIN:
-		return shmem.MinReduce(t, dt, st)
-	}
-	return reduceComplex[T](t, op, d, s, fn)
-}
-
-func reduceComplex[T shmem.ArithElem](t *shmem.Team, op C.int, d, s []byte, fn *C.char) error {
-	dt, st := mem.Slice[T](d), mem.Slice[T](s)
-	switch op {
-	case C.GSH_OP_SUM:
-		return shmem.SumReduce(t, dt, st)
-	case C.GSH_OP_PROD:
-		return shmem.ProdReduce(t, dt, st)
-	}
-	failf(fn, "reduction operator %d is not defined for this type", int(op))
+	failf(fn, "no reductions of elements of kind %d and size %d", int(kind), int(size))
 	return nil
+}
+
+// reduceAs runs the reduction with op from shmem's table for T.
+func reduceAs[T shmem.Elem](f reduceForm, op C.int, d, s []byte, fn *C.char) error {
+	combine, ok := shmem.Combiner[T](shmem.ReduceOp(op))
+	if !ok {
+		failf(fn, "reduction operator %s is not defined for this type", shmem.ReduceOp(op))
+	}
+	return reduceRun(f, mem.Slice[T](d), mem.Slice[T](s), combine)
+}
+
+func reduceRun[T shmem.Elem](f reduceForm, d, s []T, combine func(acc, in []T)) error {
+	if f.t != nil {
+		return shmem.ReduceWith(f.t, f.name, d, s, combine)
+	}
+	var wrk []T // one element: enough to say whether pWrk is symmetric
+	if f.pWrk != nil {
+		wrk = unsafe.Slice((*T)(f.pWrk), 1)
+	}
+	return shmem.ReduceWithActiveSet(f.w, f.name, d, s, f.as, wrk, f.pSync, combine)
 }
 
 // The 1.4 active-set collectives, over shmem's ActiveSet forms.
@@ -221,7 +219,7 @@ func gshgo_collect_as(dest, src unsafe.Pointer, n C.size_t, start, logStride, si
 	w := theWorld(fn)
 	var d []byte // NULL: no room, for a collect of nothing
 	if dest != nil {
-		d = cbytes(fn, dest, symExtent(w, fn, dest, n))
+		d = cbytes(fn, dest, symExtent(w, dest, n))
 	}
 	check(fn, shmem.CollectActiveSet(w, d, cbytes(fn, src, n), activeSet(start, logStride, size), pSync(fn, ps, C.SHMEM_COLLECT_SYNC_SIZE)))
 }
@@ -280,8 +278,8 @@ func gshgo_alltoall_as(dest, src unsafe.Pointer, n C.size_t, start, logStride, s
 		activeSet(start, logStride, size), pSync(fn, ps, C.SHMEM_ALLTOALL_SYNC_SIZE)))
 }
 
-// gshgo_reduce_as is the active-set reductions (shmem_TYPE_OP_to_all):
-// pWrk is viewed as long as shmem uses it for nreduce elements.
+// gshgo_reduce_as is the active-set reductions (shmem_TYPE_OP_to_all).
+// pWrk is not used: the reduction goes through the library's scratch.
 //
 //export gshgo_reduce_as
 func gshgo_reduce_as(dest, src unsafe.Pointer, nreduce, op, kind, size, start, logStride, psize C.int, pWrk unsafe.Pointer, ps *C.long, fn *C.char) {
@@ -289,89 +287,9 @@ func gshgo_reduce_as(dest, src unsafe.Pointer, nreduce, op, kind, size, start, l
 	if nreduce < 0 {
 		failf(fn, "nreduce %d is negative", int(nreduce))
 	}
-	a := toAll{w: w, fn: fn, as: activeSet(start, logStride, psize), pSync: pSync(fn, ps, C.SHMEM_REDUCE_SYNC_SIZE),
-		dest: dest, src: src, wrk: pWrk, n: int(nreduce), op: op}
-	var err error
-	switch {
-	case kind == C.GSH_INT && size == 2:
-		err = toAllInt[int16](a)
-	case kind == C.GSH_INT && size == 4:
-		err = toAllInt[int32](a)
-	case kind == C.GSH_INT && size == 8:
-		err = toAllInt[int64](a)
-	case kind == C.GSH_UINT && size == 2:
-		err = toAllInt[uint16](a)
-	case kind == C.GSH_UINT && size == 4:
-		err = toAllInt[uint32](a)
-	case kind == C.GSH_UINT && size == 8:
-		err = toAllInt[uint64](a)
-	case kind == C.GSH_FLOAT && size == 4:
-		err = toAllOrdered[float32](a)
-	case kind == C.GSH_FLOAT && size == 8:
-		err = toAllOrdered[float64](a)
-	case kind == C.GSH_COMPLEX && size == 8:
-		err = toAllArith[complex64](a)
-	case kind == C.GSH_COMPLEX && size == 16:
-		err = toAllArith[complex128](a)
-	default:
-		failf(fn, "no reductions of elements of kind %d and size %d", int(kind), int(size))
-	}
-	check(fn, err)
-}
-
-// toAll is an active-set reduction's arguments.
-type toAll struct {
-	w              *shmem.World
-	fn             *C.char
-	as             shmem.ActiveSet
-	pSync          []int64
-	dest, src, wrk unsafe.Pointer
-	n              int
-	op             C.int
-}
-
-// views returns dest, source and pWrk as slices of T.
-func views[T shmem.Elem](a toAll) (d, s, wrk []T) {
-	size := C.size_t(mem.SizeOf[T]())
-	n := C.size_t(a.n)
-	return mem.Slice[T](cbytes(a.fn, a.dest, n*size)), mem.Slice[T](cbytes(a.fn, a.src, n*size)),
-		mem.Slice[T](cbytes(a.fn, a.wrk, C.size_t(shmem.ReduceWorkSize(a.n))*size))
-}
-
-func toAllInt[T shmem.BitwiseElem](a toAll) error {
-	d, s, wrk := views[T](a)
-	switch a.op {
-	case C.GSH_OP_AND:
-		return shmem.AndToAll(a.w, d, s, a.as, wrk, a.pSync)
-	case C.GSH_OP_OR:
-		return shmem.OrToAll(a.w, d, s, a.as, wrk, a.pSync)
-	case C.GSH_OP_XOR:
-		return shmem.XorToAll(a.w, d, s, a.as, wrk, a.pSync)
-	}
-	return toAllOrdered[T](a)
-}
-
-func toAllOrdered[T shmem.OrderedElem](a toAll) error {
-	d, s, wrk := views[T](a)
-	switch a.op {
-	case C.GSH_OP_MAX:
-		return shmem.MaxToAll(a.w, d, s, a.as, wrk, a.pSync)
-	case C.GSH_OP_MIN:
-		return shmem.MinToAll(a.w, d, s, a.as, wrk, a.pSync)
-	}
-	return toAllArith[T](a)
-}
-
-func toAllArith[T shmem.ArithElem](a toAll) error {
-	d, s, wrk := views[T](a)
-	switch a.op {
-	case C.GSH_OP_SUM:
-		return shmem.SumToAll(a.w, d, s, a.as, wrk, a.pSync)
-	case C.GSH_OP_PROD:
-		return shmem.ProdToAll(a.w, d, s, a.as, wrk, a.pSync)
-	}
-	failf(a.fn, "reduction operator %d is not defined for this type", int(a.op))
-	return nil
+	nb := countBytes(fn, C.size_t(nreduce), C.size_t(size))
+	f := reduceForm{w: w, as: activeSet(start, logStride, psize), pSync: pSync(fn, ps, C.SHMEM_REDUCE_SYNC_SIZE), pWrk: pWrk, name: "to_all"}
+	check(fn, reduceKind(f, op, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
 }
 
 // gshgo_pcontrol is shmem_pcontrol.

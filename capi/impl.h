@@ -136,6 +136,8 @@ int gsh_alltoalls(shmem_team_t team, void *dest, const void *src, ptrdiff_t dst,
 /* nreduce elements of kind and size, operator op (a gsh_op). */
 int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 	int op, int kind, int size, const char *fn);
+/* acc[i] = acc[i] op in[i] for n long doubles; op is max, min, sum or prod. */
+void gsh_combine_ld(void *acc, const void *in, size_t n, int op);
 
 /*
  * The 1.4 active-set collectives (deprecated, still in 1.5): members

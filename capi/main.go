@@ -160,6 +160,16 @@ func cbytes(fn *C.char, p unsafe.Pointer, n C.size_t) []byte {
 	return unsafe.Slice((*byte)(p), int(n))
 }
 
+// countBytes is n elements of size bytes, ending the job where the
+// product does not fit a size_t: a count past the address space is a
+// mistake, never a request to move what is left after it wraps.
+func countBytes(fn *C.char, n, size C.size_t) C.size_t {
+	if size != 0 && n > C.size_t(math.MaxUint64)/size {
+		failf(fn, "%d elements of %d bytes are more than any buffer", uint64(n), uint64(size))
+	}
+	return n * size
+}
+
 // cint converts a C count to int, ending the job if it does not fit.
 func cint(fn *C.char, n C.size_t) int {
 	if uint64(n) > math.MaxInt {

@@ -586,6 +586,9 @@ int shmem_team_sync(shmem_team_t team)
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
+	/* The World's team syncs through the domain's barrier, in C on the fast path. */
+	if ((team == &gsh_team_world || team == gsh_world_copy) && gsh_fast_barrier())
+		return 0;
 	gsh_flush();
 	return gshgo_team_sync(team, GSH_FN("shmem_team_sync"));
 }
@@ -951,8 +954,22 @@ void shmem_sync_all(void)
 	gshgo_sync_all(GSH_FN("shmem_sync_all"));
 }
 
+/*
+ * An active set that is the World, with a symmetric pSync: its barrier is
+ * the World team's, which on the fast path is the domain's barrier in C,
+ * and its pSync is not written. Any other set, or a pSync Go must report
+ * on, goes to Go.
+ */
+static int gsh_fast_world_set(int PE_start, int logPE_stride, int PE_size, long *pSync)
+{
+	return gsh_fast.on && PE_start == 0 && PE_size == gsh_fast.npes && (logPE_stride == 0 || PE_size == 1) &&
+		gsh_fast_target(SHMEM_CTX_DEFAULT, pSync, SHMEM_BARRIER_SYNC_SIZE * sizeof(long), gsh_fast.my_pe) != NULL;
+}
+
 void gsh_barrier_as(int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
+	if (gsh_fast_world_set(PE_start, logPE_stride, PE_size, pSync) && gsh_fast_barrier_all())
+		return;
 	(void)gsh_fast_quiet(SHMEM_CTX_DEFAULT);
 	gsh_flush();
 	gshgo_barrier_as(PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
@@ -970,6 +987,8 @@ void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)
  */
 void shmem_sync(int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
+	if (gsh_fast_world_set(PE_start, logPE_stride, PE_size, pSync) && gsh_fast_barrier())
+		return;
 	gsh_flush();
 	gshgo_barrier_as(PE_start, logPE_stride, PE_size, pSync, GSH_FN("shmem_sync"));
 }
@@ -1518,55 +1537,22 @@ int gsh_alltoalls(shmem_team_t team, void *dest, const void *src, ptrdiff_t dst,
 	return 0;
 }
 
-static void gsh_combine_ld(long double *acc, const long double *in, size_t n, int op, const char *fn)
+/*
+ * The long double combiners of the reductions, which Go calls for
+ * elements it carries as 16 bytes: Go checks the operator first.
+ */
+void gsh_combine_ld(void *accp, const void *inp, size_t n, int op)
 {
+	long double *acc = accp;
+	const long double *in = inp;
 	for (size_t i = 0; i < n; i++) {
 		switch (op) {
 		case GSH_OP_MAX: if (in[i] > acc[i]) acc[i] = in[i]; break;
 		case GSH_OP_MIN: if (in[i] < acc[i]) acc[i] = in[i]; break;
 		case GSH_OP_SUM: acc[i] += in[i]; break;
 		case GSH_OP_PROD: acc[i] *= in[i]; break;
-		default: gsh_fatal(fn, "this reduction operator is not defined for long double");
 		}
 	}
-}
-
-/*
- * long double reductions, which have no Go type: every member reads
- * every member's source, in rank order, and combines locally, so all get
- * the same bits. The first sync makes every source ready; the second
- * keeps dest (which may be source) unwritten until nobody reads it.
- */
-static int gsh_reduce_ld(shmem_team_t team, long double *dest, const long double *src,
-	size_t n, int op, const char *fn)
-{
-	size_t nb = n * sizeof(long double);
-	if (n == 0)
-		return 0;
-	if (n > SIZE_MAX / sizeof(long double))
-		gsh_fatal(fn, "nreduce is too large");
-	long double *acc = malloc(nb), *in = malloc(nb);
-	if (!acc || !in)
-		gsh_fatal(fn, "out of memory for a long double reduction");
-	gsh_flush();
-	gshgo_team_sync(team, GSH_FN(fn));
-	for (int r = 0; r < team->n_pes; r++) {
-		long double *to = r == 0 ? acc : in;
-		if (r == team->my_pe)
-			memcpy(to, src, nb);
-		else
-			gsh_get(SHMEM_CTX_DEFAULT, to, src, nb, gsh_team_world_pe(team, r), fn);
-		if (r > 0)
-			gsh_combine_ld(acc, in, n, op, fn);
-		else if (op != GSH_OP_MAX && op != GSH_OP_MIN && op != GSH_OP_SUM && op != GSH_OP_PROD)
-			gsh_fatal(fn, "this reduction operator is not defined for long double");
-	}
-	gsh_flush();
-	gshgo_team_sync(team, GSH_FN(fn));
-	memcpy(dest, acc, nb);
-	free(acc);
-	free(in);
-	return 0;
 }
 
 int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
@@ -1574,8 +1560,6 @@ int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 {
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
-	if (kind == GSH_FLOAT && size == 16)
-		return gsh_reduce_ld(team, dest, src, nreduce, op, fn);
 	gsh_flush();
 	gshgo_reduce(team, dest, (void *)src, nreduce, op, kind, size, GSH_FN(fn));
 	return 0;

@@ -2,7 +2,6 @@ package shmem
 
 import (
 	"fmt"
-	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -16,13 +15,13 @@ import (
 // 1.4, and a C interface over this package, can run unchanged; new code
 // should use teams.
 //
-// Every word of pSync is a counter: a PE signals another by adding to one
-// of its words, and the receiver waits for the count it expects and then
-// subtracts it. Adds commute, so a signal that belongs to the next call
-// (from a faster PE) is never lost or mistaken for this one's, and a
-// barrier may be called back to back with the same pSync. Every word a
-// call consumes on a PE is back at SyncValue when the call returns there;
-// signals of a later call by a faster member may already have arrived.
+// Each runs the team collectives' algorithms on a group whose words are
+// pSync's (coll_group.go, docs/collectives.md): every word is a counter
+// that the receiver takes what it waited for off again, so a barrier may be
+// called back to back with the same pSync, and every word a call consumes
+// on a PE is back at SyncValue when the call returns there; signals of a
+// later call by a faster member may already have arrived. A set of every
+// PE runs on the World's team where the team form means the same.
 //
 // As the spec requires, pSync must hold SyncValue in every word on every
 // member before its first use, and a pSync used by one collective may be
@@ -49,8 +48,8 @@ const (
 	BcastSyncSize = 1
 	// CollectSyncSize (collect and fcollect): the barrier's counters, then
 	// one word per member for sets of up to maxDirect members, where each
-	// member signals the others directly (see activeset_coll.go); larger
-	// sets use the barrier and one word per round of a scan. It is
+	// member signals the others directly (group.direct); larger sets use
+	// the barrier and one word per round of a scan. It is
 	// SHMEM_COLLECT_SYNC_SIZE, which C programs allocate anyway.
 	CollectSyncSize = 64
 	// ReduceSyncSize: the arrival and release counters of the tree.
@@ -61,19 +60,20 @@ const (
 
 	SyncSize = max(BarrierSyncSize, BcastSyncSize, CollectSyncSize, ReduceSyncSize, AlltoallSyncSize, AlltoallsSyncSize)
 
-	// ReduceMinWrkdataSize is the least number of elements a pWrk array
-	// holds (SHMEM_REDUCE_MIN_WRKDATA_SIZE); a reduction of nreduce
-	// elements needs max(nreduce/2+1, ReduceMinWrkdataSize).
+	// ReduceMinWrkdataSize is the least number of elements the spec has a
+	// pWrk array hold (SHMEM_REDUCE_MIN_WRKDATA_SIZE); the spec asks
+	// max(nreduce/2+1, ReduceMinWrkdataSize) of a reduction of nreduce,
+	// and this library uses none.
 	ReduceMinWrkdataSize = 64
 )
 
-// pSync word indices.
+// Where a group's words lie in pSync (psIndex): the tree's arrivals and
+// releases in words 0 and 1 (the broadcast's data, and dissemination's
+// one round on a set of two, in word 0); after them the prefix sum's
+// rounds, or in the direct gathers one word per sender rank.
 const (
-	psArrive  = 0 // tree: children arrived, ever minus consumed
-	psRelease = 1 // tree: releases from the parent
-	psBcast   = 0 // broadcast: data arrived
-	psScan    = BarrierSyncSize
-	psFrom    = BarrierSyncSize // collect, fcollect: word psFrom+s counts rank s's signals
+	psScan = BarrierSyncSize
+	psFrom = BarrierSyncSize
 )
 
 // ActiveSet names the PEs of an active-set collective: Size PEs, from
@@ -125,119 +125,35 @@ func (as ActiveSet) check(op string, npes, me int) error {
 	return nil
 }
 
-// asCall is one PE's view of one active-set collective. pSync may lie
-// in the heap or in registered static data (C programs declare it
-// static), so the call carries pSync's region and this PE's words, not
-// just an offset in the heap.
-type asCall struct {
-	w     *World
-	as    ActiveSet
-	me    int // rank in the set
-	n     int // members
-	syncR core.Region
-	sync  int     // offset of pSync[0] in syncR
-	words []int64 // this PE's pSync
-}
-
-// begin validates the set and pSync (at least words int64, symmetric).
-func (w *World) begin(op string, as ActiveSet, pSync []int64, words int) (asCall, error) {
+// activeGroup validates the set and pSync (at least words int64,
+// symmetric, aligned) and returns the call's group, whose words are
+// pSync's. Where the set is the World's every PE, it also returns the
+// World's team, on which the collectives whose team form means the same
+// run instead, with the team's strategies; pSync is then not written.
+func (w *World) activeGroup(op string, as ActiveSet, pSync []int64, words int) (group, *Team, error) {
 	if err := w.Err(); err != nil {
-		return asCall{}, err
+		return group{}, nil, err
 	}
 	if err := as.check(op, w.npes, w.me); err != nil {
-		return asCall{}, err
+		return group{}, nil, err
 	}
 	if len(pSync) < words {
-		return asCall{}, fmt.Errorf("shmem: %s: pSync holds %d words, %d are needed: %w", op, len(pSync), words, core.ErrInvalid)
+		return group{}, nil, fmt.Errorf("shmem: %s: pSync holds %d words, %d are needed: %w", op, len(pSync), words, core.ErrInvalid)
 	}
 	r, off, err := w.sym(op, mem.Addr(pSync), words*8)
 	if err != nil {
 		// Name the array only here: building the name allocates.
-		return asCall{}, w.addrError(op+" pSync", mem.Addr(pSync), words*8)
+		return group{}, nil, w.addrError(op+" pSync", mem.Addr(pSync), words*8)
 	}
 	if off%8 != 0 {
-		return asCall{}, fmt.Errorf("shmem: %s: pSync is not aligned to 8 bytes: %w", op, core.ErrInvalid)
+		return group{}, nil, fmt.Errorf("shmem: %s: pSync is not aligned to 8 bytes: %w", op, core.ErrInvalid)
 	}
-	return asCall{w: w, as: as, me: as.Rank(w.me), n: as.Size, syncR: r, sync: off, words: pSync[:words]}, nil
-}
-
-func (c *asCall) word(i int) int { return c.sync + 8*i }
-
-// add adds v to pSync[i] on the member of rank r.
-func (c *asCall) add(r, i int, v int64) error {
-	return c.w.coll.ep.Atomic(c.as.PE(r), c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(v))
-}
-
-// consume waits until this PE's pSync[i] counts v, then takes v off it.
-// The subtraction goes through the provider, so it is atomic with the adds
-// other members' signals make, and it is complete when consume returns,
-// because the next wait on the word reads it here: a non-fetching atomic
-// is complete only after a quiet, and one a provider still has in flight
-// (a plugin pipelines them) would leave the count just consumed in place
-// for that wait to take as the next signal. A fetching atomic is complete
-// once it returns its value, and waits for nothing else.
-func (c *asCall) consume(i int, v int64) error {
-	if err := c.waitGE(i, v); err != nil {
-		return err
+	g := group{w: w, n: as.Size, me: as.Rank(w.me), as: as, syncR: r, sync: off, local: mem.Bytes(pSync[:words])}
+	var world *Team
+	if as.Start == 0 && as.Size == w.npes && (as.LogStride == 0 || as.Size == 1) {
+		world = w.coll.world
 	}
-	return c.take(i, v)
-}
-
-// take takes v off this PE's pSync[i], complete on return, as consume
-// does once its wait is over.
-func (c *asCall) take(i int, v int64) error {
-	ep := c.w.coll.ep
-	if c.w.info.Caps&core.CapFetchAtomic == 0 {
-		if err := ep.Atomic(c.w.me, c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(-v)); err != nil {
-			return err
-		}
-		return ep.Quiet()
-	}
-	_, err := ep.FetchAtomic(c.w.me, c.syncR, c.word(i), core.AtomicAdd, core.Int64, uint64(-v), 0)
-	return err
-}
-
-// waitGE waits until this PE's pSync[i] reaches v.
-func (c *asCall) waitGE(i int, v int64) error {
-	p := &c.words[i]
-	return c.w.waitIn(c.syncR, c.word(i), 8, func() bool { return atomic.LoadInt64(p) >= v })
-}
-
-// treeKids returns the first child rank and the number of children of
-// this PE in the arity-ary heap over the set's ranks, rooted at rank 0.
-func (c *asCall) treeKids(arity int) (first, kids int) {
-	first = arity*c.me + 1
-	return first, max(0, min(c.n, first+arity)-first)
-}
-
-// barrier waits for every member through the combining tree: each PE
-// waits for its children, reports to its parent and waits for the release
-// that comes back down. Two waits at most, however many PEs, which is what
-// keeps it fast where PEs outnumber cores. A child arrives at the next
-// barrier only after its parent released it, which the parent did after
-// consuming this barrier's arrivals, so the counters serve back-to-back
-// barriers on the same pSync.
-func (c *asCall) barrier() error {
-	first, kids := c.treeKids(treeArity)
-	if kids > 0 {
-		if err := c.consume(psArrive, int64(kids)); err != nil {
-			return err
-		}
-	}
-	if c.me > 0 {
-		if err := c.add((c.me-1)/treeArity, psArrive, 1); err != nil {
-			return err
-		}
-		if err := c.consume(psRelease, 1); err != nil {
-			return err
-		}
-	}
-	for k := first; k < first+kids; k++ {
-		if err := c.add(k, psRelease, 1); err != nil {
-			return err
-		}
-	}
-	return nil
+	return g, world, nil
 }
 
 // BarrierActiveSet completes this PE's outstanding operations on the
@@ -246,21 +162,235 @@ func (c *asCall) barrier() error {
 // pSync may serve consecutive barriers over the same set.
 func (w *World) BarrierActiveSet(as ActiveSet, pSync []int64) error {
 	const op = "barrier"
-	c, err := w.begin(op, as, pSync, BarrierSyncSize)
+	g, world, err := w.activeGroup(op, as, pSync, BarrierSyncSize)
 	if err != nil {
 		return err
 	}
 	if err := w.def.ep.Quiet(); err != nil {
 		return wrap(op, err)
 	}
-	return wrap(op, c.barrier())
+	if world != nil {
+		return world.collErr(op, world.barrier())
+	}
+	return wrap(op, w.exitOr(g.barrier()))
 }
 
-// finish completes this PE's collective puts and waits, through the tree
-// barrier, until every member's have landed.
-func (c *asCall) finish() error {
-	if err := c.w.coll.ep.Quiet(); err != nil {
+// BroadcastActiveSet copies source on the member of rank root in as into
+// dest on every other member (shmem_broadcast32 and shmem_broadcast64).
+// root is relative to the set: rank 0 is as.Start. As in OpenSHMEM 1.4,
+// the root's own dest is not written. Every member passes the same length
+// of source and a symmetric dest holding at least as many elements; pSync
+// holds at least BcastSyncSize words.
+//
+// The data goes down the group's binomial tree rooted at root, straight
+// into dest: a member may write another's dest as soon as it has the
+// data, so the program synchronises before reusing dest or pSync.
+func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveSet, pSync []int64) error {
+	const op = "broadcast"
+	g, _, err := w.activeGroup(op, as, pSync, BcastSyncSize)
+	if err != nil {
 		return err
 	}
-	return c.barrier()
+	n := g.n
+	if root < 0 || root >= n {
+		return fmt.Errorf("shmem: %s: root %d is not a rank of the active set (0 to %d): %w", op, root, n-1, core.ErrInvalid)
+	}
+	dr, off, err := symIn(w, op, dest, len(source))
+	if err != nil || len(source) == 0 {
+		return err
+	}
+	rel := (g.me - root + n) % n
+	data := mem.Bytes(source)
+	if rel > 0 {
+		if err := g.await(gwData, 1); err != nil {
+			return wrap(op, w.exitOr(err))
+		}
+		data = mem.Bytes(dest[:len(source)])
+	}
+	return wrap(op, w.exitOr(g.binomialSend(overTeam, rel, n, root, data, dr, off)))
+}
+
+// FCollectActiveSet concatenates the members' source, in rank order, into
+// dest on every member (shmem_fcollect32 and shmem_fcollect64). Every
+// member passes the same length; dest is symmetric and holds as.Size
+// times as many elements; pSync holds at least CollectSyncSize words.
+func FCollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
+	const op = "fcollect"
+	g, world, err := w.activeGroup(op, as, pSync, CollectSyncSize)
+	if err != nil {
+		return err
+	}
+	if world != nil {
+		return FCollect(world, dest, source)
+	}
+	m := len(source)
+	dr, off, err := symIn(w, op, dest, m*g.n)
+	if err != nil || m == 0 {
+		return err
+	}
+	return wrap(op, w.exitOr(fcollect(&g, dest, source, dr, off)))
+}
+
+// CollectActiveSet concatenates the members' source, in rank order, into
+// dest on every member (shmem_collect32 and shmem_collect64); unlike
+// FCollectActiveSet, each member may contribute a different number of
+// elements. dest is symmetric and holds their sum; pSync holds at least
+// CollectSyncSize words.
+func CollectActiveSet[T Elem](w *World, dest, source []T, as ActiveSet, pSync []int64) error {
+	const op = "collect"
+	g, world, err := w.activeGroup(op, as, pSync, CollectSyncSize)
+	if err != nil {
+		return err
+	}
+	if world != nil {
+		return Collect(world, dest, source)
+	}
+	dr, off, err := symIn(w, op, dest, 0)
+	if err != nil {
+		return err
+	}
+	return collect(&g, op, dest, source, dr, off)
+}
+
+// maxDirect is the largest group whose collect and fcollect signal every
+// member directly: one pSync word per member after the tree's two.
+const maxDirect = CollectSyncSize - psFrom
+
+// AlltoallActiveSet sends block j of source, nelems elements at j*nelems,
+// to the member of rank j, where it lands in block (this PE's rank) of
+// dest (shmem_alltoall32 and shmem_alltoall64). Every member passes the
+// same nelems; source holds as.Size*nelems elements and dest, symmetric,
+// as many; pSync holds at least AlltoallSyncSize words.
+func AlltoallActiveSet[T Elem](w *World, dest, source []T, nelems int, as ActiveSet, pSync []int64) error {
+	return alltoallsAS(w, "alltoall", dest, source, 1, 1, nelems, as, pSync, AlltoallSyncSize)
+}
+
+// AlltoallsActiveSet is AlltoallActiveSet with strides (shmem_alltoalls32
+// and shmem_alltoalls64): element k of the block for rank j is
+// source[(j*nelems+k)*sst] and lands at dest[(me*nelems+k)*dst] on j.
+// Strides are at least 1; pSync holds at least AlltoallsSyncSize words.
+func AlltoallsActiveSet[T Elem](w *World, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64) error {
+	return alltoallsAS(w, "alltoalls", dest, source, dst, sst, nelems, as, pSync, AlltoallsSyncSize)
+}
+
+func alltoallsAS[T Elem](w *World, op string, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64, words int) error {
+	g, world, err := w.activeGroup(op, as, pSync, words)
+	if err != nil {
+		return err
+	}
+	if world != nil {
+		return Alltoalls(world, dest, source, dst, sst, nelems)
+	}
+	return wrap(op, w.exitOr(alltoalls(&g, op, dest, source, dst, sst, nelems)))
+}
+
+// The active-set reductions (shmem_TYPENAME_OP_to_all): dest[i], on every
+// member of as, becomes the reduction of source[i] over the members, for
+// len(source) elements. dest is symmetric, holds at least as many and may
+// be source itself; pSync holds at least ReduceSyncSize words. Every
+// member passes the same length, and every member gets the same bits,
+// floating-point sums included.
+//
+// pWrk is the work array 1.4 programs pass: symmetric, or empty. It is
+// never read or written: the reduction goes through the library's own
+// scratch, so a pWrk smaller than the spec asks (programs in the wild pass
+// ReduceMinWrkdataSize elements whatever they reduce) is no hazard.
+
+// AndToAll is the bitwise and (shmem_TYPENAME_and_to_all).
+func AndToAll[T BitwiseElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "and_to_all", dest, source, as, pWrk, pSync, andOf[T])
+}
+
+// OrToAll is the bitwise or (shmem_TYPENAME_or_to_all).
+func OrToAll[T BitwiseElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "or_to_all", dest, source, as, pWrk, pSync, orOf[T])
+}
+
+// XorToAll is the bitwise exclusive or (shmem_TYPENAME_xor_to_all).
+func XorToAll[T BitwiseElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "xor_to_all", dest, source, as, pWrk, pSync, xorOf[T])
+}
+
+// MaxToAll is the maximum (shmem_TYPENAME_max_to_all).
+func MaxToAll[T OrderedElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "max_to_all", dest, source, as, pWrk, pSync, maxOf[T])
+}
+
+// MinToAll is the minimum (shmem_TYPENAME_min_to_all).
+func MinToAll[T OrderedElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "min_to_all", dest, source, as, pWrk, pSync, minOf[T])
+}
+
+// SumToAll is the sum (shmem_TYPENAME_sum_to_all), complex types included.
+func SumToAll[T ArithElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "sum_to_all", dest, source, as, pWrk, pSync, sumOf[T])
+}
+
+// ProdToAll is the product (shmem_TYPENAME_prod_to_all), complex types
+// included.
+func ProdToAll[T ArithElem](w *World, dest, source []T, as ActiveSet, pWrk []T, pSync []int64) error {
+	return ReduceWithActiveSet(w, "prod_to_all", dest, source, as, pWrk, pSync, prodOf[T])
+}
+
+// ReduceWorkSize is the number of pWrk elements the spec asks a reduction
+// of nreduce elements to pass: max(nreduce/2+1, ReduceMinWrkdataSize).
+// This library uses none of them.
+func ReduceWorkSize(nreduce int) int { return max(nreduce/2+1, ReduceMinWrkdataSize) }
+
+// ReduceWithActiveSet is the active-set reduction that combine performs
+// (pWrk as the typed forms take it),
+// for operators and types the typed forms do not name (C's long double,
+// carried as 16-byte elements): it reduces up the group's combining tree
+// and sends the result back down, a chunk of the scratch's size at a
+// time. op names the routine in errors.
+func ReduceWithActiveSet[T Elem](w *World, op string, dest, source []T, as ActiveSet, pWrk []T, pSync []int64, combine func(acc, in []T)) error {
+	g, world, err := w.activeGroup(op, as, pSync, ReduceSyncSize)
+	if err != nil {
+		return err
+	}
+	if n := len(pWrk) * mem.SizeOf[T](); n > 0 {
+		if _, _, err := w.sym(op, mem.Addr(pWrk), n); err != nil {
+			return w.addrError(op+" pWrk", mem.Addr(pWrk), n)
+		}
+	}
+	if world != nil {
+		return reduce(world, op, dest, source, combine)
+	}
+	nred := len(source)
+	if err := checkReduce(op, dest, source); err != nil {
+		return err
+	}
+	if _, _, err := symIn(w, op, dest, nred); err != nil || nred == 0 {
+		return err
+	}
+	acc := dest[:nred]
+	copy(acc, source)
+	per := max(1, g.chunk()/mem.SizeOf[T]())
+	for lo := 0; lo < nred; lo += per {
+		if err := tree(&g, 0, acc[lo:min(lo+per, nred)], combine, true); err != nil {
+			return wrap(op, w.exitOr(err))
+		}
+	}
+	return nil
+}
+
+// checkReduce refuses a dest shorter than source, and a dest and source
+// that overlap without being the same array.
+func checkReduce[T Elem](op string, dest, source []T) error {
+	if len(dest) < len(source) {
+		return fmt.Errorf("shmem: %s of %d elements: dest holds only %d: %w", op, len(source), len(dest), core.ErrInvalid)
+	}
+	if len(source) > 0 && &source[0] != &dest[0] && overlap(mem.Bytes(dest[:len(source)]), mem.Bytes(source)) {
+		return fmt.Errorf("shmem: %s: dest and source overlap without being the same array: %w", op, core.ErrInvalid)
+	}
+	return nil
+}
+
+// overlap reports whether a and b share a byte.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := mem.Addr(a), mem.Addr(b)
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
 }

@@ -35,7 +35,7 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 		if t.me == root {
 			copy(b, mem.Bytes(source))
 		}
-		return t.collErr(op, tree(t, root, b, nil, true))
+		return t.collErr(op, tree(&t.g, root, b, nil, true))
 	}
 	if t.shape != nil {
 		return t.collErr(op, t.hostBroadcast(b, mem.Bytes(source), root, dr, off))
@@ -51,16 +51,13 @@ func (t *Team) broadcast(dest, source []byte, root int, dr core.Region, off int)
 	if err := t.barrier(); err != nil {
 		return err
 	}
-	t.bcastGen++
-	gen := t.bcastGen
 	rel := (t.me - root + n) % n
-	flag := t.base() + bcastFlagOff
 	if rel == 0 {
 		copy(dest, source)
-	} else if err := t.w.waitGE(flag, gen); err != nil {
+	} else if err := t.g.await(gwData, 1); err != nil {
 		return err
 	}
-	return t.binomialSend(overTeam, rel, n, root, dest, dr, off, flag, gen)
+	return t.g.binomialSend(overTeam, rel, n, root, dest, dr, off)
 }
 
 // FCollect concatenates the members' source, in rank order, into dest on
@@ -84,18 +81,36 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		b := mem.Bytes(all)
 		clear(b)
 		copy(b[t.me*size:], mem.Bytes(source))
-		return t.collErr(op, tree(t, 0, b, orBytes, true))
+		return t.collErr(op, tree(&t.g, 0, b, orBytes, true))
+	}
+	if err := t.barrier(); err != nil {
+		return t.collErr(op, err)
 	}
 	if t.shape != nil {
-		if err := t.barrier(); err != nil {
-			return t.collErr(op, err)
-		}
 		at := t.blockEnds(size, nil, 0)
 		return t.collErr(op, t.hostGather(mem.Bytes(dest[:n*len(t.members)]), dr, off, at, mem.Bytes(source)))
 	}
-	return t.collErr(op, t.exchange(func(to int) error {
-		return t.w.coll.ep.Put(t.members[to], dr, off+t.me*size, mem.Bytes(source))
-	}))
+	return t.collErr(op, fcollect(&t.g, dest, source, dr, off))
+}
+
+// fcollect puts this PE's source into block MyPE() of every member's
+// dest, at off in dr, and returns once every member's block has landed
+// here. It starts where nobody reads dest any more: on a team after a
+// barrier; on an active set, whose program synchronises before reusing
+// dest, at once.
+func fcollect[T Elem](g *group, dest, source []T, dr core.Region, off int) error {
+	m := len(source)
+	at := off + g.me*m*mem.SizeOf[T]()
+	var held [maxDirect]uint64
+	return g.gather(func(r int) error {
+		if r == g.me {
+			// A put completes at the next quiet, which direct does not
+			// wait for: this PE's own part is copied, done on return.
+			copy(dest[g.me*m:], source)
+			return nil
+		}
+		return g.w.coll.ep.Put(g.pe(r), dr, at, mem.Bytes(source))
+	}, &held)
 }
 
 func orBytes(acc, in []byte) {
@@ -130,28 +145,49 @@ func Collect[T Elem](t *Team, dest, source []T) error {
 	if err := t.barrier(); err != nil {
 		return t.collErr(op, err)
 	}
-	at, err := t.prefixSum(uint64(len(source)))
+	return collect(&t.g, op, dest, source, dr, off)
+}
+
+// collect places this PE's source after the parts of the ranks below it
+// in every member's dest, at off in dr, and returns once every member's
+// part has landed here. Each member learns where its part goes from the
+// counts of the ranks below it: told directly in groups of up to
+// maxDirect members, from a parallel prefix sum in larger ones. It starts
+// where nobody reads dest any more, as fcollect does.
+func collect[T Elem](g *group, op string, dest, source []T, dr core.Region, off int) error {
+	var held [maxDirect]uint64
+	var at uint64
+	var err error
+	if g.n <= maxDirect {
+		at, err = g.countsBelow(uint64(len(source)), &held)
+	} else {
+		at, err = g.prefixSum(uint64(len(source)))
+	}
 	if err != nil {
-		return t.collErr(op, err)
+		return wrap(op, err)
 	}
 	var bad error
 	if at+uint64(len(source)) > uint64(len(dest)) {
-		// Refuse to write past dest, but stay in step with the team.
+		// Refuse to write past dest, but stay in step with the group.
 		bad = fmt.Errorf("shmem: %s: this PE's %d elements go at %d, past the end of dest (%d elements): %w",
 			op, len(source), at, len(dest), core.ErrInvalid)
 		source = nil
 	}
-	size := mem.SizeOf[T]()
-	err = t.spread(func(to int) error {
+	to := off + int(at)*mem.SizeOf[T]()
+	err = g.gather(func(r int) error {
 		if len(source) == 0 {
 			return nil
 		}
-		return t.w.coll.ep.Put(t.members[to], dr, off+int(at)*size, mem.Bytes(source))
-	})
+		if r == g.me {
+			copy(dest[at:], source) // as in fcollect
+			return nil
+		}
+		return g.w.coll.ep.Put(g.pe(r), dr, to, mem.Bytes(source))
+	}, &held)
 	if bad != nil {
 		return bad
 	}
-	return t.collErr(op, err)
+	return wrap(op, g.w.exitOr(err))
 }
 
 // hostCollect is Collect's data movement on a team with a host shape, once
@@ -193,7 +229,17 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	if err := t.check(op); err != nil {
 		return err
 	}
-	n := len(t.members)
+	if err := t.barrier(); err != nil {
+		return t.collErr(op, err)
+	}
+	return t.collErr(op, alltoalls(&t.g, op, dest, source, dst, sst, nelems))
+}
+
+// alltoalls moves the blocks of an alltoalls over g and returns once every
+// member's have landed here. It starts where nobody reads dest any more,
+// as fcollect does.
+func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems int) error {
+	n := g.n
 	if dst < 1 || sst < 1 || nelems < 0 {
 		return fmt.Errorf("shmem: %s: strides %d, %d and count %d: strides must be at least 1 and the count not negative: %w",
 			op, dst, sst, nelems, core.ErrInvalid)
@@ -204,98 +250,43 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	if need := (n*nelems-1)*sst + 1; len(source) < need {
 		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
 	}
-	dr, off, err := symDest(t, op, dest, (n*nelems-1)*dst+1)
+	dr, off, err := symIn(g.w, op, dest, (n*nelems-1)*dst+1)
 	if err != nil {
 		return err
 	}
 	size := mem.SizeOf[T]()
-	ep := t.w.coll.ep
-	return t.collErr(op, t.exchange(func(to int) error {
+	ep := g.w.coll.ep
+	return g.spread(func(to int) error {
+		pe := g.pe(to)
 		if dst == 1 && sst == 1 {
-			return ep.Put(t.members[to], dr, off+t.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+			return ep.Put(pe, dr, off+g.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
 		}
 		for k := 0; k < nelems; k++ {
 			i := (to*nelems + k) * sst
-			if err := ep.Put(t.members[to], dr, off+(t.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+			if err := ep.Put(pe, dr, off+(g.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
 				return err
 			}
 		}
 		return nil
-	}))
-}
-
-// exchange runs put towards every member, this PE included, between two
-// barriers.
-func (t *Team) exchange(put func(to int) error) error {
-	if err := t.barrier(); err != nil {
-		return err
-	}
-	return t.spread(put)
-}
-
-// spread runs put towards every member, starting after this PE so that
-// not everyone writes to the same member at once, then completes the puts
-// and waits for everyone's.
-func (t *Team) spread(put func(to int) error) error {
-	n := len(t.members)
-	var first error
-	for i := 0; i < n; i++ {
-		if err := put((t.me + 1 + i) % n); err != nil && first == nil {
-			first = err
-		}
-	}
-	if err := t.w.coll.ep.Quiet(); err != nil && first == nil {
-		first = err
-	}
-	if err := t.barrier(); err != nil {
-		return err
-	}
-	return first
-}
-
-// prefixSum returns the sum of v over the ranks below this PE's, by the
-// dissemination scan of Hillis and Steele: in round k each rank passes its
-// running sum to rank me+2^k and adds the one from rank me-2^k.
-func (t *Team) prefixSum(v uint64) (uint64, error) {
-	n := len(t.members)
-	t.scanGen++
-	gen := t.scanGen
-	ep := t.w.coll.ep
-	sum := v
-	for k := 0; 1<<k < n; k++ {
-		off := t.base() + scanOff + k*cacheLine
-		if to := t.me + 1<<k; to < n {
-			if err := ep.PutValue(t.members[to], t.w.heap, off+8, sum, 8); err != nil {
-				return 0, err
-			}
-			if err := ep.Fence(); err != nil {
-				return 0, err
-			}
-			if err := t.signal(to, off, gen); err != nil {
-				return 0, err
-			}
-		}
-		if t.me >= 1<<k {
-			if err := t.w.waitGE(off, gen); err != nil {
-				return 0, err
-			}
-			sum += mem.LoadValue(t.w.local, off+8, 8)
-		}
-	}
-	return sum - v, nil
+	})
 }
 
 // symDest checks that dest holds at least n elements and is symmetric, and
 // returns its region, the heap or registered static data, and its offset
 // there.
 func symDest[T Elem](t *Team, op string, dest []T, n int) (core.Region, int, error) {
+	return symIn(t.w, op, dest, n)
+}
+
+// symIn is symDest on World w.
+func symIn[T Elem](w *World, op string, dest []T, n int) (core.Region, int, error) {
 	if len(dest) < n {
 		return nil, 0, fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest), n, core.ErrInvalid)
 	}
 	if len(dest) == 0 {
 		return nil, 0, nil // nothing will be written
 	}
-	return t.w.sym(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
+	return w.sym(op, mem.Addr(dest), len(dest)*mem.SizeOf[T]())
 }
 
 func wrap(op string, err error) error {

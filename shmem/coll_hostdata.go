@@ -2,7 +2,6 @@ package shmem
 
 import (
 	"math"
-	"math/bits"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -66,28 +65,6 @@ func (t *Team) binomialRank(over, rel, root int) int {
 	return (rel + root) % len(t.members)
 }
 
-// binomialSend forwards dest, which relative rank rel of a binomial tree of
-// cnt ranks holds, to its subtrees, the largest first: rank r hears from r
-// minus its lowest set bit and forwards to r+2^j for every 2^j below that
-// bit. dest is at off in dr on every member; flag is the word each child
-// waits on for generation gen.
-func (t *Team) binomialSend(over, rel, cnt, root int, dest []byte, dr core.Region, off, flag int, gen uint64) error {
-	low := cnt // the root's "lowest bit": it forwards to every subtree
-	if rel > 0 {
-		low = rel & -rel
-	}
-	for mask := (1 << bits.Len(uint(cnt-1))) >> 1; mask > 0; mask >>= 1 {
-		if mask >= low || rel+mask >= cnt {
-			continue
-		}
-		child := t.binomialRank(over, rel+mask, root)
-		if err := t.putSignalIn(child, dr, off, dest, flag, core.AtomicWrite, gen); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // hostBroadcast is broadcast on a team with a host shape: down the leaders'
 // tree, then down each host's. Every PE hears once: a leader from its
 // parent among the leaders, the others from theirs in the host.
@@ -95,30 +72,27 @@ func (t *Team) hostBroadcast(dest, source []byte, root int, dr core.Region, off 
 	if err := t.barrier(); err != nil {
 		return err
 	}
-	t.bcastGen++
-	gen := t.bcastGen
 	s := t.shape
 	nh, h := len(s.hosts), s.hostOf[t.me]
 	lead := s.leaderOf(h, root)
-	flag := t.base() + bcastFlagOff
-	wait := t.w.waitGE // a leader hears from one of another host
+	wait := t.g.await // a leader hears from one of another host
 	if t.me != lead {
-		wait = t.w.waitHostGE // the others from their parent in the host
+		wait = t.g.awaitHost // the others from their parent in the host
 	}
 	if t.me == root {
 		copy(dest, source)
-	} else if err := wait(flag, gen); err != nil {
+	} else if err := wait(gwData, 1); err != nil {
 		return err
 	}
 	if t.me == lead {
 		rel := (h - s.hostOf[root] + nh) % nh
-		if err := t.binomialSend(overLeaders, rel, nh, root, dest, dr, off, flag, gen); err != nil {
+		if err := t.g.binomialSend(overLeaders, rel, nh, root, dest, dr, off); err != nil {
 			return err
 		}
 	}
 	nl := len(s.hosts[h])
 	rel := (s.pos[t.me] - s.pos[lead] + nl) % nl
-	return t.binomialSend(overHost, rel, nl, root, dest, dr, off, flag, gen)
+	return t.g.binomialSend(overHost, rel, nl, root, dest, dr, off)
 }
 
 // hostGather is FCollect and Collect on a team with a host shape: the
@@ -250,5 +224,5 @@ func (t *Team) gatherSizes(mine int) (sizes []uint64, ok bool, err error) {
 	sizes = t.sizes[:n]
 	clear(sizes)
 	sizes[t.me] = uint64(mine)
-	return sizes, true, tree(t, 0, mem.Bytes(sizes), orBytes, true)
+	return sizes, true, tree(&t.g, 0, mem.Bytes(sizes), orBytes, true)
 }

@@ -140,24 +140,30 @@ type treeLinks struct {
 	nkids  int
 }
 
+// flatLinks is rank me's place in the flat treeArity-ary heap of n ranks
+// relative to root.
+func flatLinks(n, me, root int) treeLinks {
+	var l treeLinks
+	rel := (me - root + n) % n
+	l.parent.rank = -1
+	if rel > 0 {
+		l.parent = treeLink{((rel-1)/treeArity + root) % n, (rel - 1) % treeArity}
+	}
+	for c := treeArity*rel + 1; c < min(n, treeArity*rel+treeArity+1); c++ {
+		l.kids[l.nkids] = treeLink{(c + root) % n, l.nkids}
+		l.nkids++
+	}
+	return l
+}
+
 // links returns this PE's place in the tree rooted at root: the flat
 // treeArity-ary heap of ranks relative to the root, or the two-level tree
 // of the team's host shape.
 func (t *Team) links(root int) treeLinks {
-	var l treeLinks
-	n := len(t.members)
 	if t.shape == nil {
-		rel := (t.me - root + n) % n
-		l.parent.rank = -1
-		if rel > 0 {
-			l.parent = treeLink{((rel-1)/treeArity + root) % n, (rel - 1) % treeArity}
-		}
-		for c := treeArity*rel + 1; c < min(n, treeArity*rel+treeArity+1); c++ {
-			l.kids[l.nkids] = treeLink{(c + root) % n, l.nkids}
-			l.nkids++
-		}
-		return l
+		return flatLinks(len(t.members), t.me, root)
 	}
+	var l treeLinks
 	s := t.shape
 	nh := len(s.hosts)
 	rh := s.hostOf[root]

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
@@ -33,66 +32,187 @@ type (
 // elements; dest must hold as many and may be source itself. Every member
 // passes the same length.
 func AndReduce[T BitwiseElem](t *Team, dest, source []T) error {
-	return reduce(t, "and_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] &= b[i]
-		}
-	})
+	return reduce(t, "and_reduce", dest, source, andOf[T])
 }
 
 // OrReduce is AndReduce with bitwise or (shmem_or_reduce).
 func OrReduce[T BitwiseElem](t *Team, dest, source []T) error {
-	return reduce(t, "or_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] |= b[i]
-		}
-	})
+	return reduce(t, "or_reduce", dest, source, orOf[T])
 }
 
 // XorReduce is AndReduce with bitwise exclusive or (shmem_xor_reduce).
 func XorReduce[T BitwiseElem](t *Team, dest, source []T) error {
-	return reduce(t, "xor_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] ^= b[i]
-		}
-	})
+	return reduce(t, "xor_reduce", dest, source, xorOf[T])
 }
 
 // MaxReduce is AndReduce with the maximum (shmem_max_reduce).
 func MaxReduce[T OrderedElem](t *Team, dest, source []T) error {
-	return reduce(t, "max_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] = max(a[i], b[i])
-		}
-	})
+	return reduce(t, "max_reduce", dest, source, maxOf[T])
 }
 
 // MinReduce is AndReduce with the minimum (shmem_min_reduce).
 func MinReduce[T OrderedElem](t *Team, dest, source []T) error {
-	return reduce(t, "min_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] = min(a[i], b[i])
-		}
-	})
+	return reduce(t, "min_reduce", dest, source, minOf[T])
 }
 
 // SumReduce is AndReduce with the sum (shmem_sum_reduce). Every member
 // gets the same bits, floating-point sums included.
 func SumReduce[T ArithElem](t *Team, dest, source []T) error {
-	return reduce(t, "sum_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] += b[i]
-		}
-	})
+	return reduce(t, "sum_reduce", dest, source, sumOf[T])
 }
 
 // ProdReduce is AndReduce with the product (shmem_prod_reduce).
 func ProdReduce[T ArithElem](t *Team, dest, source []T) error {
-	return reduce(t, "prod_reduce", dest, source, func(a, b []T) {
-		for i := range a {
-			a[i] *= b[i]
-		}
-	})
+	return reduce(t, "prod_reduce", dest, source, prodOf[T])
+}
+
+// ReduceWith is the team reduction that combine performs, for operators
+// and types the typed forms do not name (C's long double, carried as
+// 16-byte elements), and for callers that pick the operator at run time
+// (Combiner). op names the routine in errors.
+func ReduceWith[T Elem](t *Team, op string, dest, source []T, combine func(acc, in []T)) error {
+	return reduce(t, op, dest, source, combine)
+}
+
+// The reduction table: the spec's seven operators, each one body over the
+// types it is defined for, whatever form (team or active set) or language
+// calls it.
+func andOf[T BitwiseElem](a, b []T) {
+	for i := range a {
+		a[i] &= b[i]
+	}
+}
+
+func orOf[T BitwiseElem](a, b []T) {
+	for i := range a {
+		a[i] |= b[i]
+	}
+}
+
+func xorOf[T BitwiseElem](a, b []T) {
+	for i := range a {
+		a[i] ^= b[i]
+	}
+}
+
+func maxOf[T OrderedElem](a, b []T) {
+	for i := range a {
+		a[i] = max(a[i], b[i])
+	}
+}
+
+func minOf[T OrderedElem](a, b []T) {
+	for i := range a {
+		a[i] = min(a[i], b[i])
+	}
+}
+
+func sumOf[T ArithElem](a, b []T) {
+	for i := range a {
+		a[i] += b[i]
+	}
+}
+
+func prodOf[T ArithElem](a, b []T) {
+	for i := range a {
+		a[i] *= b[i]
+	}
+}
+
+// ReduceOp is one of the spec's reduction operators.
+type ReduceOp uint8
+
+const (
+	ReduceAnd ReduceOp = iota + 1
+	ReduceOr
+	ReduceXor
+	ReduceMax
+	ReduceMin
+	ReduceSum
+	ReduceProd
+)
+
+var reduceOpNames = [...]string{ReduceAnd: "and", ReduceOr: "or", ReduceXor: "xor", ReduceMax: "max", ReduceMin: "min", ReduceSum: "sum", ReduceProd: "prod"}
+
+func (op ReduceOp) String() string {
+	if int(op) < len(reduceOpNames) && reduceOpNames[op] != "" {
+		return reduceOpNames[op]
+	}
+	return fmt.Sprintf("ReduceOp(%d)", uint8(op))
+}
+
+// Combiner returns the table's combine function of op for T, one of the
+// predeclared element types, and false where the spec defines no such
+// reduction (a bitwise operator on a floating-point type, an ordering on
+// a complex one) or T is not predeclared.
+func Combiner[T Elem](op ReduceOp) (func(acc, in []T), bool) {
+	var f any
+	switch any(*new(T)).(type) {
+	case int8:
+		f = intCombiner[int8](op)
+	case int16:
+		f = intCombiner[int16](op)
+	case int32:
+		f = intCombiner[int32](op)
+	case int64:
+		f = intCombiner[int64](op)
+	case int:
+		f = intCombiner[int](op)
+	case uint8:
+		f = intCombiner[uint8](op)
+	case uint16:
+		f = intCombiner[uint16](op)
+	case uint32:
+		f = intCombiner[uint32](op)
+	case uint64:
+		f = intCombiner[uint64](op)
+	case uint:
+		f = intCombiner[uint](op)
+	case uintptr:
+		f = intCombiner[uintptr](op)
+	case float32:
+		f = orderedCombiner[float32](op)
+	case float64:
+		f = orderedCombiner[float64](op)
+	case complex64:
+		f = arithCombiner[complex64](op)
+	case complex128:
+		f = arithCombiner[complex128](op)
+	}
+	c, ok := f.(func(acc, in []T))
+	return c, ok && c != nil
+}
+
+func intCombiner[T BitwiseElem](op ReduceOp) func(acc, in []T) {
+	switch op {
+	case ReduceAnd:
+		return andOf[T]
+	case ReduceOr:
+		return orOf[T]
+	case ReduceXor:
+		return xorOf[T]
+	}
+	return orderedCombiner[T](op)
+}
+
+func orderedCombiner[T OrderedElem](op ReduceOp) func(acc, in []T) {
+	switch op {
+	case ReduceMax:
+		return maxOf[T]
+	case ReduceMin:
+		return minOf[T]
+	}
+	return arithCombiner[T](op)
+}
+
+func arithCombiner[T ArithElem](op ReduceOp) func(acc, in []T) {
+	switch op {
+	case ReduceSum:
+		return sumOf[T]
+	case ReduceProd:
+		return prodOf[T]
+	}
+	return nil
 }
 
 // reduce copies source into dest and all-reduces dest: by a gather and a
@@ -105,8 +225,8 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	if err := t.check(op); err != nil {
 		return err
 	}
-	if len(dest) < len(source) {
-		return fmt.Errorf("shmem: %s of %d elements: dest holds only %d: %w", op, len(source), len(dest), core.ErrInvalid)
+	if err := checkReduce(op, dest, source); err != nil {
+		return err
 	}
 	acc := dest[:len(source)]
 	copy(acc, source)
@@ -117,7 +237,7 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 		return t.collErr(op, hostReduce(t, acc, combine))
 	}
 	if t.treeFits(len(mem.Bytes(acc))) {
-		return t.collErr(op, tree(t, 0, acc, combine, true))
+		return t.collErr(op, tree(&t.g, 0, acc, combine, true))
 	}
 	per := t.w.coll.layout.chunk / mem.SizeOf[T]()
 	if t == t.w.coll.world && bulkSlot(len(t.members)) > 0 && (len(t.members) > 2 || len(acc) > per) {

@@ -8,5 +8,5 @@ package shmem
 // its calls compile to nothing.
 type treeTrace struct{}
 
-func (*treeTrace) mark(int)   {}
-func (*treeTrace) done(*Team) {}
+func (*treeTrace) mark(int)    {}
+func (*treeTrace) done(*group) {}

@@ -37,7 +37,7 @@ var treeTraces struct {
 	mu         sync.Mutex
 }
 
-func (tr *treeTrace) done(t *Team) {
+func (tr *treeTrace) done(g *group) {
 	s := &treeTraces
 	s.once.Do(func() {
 		s.dir = os.Getenv("GOSHMEM_TREE_TRACE")
@@ -60,7 +60,7 @@ func (tr *treeTrace) done(t *Team) {
 	if n < s.from+traceSteps-1 {
 		return
 	}
-	f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("tree-pe%d-n%d.txt", t.w.me, len(t.members))))
+	f, err := os.Create(filepath.Join(s.dir, fmt.Sprintf("tree-pe%d-n%d.txt", g.w.me, g.n)))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "shmem: tree trace: %v\n", err)
 		return

@@ -1,7 +1,6 @@
 package shmem
 
 import (
-	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
@@ -21,39 +20,35 @@ const (
 )
 
 // treeFits reports whether a collective of n bytes on the team goes
-// through the tree: on teams of two, the direct exchange of dissemination
-// or recursive doubling takes one step where the tree takes two.
-func (t *Team) treeFits(n int) bool { return len(t.members) > 2 && n <= treeChunk }
+// through the tree (group.treeFits).
+func (t *Team) treeFits(n int) bool { return t.g.treeFits(n) }
 
-// tree runs the combining tree rooted at team rank root (see links: on a
-// team spread over hosts with several PEs on some, a tree of hosts with a
-// tree inside each). On the way up,
-// if combine is not nil, each PE combines its children's acc into its own,
-// in child order, and sends the result to its parent; if down, the root's
-// acc comes back down into every PE's acc, so all hold the same bits. With
-// an empty acc it is a barrier.
+// tree runs the combining tree of group g rooted at rank root (see
+// links: on a team spread over hosts with several PEs on some, a tree of
+// hosts with a tree inside each). On the way up, if combine is not nil,
+// each PE combines its children's acc into its own, in child order, and
+// sends the result to its parent; if down, the root's acc comes back down
+// into every PE's acc, so all hold the same bits. With an empty acc it is
+// a barrier. acc holds at most g.chunk() bytes.
 //
-// A child writes into its parent's slot only after the release of the
-// previous generation reached it, which the root sent after every PE had
-// consumed what the previous generation wrote; so one copy of each buffer
-// is enough, whatever the root of either generation.
-func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bool) error {
+// A child writes into its parent's place (upOff) only after the release
+// of the previous step reached it, which the root sent after every PE had
+// consumed what the previous step wrote; so one copy of each buffer is
+// enough, whatever the root of either step.
+func tree[T Elem](g *group, root int, acc []T, combine func(acc, in []T), down bool) error {
 	var tr treeTrace
 	tr.mark(traceStart)
-	t.treeGen++
-	gen := t.treeGen
-	w, base := t.w, t.base()
+	w := g.w
 	b := mem.Bytes(acc)
-	l := t.links(root)
+	l := g.links(root)
 	if l.nkids > 0 {
-		t.arrivals += uint64(l.nkids)
-		if err := w.waitGE(base+arriveOff, t.arrivals); err != nil {
+		if err := g.await(gwArrive, uint64(l.nkids)); err != nil {
 			return err
 		}
 		tr.mark(traceKids)
 		if combine != nil {
 			for _, k := range l.kids[:l.nkids] {
-				off := base + upOff + k.place*treeChunk
+				off := g.upOff(k.place, g.pe(k.rank))
 				combine(acc, mem.Slice[T](w.local[off:off+len(b)]))
 			}
 		}
@@ -64,16 +59,16 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		if combine != nil {
 			up = b
 		}
-		if err := t.putSignal(l.parent.rank, base+upOff+l.parent.place*treeChunk, up, base+arriveOff, core.AtomicAdd, 1); err != nil {
+		if err := g.putSignal(l.parent.rank, w.heap, g.upOff(l.parent.place, w.me), up, gwArrive, 1); err != nil {
 			return err
 		}
 		tr.mark(traceUp)
-		if err := w.waitGE(base+releaseOff, gen); err != nil {
+		if err := g.await(gwRelease, 1); err != nil {
 			return err
 		}
 		tr.mark(traceRelease)
 		if down {
-			off := base + releaseOff + cacheLine
+			off := g.downOff(g.pe(l.parent.rank))
 			copy(b, w.local[off:off+len(b)])
 		}
 	}
@@ -86,14 +81,14 @@ func tree[T Elem](t *Team, root int, acc []T, combine func(acc, in []T), down bo
 		if down {
 			data = b
 		}
-		if err := t.putSignal(k.rank, base+releaseOff+cacheLine, data, base+releaseOff, core.AtomicWrite, gen); err != nil {
+		if err := g.putSignal(k.rank, w.heap, g.downOff(w.me), data, gwRelease, 1); err != nil {
 			return err
 		}
 		if i < traceMarks-traceDown {
 			tr.mark(traceDown + i)
 		}
 	}
-	tr.done(t)
+	tr.done(g)
 	return nil
 }
 

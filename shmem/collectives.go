@@ -37,6 +37,18 @@ const (
 	internalSize = bulkOff + bulkSize
 )
 
+// After the heap and the exit word (exit.go) comes the active sets'
+// scratch area: an up and a down place for each World PE, where the tree
+// of an active-set collective carries its payloads (group.upOff). Its
+// places are scratchChunk bytes: a treeChunk up to 512 PEs, less in
+// larger jobs so the area stays near 1 MiB, and never below two lines.
+func scratchChunkFor(npes int) int {
+	return min(treeChunk, max((1<<20)/(2*npes)&^(cacheLine-1), 2*cacheLine))
+}
+
+// tailSize is what the heap region holds past the user's heap.
+func tailSize(npes int) int { return exitSize + 2*npes*scratchChunkFor(npes) }
+
 func init() {
 	if (1+2*agreeWords)*8 > cacheLine || slotBanksOff >= teamSlotSize/2 {
 		panic("shmem: internal heap layout overflows")
@@ -67,6 +79,10 @@ type collectives struct {
 
 	bulkGen uint64 // pieces the World's large reductions have moved, ever
 
+	// scratch is the heap offset of the active sets' scratch area, and
+	// scratchChunk the size of each of its places.
+	scratch, scratchChunk int
+
 	// domBarrier is the domain's own barrier, which the World's team
 	// uses instead of its RMA algorithms; nil if the domain has none.
 	domBarrier func() error
@@ -79,6 +95,8 @@ func (c *collectives) init(w *World, hostID string, waiting core.Waiting) error 
 	c.w = w
 	c.rounds = bits.Len(uint(w.npes - 1)) // ceil(log2 npes)
 	c.layout = newSlotLayout(w.npes)
+	c.scratch = internalSize + w.heapSize + exitSize
+	c.scratchChunk = scratchChunkFor(w.npes)
 	ep, err := w.dom.NewEndpoint(core.EndpointOptions{})
 	if err != nil {
 		return err

@@ -63,8 +63,8 @@ func envBool(lookup func(string) (string, bool), name string) (bool, error) {
 // checkHeapSize refuses, in SHMEM_SYMMETRIC_SIZE's terms, a heap larger
 // than the provider's regions can be: its own error would name only the
 // size of the region, internal areas included, that shmem asked for.
-func checkHeapSize(info core.Info, heapSize int) error {
-	max := info.MaxRegionSize - internalSize - exitSize
+func checkHeapSize(info core.Info, heapSize, tail int) error {
+	max := info.MaxRegionSize - internalSize - tail
 	if info.MaxRegionSize == 0 || heapSize <= max {
 		return nil
 	}
@@ -73,12 +73,12 @@ func checkHeapSize(info core.Info, heapSize int) error {
 	}
 	return &core.EnvError{Var: EnvSymmetricSize, Value: core.FormatSize(int64(heapSize)),
 		Allowed: fmt.Sprintf("a size from %s to %s with provider %s (its regions hold at most %d bytes, %d of which shmem keeps for itself)",
-			core.FormatSize(MinHeapSize), core.FormatSize(int64(max)), info.Name, info.MaxRegionSize, internalSize+exitSize)}
+			core.FormatSize(MinHeapSize), core.FormatSize(int64(max)), info.Name, info.MaxRegionSize, internalSize+tail)}
 }
 
 // heapError says which setting the heap a provider could not make came
 // from: memory runs out, or a job directory is full, for the size asked.
-func heapError(provider string, heapSize int, err error) error {
+func heapError(provider string, heapSize, tail int, err error) error {
 	return fmt.Errorf("symmetric heap of %s=%s (%d bytes per PE with shmem's own %d) on provider %s: %w",
-		EnvSymmetricSize, core.FormatSize(int64(heapSize)), heapSize+internalSize+exitSize, internalSize+exitSize, provider, err)
+		EnvSymmetricSize, core.FormatSize(int64(heapSize)), heapSize+internalSize+tail, internalSize+tail, provider, err)
 }

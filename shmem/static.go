@@ -79,6 +79,26 @@ func (w *World) sym(op string, addr uintptr, n int) (core.Region, int, error) {
 	return w.symStatic(op, addr, n)
 }
 
+// SymmetricExtent is how many bytes from addr on are symmetric in one
+// piece, to the end of the heap or of the registered segment addr lies
+// in; 0 where addr is not symmetric. It allocates nothing: the C
+// interface asks it for the room a collect's dest has, which the call
+// does not say.
+func (w *World) SymmetricExtent(addr uintptr) int {
+	end := uintptr(internalSize + w.heapSize)
+	if off := addr - w.base; addr >= w.base && off >= internalSize && off < end {
+		return int(end - off)
+	}
+	if segs := w.segs.Load(); segs != nil {
+		for _, s := range *segs {
+			if off := addr - s.base; addr >= s.base && off < uintptr(s.size) {
+				return s.size - int(off)
+			}
+		}
+	}
+	return 0
+}
+
 // symStatic is sym past the heap: the registered segments.
 func (w *World) symStatic(op string, addr uintptr, n int) (core.Region, int, error) {
 	if segs := w.segs.Load(); segs != nil {

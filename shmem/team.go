@@ -25,8 +25,12 @@ type Team struct {
 	config  TeamConfig
 	shape   *hostShape // nil: the combining tree is flat (see coll_hosts.go)
 
-	syncGen, bcastGen, scanGen, msgGen, treeGen, gatherGen uint64
-	arrivals                                               uint64 // children heard from in the tree, ever
+	msgGen, gatherGen uint64
+
+	// g is the team as its collectives' group; seen holds what each of
+	// the slot's words has counted, ever (see group).
+	g    group
+	seen [gwWords]uint64
 
 	// The host-aware collectives' (coll_hosts.go, coll_hostdata.go).
 	heard uint64   // blocks heard of in host-aware gathers, ever
@@ -128,7 +132,7 @@ func (c *collectives) initTeams(hostID string) error {
 	for i := range all {
 		all[i] = i
 	}
-	c.world = &Team{w: w, members: all, me: w.me, slot: 0, contexts: map[*Context]struct{}{}}
+	c.world = newTeam(w, all, 0, TeamConfig{})
 	c.slots[0] = c.world
 	if hostID == "" {
 		hostID = core.HostID()
@@ -138,7 +142,7 @@ func (c *collectives) initTeams(hostID string) error {
 		return err
 	}
 	local := sameHost(hosts, w.me)
-	c.shared = &Team{w: w, members: local, me: indexOf(local, w.me), slot: 1, contexts: map[*Context]struct{}{}}
+	c.shared = newTeam(w, local, 1, TeamConfig{})
 	c.slots[1] = c.shared
 	if c.hostMap != nil {
 		if len(c.hostMap) != w.npes {
@@ -151,6 +155,14 @@ func (c *collectives) initTeams(hostID string) error {
 	}
 	c.world.shapeHosts()
 	return nil
+}
+
+// newTeam is the team of World PEs members, this PE among them, in slot.
+func newTeam(w *World, members []int, slot int, config TeamConfig) *Team {
+	t := &Team{w: w, members: members, me: indexOf(members, w.me), slot: slot, config: config, contexts: map[*Context]struct{}{}}
+	t.g = group{w: w, team: t, n: len(members), me: t.me, syncR: w.heap, sync: t.base() + wordsOff}
+	t.g.local = w.local[t.g.sync : t.g.sync+groupWordsSize]
+	return t
 }
 
 // sameHost returns, in order, the PEs whose host id is PE me's.
@@ -269,7 +281,7 @@ func (t *Team) split(op string, members []int, config TeamConfig) (*Team, error)
 	if slot < 0 {
 		return nil, &TeamLimitError{Max: maxTeams}
 	}
-	nt := &Team{w: t.w, members: members, me: indexOf(members, t.w.me), slot: slot, config: config, contexts: map[*Context]struct{}{}}
+	nt := newTeam(t.w, members, slot, config)
 	nt.shapeHosts()
 	c.teamMu.Lock()
 	c.slots[slot] = nt

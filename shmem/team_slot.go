@@ -12,12 +12,10 @@ import (
 // A team slot is the part of the internal heap a team's collectives signal
 // through. Its layout is the same on every PE:
 //
-//	syncFlagsOff  one generation word per dissemination round
-//	arriveOff     how many children have arrived in the combining tree
-//	releaseOff    the generation the tree last released, then its payload
+//	wordsOff      the team's group words (coll_group.go), a line each
+//	              but for the direct gathers', which are read together
+//	releaseOff    the payload the tree sends down
 //	upOff         the payloads of the tree's children, one per child
-//	bcastFlagOff  the generation of the last broadcast that reached here
-//	scanOff       one (generation, value) pair per scan round
 //	heardOff      the blocks heard of in the host-aware data-moving
 //	              collectives, ever (see coll_hostdata.go)
 //	slotBanksOff  two banks, by generation parity, of messages: a
@@ -26,18 +24,15 @@ import (
 //	              messages, the words and (but on the World's team) the
 //	              data of its reductions by host (coll_hostreduce.go)
 //
-// Every word a PE waits on has a cache line to itself, so the signal for
-// one round does not disturb a PE polling for another. Generations and
-// counts only grow, so words are never reset while a team lives and
-// back-to-back collectives need no extra synchronisation.
+// Every word a PE waits on alone has a cache line to itself, so the
+// signal for one round does not disturb a PE polling for another.
+// Generations and counts only grow, so words are never reset while a
+// team lives and back-to-back collectives need no extra synchronisation.
 const (
-	syncFlagsOff = 0
-	arriveOff    = syncFlagsOff + maxRounds*cacheLine
-	releaseOff   = arriveOff + cacheLine
-	upOff        = releaseOff + cacheLine + treeChunk
-	bcastFlagOff = upOff + treeArity*treeChunk
-	scanOff      = bcastFlagOff + cacheLine
-	heardOff     = scanOff + maxRounds*cacheLine
+	wordsOff     = 0
+	releaseOff   = wordsOff + groupWordsSize
+	upOff        = releaseOff + treeChunk
+	heardOff     = upOff + treeArity*treeChunk
 	slotBanksOff = heardOff + cacheLine
 )
 

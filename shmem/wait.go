@@ -140,16 +140,20 @@ var worldsHere atomic.Int32
 // these yields alone.
 func (w *World) waitHostGE(off int, v uint64) error {
 	p := mem.Word64(w.local, off)
-	reached := func() bool { return atomic.LoadUint64(p) >= v }
+	return w.waitHostIn(w.heap, off, 8, func() bool { return atomic.LoadUint64(p) >= v })
+}
+
+// waitHostIn is waitHostGE for any condition on the bytes at off in r.
+func (w *World) waitHostIn(r core.Region, off, n int, cond func() bool) error {
 	if w.hostYield > 0 && worldsHere.Load() == 1 {
-		for start := time.Now(); !reached(); sys.YieldHeld() {
+		for start := time.Now(); !cond(); sys.YieldHeld() {
 			if time.Since(start) >= w.hostYield {
-				return w.waitFor(off, 8, reached)
+				return w.waitIn(r, off, n, cond)
 			}
 		}
 		return nil
 	}
-	return w.waitFor(off, 8, reached)
+	return w.waitIn(r, off, n, cond)
 }
 
 // WaitUntil blocks until the symmetric *ivar on this PE satisfies

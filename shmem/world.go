@@ -262,24 +262,25 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	fail := func(err error) (*World, error) {
 		return nil, errors.Join(err, dom.Close())
 	}
-	if err := checkHeapSize(w.info, heapSize); err != nil {
+	tail := tailSize(w.npes)
+	if err := checkHeapSize(w.info, heapSize, tail); err != nil {
 		return fail(err)
 	}
 	// The PEs of a host decide alike from the same figures, and say it
 	// once each; PEs of other hosts hear of it and stop too.
-	memErr := checkHostMemory(heapSize, internalSize+heapSize+exitSize, host.pes, host.avail, host.availKnown)
+	memErr := checkHostMemory(heapSize, internalSize+heapSize+tail, host.pes, host.avail, host.availKnown)
 	if err := core.Agree(boot, memErr); memErr != nil {
 		return fail(memErr)
 	} else if err != nil {
 		return fail(err)
 	}
-	w.heap, err = dom.NewRegion(internalSize + heapSize + exitSize)
+	w.heap, err = dom.NewRegion(internalSize + heapSize + tail)
 	if err != nil {
-		return fail(heapError(prov.Name(), heapSize, err))
+		return fail(heapError(prov.Name(), heapSize, tail, err))
 	}
 	w.local = w.heap.Local()
-	if len(w.local) != internalSize+heapSize+exitSize {
-		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize+exitSize))
+	if len(w.local) != internalSize+heapSize+tail {
+		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize+tail))
 	}
 	w.base = mem.Addr(w.local)
 	w.waiter, _ = dom.(core.LocalWaiter)
