@@ -50,6 +50,16 @@ func TestSelectTests(t *testing.T) {
 	for _, want := range []string{"put_lat", "get_lat", "put_bw", "get_bw", "put_rate", "fadd_lat", "cswap_lat", "add_rate", "barrier"} {
 		require.Contains(t, testNames(), want)
 	}
+	// Every collective in both forms, under bench/peer/shmemperf.c's names.
+	for _, c := range []string{"bcast_lat", "fcollect_lat", "collect_lat", "alltoall_lat", "alltoalls_lat", "reduce_lat"} {
+		require.Contains(t, testNames(), c)
+		b, ok := activeSetOf("team_" + c)
+		require.True(t, ok, c)
+		require.Equal(t, c, b)
+	}
+	b, ok := activeSetOf("team_sync")
+	require.True(t, ok)
+	require.Equal(t, "set_sync", b)
 	some, err := selectTests("get_lat, put_lat,get_lat")
 	require.NoError(t, err)
 	require.Equal(t, []string{"get_lat", "put_lat"}, names(some))
@@ -177,7 +187,9 @@ func TestRunEveryTest(t *testing.T) {
 	require.NoError(t, err)
 	want := 0
 	for _, tc := range registry {
-		want += len(tc.sizesFor(o.sizes))
+		if tc.unavailable == "" {
+			want += len(tc.sizesFor(o.sizes))
+		}
 	}
 	require.Len(t, rs, want)
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
@@ -288,4 +300,33 @@ func TestCompare(t *testing.T) {
 	ts, err = parseTargets("put_lat=1.0")
 	require.NoError(t, err)
 	require.NoError(t, compareFiles(&bytes.Buffer{}, peer, ours, ts))
+}
+
+// A collective that computes nothing is caught by the check before it is
+// measured, on every PE but the broadcast's root, and run reports it once
+// every test is done.
+func TestCheckCatchesWrongResults(t *testing.T) {
+	var wrong [2][]string
+	job(t, 2, func(w *shmem.World) error {
+		e := &env{w: w, largest: 64, iters: 10, warmup: 1}
+		c, err := e.collBuffers()
+		if err != nil {
+			return err
+		}
+		for _, k := range []kind{bcastKind, gatherKind, alltoallKind, reduceKind} {
+			if err := e.check(k, c, 8, func() error { return nil }, fmt.Sprint("kind ", k), 64); err != nil {
+				return err
+			}
+		}
+		// And a right one passes: the active-set fcollect.
+		i := slices.IndexFunc(collectives, func(c collective) bool { return c.name == "fcollect_lat" })
+		if err := e.check(gatherKind, c, 8, collectives[i].set(e, c, 8), "fcollect_lat", 64); err != nil {
+			return err
+		}
+		wrong[w.MyPE()] = e.wrong
+		return nil
+	})
+	require.Len(t, wrong[0], 3, "PE 0 is the root: its broadcast dest is not written")
+	require.Len(t, wrong[1], 4)
+	require.Contains(t, wrong[1][0], "kind 0, 64 bytes, 2 PEs: wrong result on PE 1: element 0 is -1, not 0")
 }
