@@ -302,6 +302,44 @@ func TestCompare(t *testing.T) {
 	require.NoError(t, compareFiles(&bytes.Buffer{}, peer, ours, ts))
 }
 
+// A peer without teams: our team routine is set beside its active-set
+// routine, and ours beside our own active-set routine below the table.
+func TestCompareForms(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rs ...result) string {
+		var b bytes.Buffer
+		for _, r := range rs {
+			require.NoError(t, writeJSON(&b, r))
+		}
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b.Bytes(), 0o600))
+		return p
+	}
+	lat := func(name, provider string, npes, size int, v float64) result {
+		return newResult(test{name: name, metric: latency}, provider, npes, size, v)
+	}
+	peer := write("peer.jsonl", lat("bcast_lat", "oshmem", 4, 8, 2), lat("set_sync", "oshmem", 4, 0, 1))
+	ours := write("ours.jsonl", lat("bcast_lat", "c", 4, 8, 1), lat("team_bcast_lat", "c", 4, 8, 3),
+		lat("team_reduce_lat", "c", 4, 8, 5), lat("team_sync", "c", 4, 0, 0.5))
+	var out bytes.Buffer
+	ts, err := parseTargets("team_bcast_lat=1.0")
+	require.NoError(t, err)
+	err = compareFiles(&out, peer, ours, ts)
+	require.ErrorContains(t, err, "team_bcast_lat/8/4 PEs")
+	text := out.String()
+	require.Regexp(t, `\nbcast_lat\s+4\s+8\s+us\s+2.00\s+1.00\s+0.50x`, text)
+	require.Regexp(t, `\nteam_bcast_lat/bcast_lat\s+4\s+8\s+us\s+2.00\s+3.00\s+1.50x\s+<= 1.00x MISSED`, text)
+	require.Regexp(t, `\nteam_sync/set_sync\s+4\s+-\s+us\s+1.00\s+0.5000\s+0.50x`, text)
+	require.Regexp(t, `\nteam_reduce_lat\s+4\s+8\s+us\s+-\s+5.00\s+-`, text, "the peer has neither form")
+	require.Contains(t, text, "# A/B: oshmem has no A")
+	// Ours against ours: only where we have both forms.
+	_, self, ok := strings.Cut(text, "# c: each team routine")
+	require.True(t, ok, text)
+	require.Regexp(t, `\nteam_bcast_lat/bcast_lat\s+4\s+8\s+us\s+1.00\s+3.00\s+3.00x\n$`, self)
+	require.NotContains(t, self, "team_reduce_lat")
+	require.NotContains(t, self, "team_sync")
+}
+
 // A collective that computes nothing is caught by the check before it is
 // measured, on every PE but the broadcast's root, and run reports it once
 // every test is done.
