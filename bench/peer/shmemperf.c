@@ -16,14 +16,14 @@
  * pWrk), under the plain name (bcast_lat: shmem_broadcast64), and the 1.5
  * team routine on SHMEM_TEAM_WORLD, under the name with team_ in front
  * (team_bcast_lat: shmem_broadcastmem). They move 64-bit elements, size/8
- * of them and at least one (alltoalls with strides of 1, the data of
- * alltoall through the strided routine); the team routines move as many
- * bytes. The barriers and syncs are barrier
- * (shmem_barrier_all), sync_all, set_barrier and set_sync (shmem_barrier
- * and shmem_sync on the active set of every PE) and team_sync. Each
- * is checked once per size, untimed, before it is measured. An OpenSHMEM
- * before 1.5 (Open MPI's OSHMEM 4) has no teams: the program still builds
- * and reports the team tests as unavailable.
+ * of them and at least one, and the team routines as many bytes;
+ * alltoalls has strides of 1, the data of alltoall through the strided
+ * routine. The barriers and syncs are barrier (shmem_barrier_all),
+ * sync_all, set_barrier and set_sync (shmem_barrier and shmem_sync on the
+ * active set of every PE) and team_sync. Each collective is checked once
+ * per size, untimed, before it is measured. An OpenSHMEM before 1.5 (Open
+ * MPI's OSHMEM 4) has no teams: the program still builds there and
+ * reports the team tests as unavailable.
  *
  * The active-set collectives alternate between two pSync (and pWrk)
  * arrays. OpenSHMEM 1.4 lets a pSync be reused once no member is still in
