@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
-# compare.sh loopback|tcp|c-loopback|c-go: runs two OpenSHMEM
-# implementations of the same micro-benchmarks alternately, 3 rounds each,
-# on 2 PEs, plus barrier and an 8-byte sum-reduce on 4 and 8 PEs, then
-# prints per test and size the peer's median, ours, their ratio (ours over
-# the peer's) and whether the target is met.
+# compare.sh loopback|tcp|c-loopback|c-go|c-go-loopback: runs two
+# OpenSHMEM implementations of the same micro-benchmarks alternately, 3
+# rounds each: the point-to-point tests on 2 PEs, and the barriers, syncs
+# and collectives, each in its active-set and its team form, on 2, 4 and
+# 8 PEs; then prints per test and size the peer's median, ours, their
+# ratio (ours over the peer's) and whether the target is met. A team
+# routine the peer lacks (Open MPI's OSHMEM has no teams) is set beside
+# the peer's active-set routine of the same collective, in a row named
+# team_NAME/NAME; a second table below sets each of our team routines
+# beside our own active-set routine of the same collective.
 #
 #   loopback:   Open MPI's OSHMEM (bench/peer/shmemperf.c) over UCX shared
 #               memory against goshmem's Go shmemperf over the loopback
@@ -17,19 +22,24 @@
 #               Go shmemperf is the peer, the C program built with
 #               ./bin/oshcc is ours, so the ratio is what the C interface
 #               costs a C program
+#   c-go-loopback: c-go over the loopback provider, every collective of
+#               the C program against the same collective of the Go one
 #
-# Environment: ROUNDS (3), ITERS (100000), SIZES (8:4M), TESTS (the tests
-# on 2 PEs, all by default; those on more PEs are always barrier and
-# reduce_lat), MORE_PES (the larger jobs, "4 8"; empty for none), OUT
-# (where the JSON lines, the table and the plot go; bin/compare-MODE),
-# TARGETS (ratio targets, see shmemperf -targets; the
+# Environment: ROUNDS (3), ITERS (100000), TESTS (the tests on 2 PEs at
+# SIZES: the point-to-point ones by default; empty for none), SIZES
+# (8:4M), COLL_TESTS (the tests on 2 PEs and on each of MORE_PES at
+# COLL_SIZES: every barrier, sync and collective by default; empty for
+# none), COLL_SIZES (8,4K,64K,1M), MORE_PES (the larger jobs, "4 8"; empty
+# for none), OUT (where the JSON lines, the table and the plot go;
+# bin/compare-MODE), TARGETS (ratio targets, see shmemperf -targets; the
 # loopback and tcp defaults are the project's), FLOOR_TARGETS (tcp: how
 # far above the floor each 8-byte latency may be, in us), BIND (1 binds every PE of both sides
 # to one CPU, PE r to CPU r mod CPUs, as oshrun -cpubind does; 0 leaves
 # placement to the kernel; share, c-go's default, leaves it to oshrun's
 # default, --bind-to share, both sides being goshmem's; 1 for loopback,
-# where an unbound 4-PE job on 2 CPUs runs in one of two speeds by where
-# the PEs first land, 0 for tcp, as the peer's UCX measurements were).
+# c-loopback and c-go-loopback, where an unbound 4-PE job on 2 CPUs runs
+# in one of two speeds by where the PEs first land, 0 for tcp, as the
+# peer's UCX measurements were).
 # For tcp it also measures, each round, the floor under any round trip over
 # TCP on this host (bench/peer/tcpfloor.c: two C processes bouncing 8 bytes,
 # each polling its socket) and prints its median below the table, and the
@@ -47,7 +57,15 @@ case "$mode" in
 loopback | c-loopback) ucx_tls=${UCX_TLS:-shm,self}; ours_provider=loopback ;;
 tcp) ucx_tls=tcp,self; ours_provider=tcp ;;
 c-go) ucx_tls=""; ours_provider=${PROVIDER:-tcp} ;;
-*) echo "usage: $0 loopback|tcp|c-loopback|c-go" >&2; exit 2 ;;
+c-go-loopback) ucx_tls=""; ours_provider=loopback ;;
+*) echo "usage: $0 loopback|tcp|c-loopback|c-go|c-go-loopback" >&2; exit 2 ;;
+esac
+# c_ours: ours is the C program built with ./bin/oshcc; go_peer: the peer
+# is the Go shmemperf, goshmem's too.
+c_ours=0 go_peer=0
+case "$mode" in
+c-loopback) c_ours=1 ;;
+c-go | c-go-loopback) c_ours=1 go_peer=1 ;;
 esac
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,12 +86,14 @@ openmpi() {
 rounds=${ROUNDS:-3}
 iters=${ITERS:-100000}
 sizes=${SIZES:-8:4M}
-tests=${TESTS:-all}
+tests=${TESTS-put_lat,get_lat,put_bw,get_bw,put_rate,fadd_lat,cswap_lat,add_rate}
+coll_tests=${COLL_TESTS-barrier,sync_all,set_barrier,set_sync,team_sync,bcast_lat,team_bcast_lat,fcollect_lat,team_fcollect_lat,collect_lat,team_collect_lat,alltoall_lat,team_alltoall_lat,alltoalls_lat,team_alltoalls_lat,reduce_lat,team_reduce_lat}
+coll_sizes=${COLL_SIZES:-8,4K,64K,1M}
 out=${OUT:-$root/bin/compare-$mode}
 default_targets=""
 case "$mode" in
 loopback)
-	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0"
+	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0,reduce_lat:8@8=1.0,team_reduce_lat:8@8=1.0"
 	;;
 c-loopback)
 	default_targets="put_lat:8=1.0,get_lat:8=1.0,put_rate:8=1.0,fadd_lat:8=1.0,cswap_lat:8=1.0,put_bw:4M=0.95,barrier@2=1.0,barrier@4=1.0,barrier@8=1.0"
@@ -89,7 +109,7 @@ c-go)
 esac
 targets=${TARGETS-$default_targets}
 case "$mode" in
-loopback | c-loopback) bind=${BIND:-1} ;;
+loopback | c-loopback | c-go-loopback) bind=${BIND:-1} ;;
 c-go) bind=${BIND:-share} ;;
 *) bind=${BIND:-0} ;;
 esac
@@ -104,7 +124,7 @@ share) ours_bind=(--bind-to share) ;;
 *) echo "compare: BIND=$bind is not 1, 0 or share" >&2; exit 2 ;;
 esac
 
-if [ "$mode" != c-go ] && { ! openmpi oshcc >/dev/null || ! openmpi oshrun >/dev/null; }; then
+if [ "$go_peer" = 0 ] && { ! openmpi oshcc >/dev/null || ! openmpi oshrun >/dev/null; }; then
 	echo "compare: Open MPI's oshcc not found; installing Debian's openmpi-bin and libopenmpi-dev" >&2
 	sudo=""
 	[ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -115,14 +135,14 @@ fi
 mkdir -p "$out" bin
 echo "compare: building the peer and goshmem" >&2
 go build -o bin/ ./cmd/oshrun ./cmd/shmemperf ./cmd/provinfo
-if [ "$mode" = c-loopback ] || [ "$mode" = c-go ]; then
+if [ "$c_ours" = 1 ]; then
 	go build -o bin/ ./cmd/oshcc
 	mkdir -p lib
 	go build -buildmode=c-shared -o lib/libgoshmem.so ./capi
 	rm -f lib/libgoshmem.h # cgo's export header: the C interface is include/shmem.h
 	./bin/oshcc -O2 -o bin/shmemperf-c bench/peer/shmemperf.c
 fi
-if [ "$mode" != c-go ]; then
+if [ "$go_peer" = 0 ]; then
 	"$(openmpi oshcc)" -O2 -o bin/shmemperf-peer bench/peer/shmemperf.c
 fi
 if [ "$mode" = tcp ]; then
@@ -142,7 +162,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 peer() { # peer NPES ARGS...
 	local n=$1
 	shift
-	if [ "$mode" = c-go ]; then
+	if [ "$go_peer" = 1 ]; then
 		# The Go program, named apart from the C one over the same provider.
 		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@" |
 			sed "s/\"provider\":\"$ours_provider\"/\"provider\":\"go($ours_provider)\"/"
@@ -156,15 +176,12 @@ ours() { # ours NPES ARGS...
 	local n=$1
 	shift
 	[ "$have_ours" = 1 ] || return 0
-	case "$mode" in
-	c-loopback | c-go)
+	if [ "$c_ours" = 1 ]; then
 		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" \
 			./bin/shmemperf-c -label "c($ours_provider)" -iters "$iters" -json "$@"
-		;;
-	*)
+	else
 		GOSHMEM_PROVIDER=$ours_provider ./bin/oshrun "${ours_bind[@]}" -np "$n" ./bin/shmemperf -iters "$iters" -json "$@"
-		;;
-	esac
+	fi
 }
 
 : >"$out/peer.jsonl"
@@ -175,15 +192,18 @@ loads="" # the load average as each round began: timings mean little without it
 for r in $(seq "$rounds"); do
 	echo "compare: round $r of $rounds" >&2
 	loads="$loads $(cut -d' ' -f1 /proc/loadavg 2>/dev/null || echo ?)"
-	peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
-	ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
+	if [ -n "$tests" ]; then
+		peer 2 -test "$tests" -sizes "$sizes" >>"$out/peer.jsonl"
+		ours 2 -test "$tests" -sizes "$sizes" >>"$out/ours.jsonl"
+	fi
 	if [ "$mode" = tcp ]; then
 		./bin/tcpfloor -iters "$iters" -json >>"$out/floor.jsonl"
 		./bin/gofloor -iters "$iters" -json >>"$out/gofloor.jsonl"
 	fi
-	for n in ${MORE_PES-4 8}; do
-		peer "$n" -test barrier,reduce_lat -sizes 8 >>"$out/peer.jsonl"
-		ours "$n" -test barrier,reduce_lat -sizes 8 >>"$out/ours.jsonl"
+	[ -n "$coll_tests" ] || continue
+	for n in 2 ${MORE_PES-4 8}; do
+		peer "$n" -test "$coll_tests" -sizes "$coll_sizes" >>"$out/peer.jsonl"
+		ours "$n" -test "$coll_tests" -sizes "$coll_sizes" >>"$out/ours.jsonl"
 	done
 done
 
@@ -196,7 +216,8 @@ floor=$(median_latency "$out/floor.jsonl")
 gofloor=$(median_latency "$out/gofloor.jsonl")
 # above_floor: beside the ratio of each 8-byte latency on 2 PEs, ours
 # less the floor, and whether it is within FLOOR_TARGETS (TEST=US above
-# the floor, separated by commas).
+# the floor, separated by commas); the lines from the first note on pass
+# as they are.
 floor_targets=${FLOOR_TARGETS-$([ "$mode" != tcp ] || echo "get_lat=0.6,fadd_lat=0.6,cswap_lat=0.6,put_lat=0.9")}
 above_floor() {
 	awk -v floor="$floor" -v targets="$floor_targets" '
@@ -204,6 +225,8 @@ above_floor() {
 		n = split(targets, t, ",")
 		for (i = 1; i <= n; i++) if (split(t[i], kv, "=") == 2) limit[kv[1]] = kv[2]
 	}
+	/^# / { rest = 1 } # the notes and the table of our own forms, below the comparison
+	rest { print; next }
 	floor != "" && $1 == "test" && match($0, / ratio/) {
 		cut = RSTART + RLENGTH - 1
 		print substr($0, 1, cut) sprintf("%-21s", "  above floor") substr($0, cut + 1)

@@ -14,6 +14,12 @@ import (
 // another (ours), run alternately over several rounds: per test, size and
 // number of PEs it prints both medians and their ratio, ours over the
 // peer's, and whether the ratio meets its target where one is set.
+//
+// A team routine the peer lacks (an OpenSHMEM before 1.5 has no teams) is
+// set beside the peer's active-set routine of the same collective: the
+// row team_bcast_lat/bcast_lat is our team_bcast_lat against the peer's
+// bcast_lat. Below the table, a second one sets each of our team routines
+// beside our own active-set routine of the same collective.
 
 // target bounds the ratio ours/peer of one row: at most max for a
 // latency, at least min for a bandwidth or rate.
@@ -118,21 +124,32 @@ func compareFiles(out io.Writer, peerFile, oursFile string, targets []target) er
 			metrics[k] = m
 		}
 	}
-	order := testNames()
-	slices.SortFunc(keys, func(a, b rowKey) int {
-		ia, ib := slices.Index(order, a.test), slices.Index(order, b.test)
-		return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a.test, b.test), cmp.Compare(a.npes, b.npes), cmp.Compare(a.size, b.size))
-	})
-	fmt.Fprintf(out, "%-10s %5s %5s %5s %12s %12s %7s  %s\n", "test", "npes", "size", "unit", orDash(peerName, "peer"), orDash(oursName, "ours"), "ratio", "target")
+	// The peer's active-set figure where it has no team routine.
+	against := map[rowKey]string{}
+	for k := range ours {
+		b, ok := activeSetOf(k.test)
+		pk := rowKey{b, k.size, k.npes}
+		if _, has := peer[k]; ok && !has && len(peer[pk]) > 0 {
+			peer[k], against[k] = peer[pk], b
+		}
+	}
+	sortRows(keys)
+	labels := make([]string, len(keys))
+	width := 10
+	for i, k := range keys {
+		labels[i] = k.test
+		if b, ok := against[k]; ok {
+			labels[i] += "/" + b
+		}
+		width = max(width, len(labels[i]))
+	}
+	fmt.Fprintf(out, "%-*s %5s %5s %5s %12s %12s %7s  %s\n", width, "test", "npes", "size", "unit", orDash(peerName, "peer"), orDash(oursName, "ours"), "ratio", "target")
 	var missed []string
-	for _, k := range keys {
+	for i, k := range keys {
 		m := metrics[k]
 		p, pok := median(peer[k])
 		o, ook := median(ours[k])
-		size := formatSize(k.size)
-		if k.size == 0 {
-			size = "-"
-		}
+		size := rowSize(k.size)
 		ratio, verdict := "-", ""
 		if pok && ook && p > 0 {
 			r := o / p
@@ -152,13 +169,64 @@ func compareFiles(out io.Writer, peerFile, oursFile string, targets []target) er
 				}
 			}
 		}
-		fmt.Fprintf(out, "%-10s %5d %5s %5s %12s %12s %7s  %s\n", k.test, k.npes, size, m.unit(),
+		fmt.Fprintf(out, "%-*s %5d %5s %5s %12s %12s %7s  %s\n", width, labels[i], k.npes, size, m.unit(),
 			figure(p, pok), figure(o, ook), ratio, verdict)
 	}
+	if len(against) > 0 {
+		fmt.Fprintf(out, "# A/B: %s has no A, a team routine; its column is its B, the active-set routine of the same collective\n", orDash(peerName, "the peer"))
+	}
+	formsTable(out, orDash(oursName, "ours"), ours, oursMetrics)
 	if len(missed) > 0 {
 		return fmt.Errorf("%d targets missed: %s", len(missed), strings.Join(missed, ", "))
 	}
 	return nil
+}
+
+// formsTable prints, for each of the team routines in vals, our figure
+// beside that of our active-set routine of the same collective, if any.
+func formsTable(out io.Writer, name string, vals map[rowKey][]float64, metrics metricsOf) {
+	var keys []rowKey
+	width := 10
+	for k := range vals {
+		if b, ok := activeSetOf(k.test); ok && len(vals[rowKey{b, k.size, k.npes}]) > 0 {
+			keys = append(keys, k)
+			width = max(width, len(k.test)+1+len(b))
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	sortRows(keys)
+	fmt.Fprintf(out, "# %s: each team routine A against its own active-set routine B of the same collective; ratio = A / B\n", name)
+	fmt.Fprintf(out, "%-*s %5s %5s %5s %12s %12s %7s\n", width, "test", "npes", "size", "unit", "active set", "team", "ratio")
+	for _, k := range keys {
+		b, _ := activeSetOf(k.test)
+		a, _ := median(vals[rowKey{b, k.size, k.npes}])
+		t, _ := median(vals[k])
+		ratio := "-"
+		if a > 0 {
+			ratio = fmt.Sprintf("%.2fx", t/a)
+		}
+		fmt.Fprintf(out, "%-*s %5d %5s %5s %12s %12s %7s\n", width, k.test+"/"+b, k.npes, rowSize(k.size), metrics[k].unit(),
+			figure(a, true), figure(t, true), ratio)
+	}
+}
+
+// sortRows orders rows as the tests are registered, then by PEs and size.
+func sortRows(keys []rowKey) {
+	order := testNames()
+	slices.SortFunc(keys, func(a, b rowKey) int {
+		ia, ib := slices.Index(order, a.test), slices.Index(order, b.test)
+		return cmp.Or(cmp.Compare(ia, ib), cmp.Compare(a.test, b.test), cmp.Compare(a.npes, b.npes), cmp.Compare(a.size, b.size))
+	})
+}
+
+// rowSize is a row's size: "-" for the tests without one (barrier).
+func rowSize(n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return formatSize(n)
 }
 
 type metricsOf map[rowKey]metric

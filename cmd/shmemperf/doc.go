@@ -14,7 +14,16 @@
 // (a -window of non-blocking transfers, then quiet), put_rate (8-byte
 // putmem, -window at a time, then quiet), fadd_lat and cswap_lat (64-bit
 // fetch-add and compare-swap), add_rate (64-bit add, -window at a time,
-// then quiet) and barrier (barrier_all); -test list prints them.
+// then quiet), the barriers and syncs (barrier: barrier_all, sync_all,
+// set_barrier: the active-set barrier with pSync, team_sync: the World's
+// team's Sync) and the collectives broadcast, fcollect, collect, alltoall,
+// alltoalls and sum-reduce, each in its two forms: the active-set routine
+// with pSync and pWrk under the plain name (bcast_lat) and the team
+// routine on the World's team under the name with team_ in front
+// (team_bcast_lat); -test list prints them. The names are those of
+// bench/peer/shmemperf.c, the same tests in C, so that either program can
+// be compared with the other; set_sync, the active-set sync, which package
+// shmem lacks, is reported as unavailable.
 //
 // Output is a table, or with -json one object per result line with exactly
 // the keys test, provider, npes, size and one of latency_us (microseconds
@@ -26,10 +35,11 @@
 //
 // # Adding tests
 //
-// A test is a value of type test registered from an init function in a
-// file of this package, for example coll.go:
+// A test is a value of type test registered, from p2p.go's init function
+// or a function it calls (registerCollectives in coll.go), in the order
+// tables list them:
 //
-//	func init() {
+//	func registerMine() {
 //		register(test{
 //			name:   "broadcast",
 //			doc:    "broadcast from PE 0 to every PE",
@@ -46,5 +56,7 @@
 // figure, and reports PE 0's. env gives the World, a symmetric buffer
 // and a local one of the largest size (e.sym, e.local), the partner PE
 // (e.peer) and helpers that time a loop: e.fromPE0 (PE 0 alone, the others
-// wait), e.everyPE (all PEs) and e.windows (-window operations, then quiet).
+// wait), e.everyPE (all PEs), e.eachCall (all PEs, each call timed alone
+// with an untimed step after it; the slowest PE's mean) and e.windows
+// (-window operations, then quiet).
 package main

@@ -16,6 +16,12 @@ type env struct {
 	iters  int
 	warmup int
 	window int
+	// largest is the largest size of the job's tests.
+	largest int
+	// coll holds the collectives' buffers once a collective has run.
+	coll *collBufs
+	// wrong lists the collectives' wrong results (see check).
+	wrong []string
 }
 
 // byteBudget bounds the bytes one measurement moves, so large sizes take

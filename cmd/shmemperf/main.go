@@ -80,7 +80,11 @@ func parseFlags(args []string, out io.Writer) (*options, error) {
 	}
 	if *testSpec == "list" {
 		for _, t := range registry {
-			fmt.Fprintf(out, "%-12s %s (%s)\n", t.name, t.doc, t.metric.unit())
+			note := t.metric.unit()
+			if t.unavailable != "" {
+				note = "unavailable: " + t.unavailable
+			}
+			fmt.Fprintf(out, "%-18s %s (%s)\n", t.name, t.doc, note)
 		}
 		return nil, flag.ErrHelp
 	}
@@ -155,7 +159,7 @@ func run(w *shmem.World, o *options, out io.Writer) ([]result, error) {
 		return nil, err
 	}
 	e := &env{w: w, peer: min(1, w.NPEs()-1), sym: sym, local: make([]byte, largest), word: &word[0],
-		iters: o.iters, warmup: o.warmup, window: o.win}
+		iters: o.iters, warmup: o.warmup, window: o.win, largest: largest}
 	// Written, as bench/peer/shmemperf.c writes its buffer: a buffer never
 	// written reads as the kernel's one zero page, which stays in cache,
 	// so a large put over a socket would copy from cache where the C
@@ -168,7 +172,15 @@ func run(w *shmem.World, o *options, out io.Writer) ([]result, error) {
 		tableHeader(out, w.Provider(), w.NPEs())
 	}
 	var results []result
+	var missing []string
 	for _, t := range o.tests {
+		if t.unavailable != "" {
+			missing = append(missing, t.name+" ("+t.unavailable+")")
+			if me == 0 && !o.json {
+				tableUnavailable(out, t)
+			}
+			continue
+		}
 		for _, size := range t.sizesFor(o.sizes) {
 			us, err := t.run(e, size)
 			if err != nil {
@@ -188,6 +200,12 @@ func run(w *shmem.World, o *options, out io.Writer) ([]result, error) {
 				return nil, err
 			}
 		}
+	}
+	if me == 0 && o.json && len(missing) > 0 { // a table has their rows
+		fmt.Fprintln(os.Stderr, "shmemperf: unavailable:", strings.Join(missing, ", "))
+	}
+	if len(e.wrong) > 0 {
+		return results, fmt.Errorf("%d collectives computed wrong results on PE %d: %s", len(e.wrong), me, strings.Join(e.wrong, "; "))
 	}
 	return results, nil
 }

@@ -2,7 +2,8 @@ package main
 
 import "github.com/goshmem/goshmem/shmem"
 
-// The point-to-point tests: PE 0 to e.peer, as in the OSU suite.
+// The point-to-point tests: PE 0 to e.peer, as in the OSU suite; then the
+// collectives (coll.go), so that tables list them in this order.
 func init() {
 	register(test{name: "put_lat", doc: "putmem then quiet, one at a time", metric: latency,
 		run: func(e *env, size int) (float64, error) {
@@ -87,9 +88,5 @@ func init() {
 				return nil
 			})
 		}})
-	register(test{name: "barrier", doc: "barrier_all on every PE", metric: latency, sizes: []int{0},
-		run: func(e *env, size int) (float64, error) {
-			// A barrier costs thousands of small puts on many PEs.
-			return e.everyPE(size, 10, e.w.BarrierAll)
-		}})
+	registerCollectives()
 }

@@ -28,6 +28,14 @@ type test struct {
 	// collective marks the collectives, which plots draw in a panel of
 	// their own, apart from the point-to-point curves.
 	collective bool
+	// activeSet names, for a team routine, the active-set routine of the
+	// same collective (team_bcast_lat: bcast_lat), which a comparison sets
+	// it beside where the other program has no teams.
+	activeSet string
+	// unavailable, if set, says why package shmem has no such routine.
+	// The test keeps its name, which bench/peer/shmemperf.c shares, and is
+	// reported as unavailable instead of run; run is nil.
+	unavailable string
 	// run measures the operation on size bytes and returns the
 	// microseconds one takes, which the metric's figure is computed from.
 	// It is collective: every PE calls it with the same size; only PE 0's
@@ -40,8 +48,8 @@ var registry []test
 
 // register adds t; a name registered twice is a programming error.
 func register(t test) {
-	if t.name == "" || t.run == nil || strings.ContainsAny(t.name, ", ") {
-		panic("shmemperf: test without a name or run function, or with a comma or space in its name")
+	if t.name == "" || (t.run == nil) == (t.unavailable == "") || strings.ContainsAny(t.name, ", ") {
+		panic("shmemperf: test without a name, with neither or both of a run function and a reason it is unavailable, or with a comma or space in its name")
 	}
 	if _, ok := lookupTest(t.name); ok {
 		panic("shmemperf: test " + t.name + " registered twice")
@@ -90,6 +98,12 @@ func (t test) sizesFor(sizes []int) []int {
 		return t.sizes
 	}
 	return sizes
+}
+
+// activeSetOf returns the active-set test a team test is set beside.
+func activeSetOf(name string) (string, bool) {
+	t, ok := lookupTest(name)
+	return t.activeSet, ok && t.activeSet != ""
 }
 
 // isCollective reports whether the test named name is a collective.

@@ -115,7 +115,13 @@ func writeJSON(out io.Writer, r result) error {
 // tableHeader and tableRow print the default, human-readable output.
 func tableHeader(out io.Writer, provider string, npes int) {
 	fmt.Fprintf(out, "# shmemperf: %s, %d PEs\n", provider, npes)
-	fmt.Fprintf(out, "%-12s %8s %14s  %s\n", "test", "size", "figure", "unit")
+	fmt.Fprintf(out, "%-18s %8s %14s  %s\n", "test", "size", "figure", "unit")
+}
+
+// tableUnavailable prints the row of a test package shmem has no routine
+// for.
+func tableUnavailable(out io.Writer, t test) {
+	fmt.Fprintf(out, "%-18s %8s %14s  %s\n", t.name, "-", "-", "unavailable")
 }
 
 func tableRow(out io.Writer, r result) {
@@ -124,5 +130,5 @@ func tableRow(out io.Writer, r result) {
 	if r.Size == 0 {
 		size = "-"
 	}
-	fmt.Fprintf(out, "%-12s %8s %14.3f  %s\n", r.Test, size, v, m.unit())
+	fmt.Fprintf(out, "%-18s %8s %14.3f  %s\n", r.Test, size, v, m.unit())
 }

@@ -50,6 +50,16 @@ func TestSelectTests(t *testing.T) {
 	for _, want := range []string{"put_lat", "get_lat", "put_bw", "get_bw", "put_rate", "fadd_lat", "cswap_lat", "add_rate", "barrier"} {
 		require.Contains(t, testNames(), want)
 	}
+	// Every collective in both forms, under bench/peer/shmemperf.c's names.
+	for _, c := range []string{"bcast_lat", "fcollect_lat", "collect_lat", "alltoall_lat", "alltoalls_lat", "reduce_lat"} {
+		require.Contains(t, testNames(), c)
+		b, ok := activeSetOf("team_" + c)
+		require.True(t, ok, c)
+		require.Equal(t, c, b)
+	}
+	b, ok := activeSetOf("team_sync")
+	require.True(t, ok)
+	require.Equal(t, "set_sync", b)
 	some, err := selectTests("get_lat, put_lat,get_lat")
 	require.NoError(t, err)
 	require.Equal(t, []string{"get_lat", "put_lat"}, names(some))
@@ -177,7 +187,9 @@ func TestRunEveryTest(t *testing.T) {
 	require.NoError(t, err)
 	want := 0
 	for _, tc := range registry {
-		want += len(tc.sizesFor(o.sizes))
+		if tc.unavailable == "" {
+			want += len(tc.sizesFor(o.sizes))
+		}
 	}
 	require.Len(t, rs, want)
 	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
@@ -288,4 +300,71 @@ func TestCompare(t *testing.T) {
 	ts, err = parseTargets("put_lat=1.0")
 	require.NoError(t, err)
 	require.NoError(t, compareFiles(&bytes.Buffer{}, peer, ours, ts))
+}
+
+// A peer without teams: our team routine is set beside its active-set
+// routine, and ours beside our own active-set routine below the table.
+func TestCompareForms(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, rs ...result) string {
+		var b bytes.Buffer
+		for _, r := range rs {
+			require.NoError(t, writeJSON(&b, r))
+		}
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, b.Bytes(), 0o600))
+		return p
+	}
+	lat := func(name, provider string, npes, size int, v float64) result {
+		return newResult(test{name: name, metric: latency}, provider, npes, size, v)
+	}
+	peer := write("peer.jsonl", lat("bcast_lat", "oshmem", 4, 8, 2), lat("set_sync", "oshmem", 4, 0, 1))
+	ours := write("ours.jsonl", lat("bcast_lat", "c", 4, 8, 1), lat("team_bcast_lat", "c", 4, 8, 3),
+		lat("team_reduce_lat", "c", 4, 8, 5), lat("team_sync", "c", 4, 0, 0.5))
+	var out bytes.Buffer
+	ts, err := parseTargets("team_bcast_lat=1.0")
+	require.NoError(t, err)
+	err = compareFiles(&out, peer, ours, ts)
+	require.ErrorContains(t, err, "team_bcast_lat/8/4 PEs")
+	text := out.String()
+	require.Regexp(t, `\nbcast_lat\s+4\s+8\s+us\s+2.00\s+1.00\s+0.50x`, text)
+	require.Regexp(t, `\nteam_bcast_lat/bcast_lat\s+4\s+8\s+us\s+2.00\s+3.00\s+1.50x\s+<= 1.00x MISSED`, text)
+	require.Regexp(t, `\nteam_sync/set_sync\s+4\s+-\s+us\s+1.00\s+0.5000\s+0.50x`, text)
+	require.Regexp(t, `\nteam_reduce_lat\s+4\s+8\s+us\s+-\s+5.00\s+-`, text, "the peer has neither form")
+	require.Contains(t, text, "# A/B: oshmem has no A")
+	// Ours against ours: only where we have both forms.
+	_, self, ok := strings.Cut(text, "# c: each team routine")
+	require.True(t, ok, text)
+	require.Regexp(t, `\nteam_bcast_lat/bcast_lat\s+4\s+8\s+us\s+1.00\s+3.00\s+3.00x\n$`, self)
+	require.NotContains(t, self, "team_reduce_lat")
+	require.NotContains(t, self, "team_sync")
+}
+
+// A collective that computes nothing is caught by the check before it is
+// measured, on every PE but the broadcast's root, and run reports it once
+// every test is done.
+func TestCheckCatchesWrongResults(t *testing.T) {
+	var wrong [2][]string
+	job(t, 2, func(w *shmem.World) error {
+		e := &env{w: w, largest: 64, iters: 10, warmup: 1}
+		c, err := e.collBuffers()
+		if err != nil {
+			return err
+		}
+		for _, k := range []kind{bcastKind, gatherKind, alltoallKind, reduceKind} {
+			if err := e.check(k, c, 8, func() error { return nil }, fmt.Sprint("kind ", k), 64); err != nil {
+				return err
+			}
+		}
+		// And a right one passes: the active-set fcollect.
+		i := slices.IndexFunc(collectives, func(c collective) bool { return c.name == "fcollect_lat" })
+		if err := e.check(gatherKind, c, 8, collectives[i].set(e, c, 8), "fcollect_lat", 64); err != nil {
+			return err
+		}
+		wrong[w.MyPE()] = e.wrong
+		return nil
+	})
+	require.Len(t, wrong[0], 3, "PE 0 is the root: its broadcast dest is not written")
+	require.Len(t, wrong[1], 4)
+	require.Contains(t, wrong[1][0], "kind 0, 64 bytes, 2 PEs: wrong result on PE 1: element 0 is -1, not 0")
 }
