@@ -75,8 +75,8 @@ func TestNamespacedPerf(t *testing.T) {
 		}
 	}
 	p2p := "put_lat,get_lat,fadd_lat"
-	coll := "barrier,reduce_lat"
-	data := "bcast_lat,fcollect_lat,collect_lat,reduce_lat"
+	coll := "barrier,team_reduce_lat"
+	data := "team_bcast_lat,team_fcollect_lat,team_collect_lat,team_reduce_lat"
 	dataArgs := []string{"-sizes", "65536", "-iters", "1000", "-warmup", "20"}
 	type config struct {
 		name   string
