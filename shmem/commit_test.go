@@ -8,12 +8,12 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
 )
 
@@ -158,7 +158,7 @@ func TestMallocThatCannotBeCommitted(t *testing.T) {
 			b, err := shmem.Malloc[byte](w, 6<<20)
 			require.NoError(t, err, "room again")
 			b[len(b)-1] = 1
-			off, err := w.HeapOffset(uintptr(unsafe.Pointer(&b[0])), 1)
+			off, err := w.HeapOffset(mem.Addr(b), 1)
 			require.NoError(t, err)
 			require.Equal(t, shmem.InternalSize+64, off, "the first free block, right after the small one: the failed ones were given back")
 			require.NoError(t, shmem.Free(w, b))

@@ -8,19 +8,19 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // fileBlocks is how much of its file system the file mapped at m takes:
 // the blocks stat counts of the file behind m's mapping, found through
 // /proc/self/map_files; -1, said in err, where that is not to be seen.
 func fileBlocks(m []byte) (int64, error) {
-	addr := uintptr(unsafe.Pointer(unsafe.SliceData(m)))
+	addr := mem.Addr(m)
 	f, err := os.Open("/proc/self/maps")
 	if err != nil {
 		return -1, err
