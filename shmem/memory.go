@@ -165,9 +165,9 @@ func (w *World) commitBlock(off, n int) error {
 		if lo == hi {
 			return nil
 		}
-		// The heap's part of the granules: the first begins in shmem's
-		// own area, committed at start, and the last may end past the
-		// heap.
+		// The heap's part of the granules: the first may begin in
+		// shmem's own area, committed at start, and the last may end
+		// past the heap.
 		start, end := max(lo*commitGranule, a.start), min(hi*commitGranule, a.end)
 		var err error
 		if w.commitHook != nil {
