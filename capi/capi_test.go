@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,7 +70,7 @@ func build() (string, error) {
 	if err := run("go", "build", "-o", filepath.Join(dir, "oshrun"), "../cmd/oshrun"); err != nil {
 		return dir, err
 	}
-	for _, p := range append(programs, "errors") {
+	for _, p := range append(programs, "errors", "commit") {
 		// A routine the header lacks must fail the build, not link
 		// against an implicit declaration.
 		if err := run("gcc", "-std=c11", "-Wall", "-Werror=implicit-function-declaration",
@@ -85,10 +86,16 @@ func build() (string, error) {
 // output and exit status.
 func oshrun(t *testing.T, dir, provider string, np int, prog string, args ...string) (string, int) {
 	t.Helper()
+	return oshrunEnv(t, dir, provider, nil, np, prog, args...)
+}
+
+// oshrunEnv is oshrun with env added to the PEs' environment.
+func oshrunEnv(t *testing.T, dir, provider string, env []string, np int, prog string, args ...string) (string, int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), append([]string{"-np", fmt.Sprint(np), filepath.Join(dir, prog)}, args...)...)
-	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER="+provider, "SHMEM_SYMMETRIC_SIZE=32M")
+	cmd.Env = append(append(os.Environ(), "GOSHMEM_PROVIDER="+provider, "SHMEM_SYMMETRIC_SIZE=32M"), env...)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	err := cmd.Run()
@@ -165,4 +172,26 @@ func TestErrors(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestMallocThatCannotBeCommitted: when the shared-memory file system
+// fills up after init, a block whose memory cannot be committed is NULL
+// from every allocation routine on every PE, with SHMEM_DEBUG saying why
+// in SHMEM_SYMMETRIC_SIZE's and the directory's terms; nothing faults,
+// and once there is room the job allocates again. The file system is a
+// small tmpfs of the test's own, so the test fills nobody else's.
+func TestMallocThatCannotBeCommitted(t *testing.T) {
+	dir := setup(t)
+	shm := t.TempDir()
+	if err := syscall.Mount("tmpfs", shm, "tmpfs", 0, "size=128m,mode=0700"); err != nil {
+		t.Skipf("filling a file system needs a small tmpfs of the test's own, and this process may not mount one: %v", err)
+	}
+	t.Cleanup(func() { require.NoError(t, syscall.Unmount(shm, syscall.MNT_DETACH)) })
+	out, code := oshrunEnv(t, dir, "loopback", []string{"GOSHMEM_SHM_DIR=" + shm, "SHMEM_DEBUG=1"}, 2, "commit")
+	require.Equal(t, 0, code, "exit status; output:\n%s", out)
+	for pe := range 2 {
+		require.Contains(t, out, fmt.Sprintf("commit ok %d", pe))
+	}
+	require.Contains(t, out, "goshmem: shmem_malloc: shmem: malloc of 8388608 bytes: the symmetric heap of SHMEM_SYMMETRIC_SIZE=32M")
+	require.Contains(t, out, "could not commit its memory in "+shm)
 }

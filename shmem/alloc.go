@@ -20,14 +20,50 @@ type allocator struct {
 	free       []span      // sorted by offset, coalesced
 	used       map[int]int // offset -> size of live allocations
 	touched    int         // offsets at or above this were never handed out: still zero
+
+	// committed has a bit per commitGranule of the region, from offset
+	// 0, set once the heap's part of it is committed (see World.commit):
+	// a block handed out again, or inside a granule committed for
+	// another, costs nothing to commit.
+	committed []uint64
 }
 
 type span struct{ off, size int }
+
+// commitGranule is how much of the heap is committed at a time: one
+// malloc of 64 bytes commits 2 MiB of /dev/shm (at worst two granules,
+// for a block across a boundary), and a program that allocates many small
+// blocks asks the provider once per 2 MiB, not once per block.
+const commitGranule = 2 << 20
 
 func (a *allocator) init(start, end int) {
 	a.start, a.end, a.touched = start, end, start
 	a.free = []span{{start, end - start}}
 	a.used = map[int]int{}
+	a.committed = make([]uint64, (end+commitGranule-1)/commitGranule/64+1)
+}
+
+// uncommitted returns the granules [lo, hi) of the first run of granules
+// not committed yet among those that bytes [off, off+n) lie in, from
+// granule from on; lo == hi when every one is committed.
+func (a *allocator) uncommitted(off, n, from int) (lo, hi int) {
+	last := (off + n - 1) / commitGranule
+	lo = max(off/commitGranule, from)
+	for lo <= last && a.isCommitted(lo) {
+		lo++
+	}
+	for hi = lo; hi <= last && !a.isCommitted(hi); hi++ {
+	}
+	return lo, hi
+}
+
+func (a *allocator) isCommitted(g int) bool { return a.committed[g/64]&(1<<(g%64)) != 0 }
+
+// markCommitted records granules [lo, hi) as committed.
+func (a *allocator) markCommitted(lo, hi int) {
+	for g := lo; g < hi; g++ {
+		a.committed[g/64] |= 1 << (g % 64)
+	}
 }
 
 func alignUp(x, a int) int { return (x + a - 1) &^ (a - 1) }
@@ -109,17 +145,46 @@ func (a *allocator) stats() (free, largest int) {
 	return free, largest
 }
 
-// AllocError reports a symmetric allocation the heap cannot satisfy.
+// AllocError reports a symmetric allocation the heap cannot satisfy: it
+// has no free block large enough, or, where the heap is reserved at start
+// and committed as blocks are handed out (loopback's heap in /dev/shm),
+// the memory for the block could not be committed on some PE. Either way
+// every PE gets the error, and C's shmem_malloc returns NULL.
 type AllocError struct {
 	Op                string
 	Size              int // bytes asked for
 	HeapSize          int
 	Free, LargestFree int
+
+	// Uncommitted: the heap had the block free, but PE could not commit
+	// its memory in Dir (the job's shared-memory directory, /dev/shm
+	// unless GOSHMEM_SHM_DIR says otherwise). Cause is the provider's
+	// error, on that PE only; other PEs learn only that it failed. Where
+	// several PEs failed, PE is this one if it did, else the highest.
+	Uncommitted bool
+	PE          int
+	Dir         string
+	Cause       error
 }
 
 func (e *AllocError) Error() string {
+	if e.Uncommitted {
+		msg := fmt.Sprintf("shmem: %s of %d bytes: the symmetric heap of %s=%s has the block free, but PE %d could not commit "+
+			"its memory in %s, which has no room left for it (the heap is reserved at start and takes memory of %s only as blocks are "+
+			"handed out): make room there, run fewer PEs on this host, or set %s to a larger file system",
+			e.Op, e.Size, EnvSymmetricSize, core.FormatSize(int64(e.HeapSize)), e.PE, e.Dir, e.Dir, core.EnvShmDir)
+		if e.Cause != nil {
+			msg += ": " + e.Cause.Error()
+		}
+		return msg
+	}
 	return fmt.Sprintf("shmem: %s of %d bytes: the symmetric heap of %s has %d bytes free, at most %d in one block; raise %s",
 		e.Op, e.Size, core.FormatSize(int64(e.HeapSize)), e.Free, e.LargestFree, EnvSymmetricSize)
 }
 
-func (e *AllocError) Unwrap() error { return core.ErrNoMemory }
+func (e *AllocError) Unwrap() []error {
+	if e.Cause != nil {
+		return []error{core.ErrNoMemory, e.Cause}
+	}
+	return []error{core.ErrNoMemory}
+}

@@ -73,3 +73,28 @@ func TestAllocatorDeterministicRandom(t *testing.T) {
 		}
 	}
 }
+
+// The allocator's record of committed granules: the runs a block needs
+// that are not committed yet, and none once they are.
+func TestAllocatorCommittedGranules(t *testing.T) {
+	const g = commitGranule
+	var a allocator
+	a.init(g/2, 10*g)
+	lo, hi := a.uncommitted(g/2, 64, 0)
+	require.Equal(t, [2]int{0, 1}, [2]int{lo, hi}, "a word in granule 0")
+	a.markCommitted(lo, hi)
+	lo, hi = a.uncommitted(g/2, 64, 0)
+	require.Equal(t, lo, hi, "committed already")
+
+	a.markCommitted(3, 4)
+	lo, hi = a.uncommitted(g-8, 4*g, 0)
+	require.Equal(t, [2]int{1, 3}, [2]int{lo, hi}, "granules 1 and 2 of 0 to 4")
+	lo, hi = a.uncommitted(g-8, 4*g, 3)
+	require.Equal(t, [2]int{4, 5}, [2]int{lo, hi}, "after 3, granule 4")
+	lo, hi = a.uncommitted(g-8, 4*g, 5)
+	require.Equal(t, lo, hi, "nothing past the block")
+
+	a.markCommitted(9, 10)
+	lo, hi = a.uncommitted(10*g-64, 64, 0)
+	require.Equal(t, lo, hi, "the last granule")
+}

@@ -18,7 +18,8 @@ const (
 )
 
 // DefaultHeapSize is the symmetric heap size when SHMEM_SYMMETRIC_SIZE is
-// unset. Heaps are mapped lazily, so untouched pages cost nothing.
+// unset. Where the provider reserves heaps (core.Committer: loopback),
+// a heap takes memory only as Malloc hands its blocks out.
 const DefaultHeapSize = 256 << 20
 
 // MinHeapSize and MaxHeapSize bound SHMEM_SYMMETRIC_SIZE.

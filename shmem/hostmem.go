@@ -8,10 +8,11 @@ import (
 
 // hostMemory is the memory a job's heaps on a host may take: what the
 // host says it has available, less an eighth left to everything else.
-// The heap is committed when it is made (a shared file is allocated
-// whole, so a full file system is an error at start, not a crash at the
-// first store), so a job that asks for more than this is refused before
-// any PE makes its heap: together the heaps would push the host into its
+// A heap is committed whole when it is made where the provider cannot
+// reserve it, and a reserved heap (loopback's) is committed as blocks
+// are handed out, up to all of it for a program that allocates it all;
+// so a job that asks for more than this is refused before any PE makes
+// its heap: together the heaps could push the host into its
 // out-of-memory killer, which takes other programs down with the job.
 func hostMemory(avail int64) int64 { return avail - avail/8 }
 

@@ -67,6 +67,12 @@ func Free[T Elem](w *World, s []T) error {
 	return nil
 }
 
+// uncommitted marks, in the offset allocate agrees on, a PE that had the
+// block free but could not commit its memory; the low bits are its
+// number. Offsets are below MaxHeapSize, far from it, and failed (no
+// block free) has every bit set.
+const uncommitted = 1 << 62
+
 func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 	if err := w.Err(); err != nil {
 		return nil, err
@@ -76,19 +82,28 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 		return nil, fmt.Errorf("shmem: %s of %d elements: the count must be from 0 to %d: %w", op, n, math.MaxInt/esize, core.ErrInvalid)
 	}
 	size := n * esize
-	// Allocate and zero before agreeing: once the agreement returns, other
-	// PEs may put into the block, and zeroing must not overwrite that.
+	// Allocate, commit and zero before agreeing: once the agreement
+	// returns, other PEs may put into the block, and zeroing must not
+	// overwrite that. A block this PE cannot commit is given back at
+	// once, and the agreement tells every PE so.
 	const failed = math.MaxUint64
 	off := uint64(failed)
+	held := false
+	var commitErr error
 	if size > 0 {
 		w.allocMu.Lock()
 		if o, ok := w.alloc.allocAt(w.base, size, align); ok {
-			off = uint64(o)
-			if end := o + size; o < w.alloc.touched {
-				clear(w.local[o:min(end, w.alloc.touched)])
-				w.alloc.touched = max(w.alloc.touched, end)
+			if commitErr = w.commitBlock(o, size); commitErr != nil {
+				w.alloc.release(o)
+				off = uncommitted | uint64(w.me)
 			} else {
-				w.alloc.touched = end
+				off, held = uint64(o), true
+				if end := o + size; o < w.alloc.touched {
+					clear(w.local[o:min(end, w.alloc.touched)])
+					w.alloc.touched = max(w.alloc.touched, end)
+				} else {
+					w.alloc.touched = end
+				}
 			}
 		}
 		w.allocMu.Unlock()
@@ -96,15 +111,34 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 		off = 0
 	}
 	undo := func() {
-		if size > 0 && off != failed {
+		if held {
 			w.allocMu.Lock()
 			w.alloc.release(int(off))
 			w.allocMu.Unlock()
 		}
 	}
-	if err := w.agreeOn(op, "size", uint64(size), uint64(align), off); err != nil {
+	lo, hi, err := w.agree(op, "size", 2, uint64(size), uint64(align), off)
+	switch {
+	case err != nil:
+	case hi[2] == failed && lo[2] == failed:
+		w.allocMu.Lock()
+		free, largest := w.alloc.stats()
+		w.allocMu.Unlock()
+		return nil, &AllocError{Op: op, Size: size, HeapSize: w.heapSize, Free: free, LargestFree: largest}
+	case hi[2] != failed && hi[2]&uncommitted != 0:
 		undo()
-		if off != failed && w.base&uintptr(align-1) != 0 {
+		pe := int(hi[2] &^ uncommitted)
+		if commitErr != nil {
+			pe = w.me
+		}
+		return nil, &AllocError{Op: op, Size: size, HeapSize: w.heapSize, Uncommitted: true,
+			PE: pe, Dir: w.shmDir, Cause: commitErr}
+	case lo[2] != hi[2]:
+		err = outOfStep(op, 2, lo[2], hi[2])
+	}
+	if err != nil {
+		undo()
+		if held && w.base&uintptr(align-1) != 0 {
 			// The offset was chosen for this PE's address; PEs whose
 			// heaps sit differently modulo align chose others.
 			err = fmt.Errorf("%w (the %s provider mapped this PE's heap at %#x, not aligned to %d as core.Region promises)",
@@ -112,16 +146,42 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 		}
 		return nil, err
 	}
-	if off == failed {
-		w.allocMu.Lock()
-		free, largest := w.alloc.stats()
-		w.allocMu.Unlock()
-		return nil, &AllocError{Op: op, Size: size, HeapSize: w.heapSize, Free: free, LargestFree: largest}
-	}
 	if size == 0 {
 		return nil, nil
 	}
 	return mem.Slice[T](w.local[off : int(off)+size]), nil
+}
+
+// commitBlock commits the memory of the block of n bytes at off, where
+// the heap is reserved: the granules it lies in that are not committed
+// yet, as few calls as there are runs of them. The caller holds allocMu.
+func (w *World) commitBlock(off, n int) error {
+	if w.committer == nil {
+		return nil
+	}
+	a := &w.alloc
+	for g := 0; ; {
+		lo, hi := a.uncommitted(off, n, g)
+		if lo == hi {
+			return nil
+		}
+		// The heap's part of the granules: the first may begin in
+		// shmem's own area, committed at start, and the last may end
+		// past the heap.
+		start, end := max(lo*commitGranule, a.start), min(hi*commitGranule, a.end)
+		var err error
+		if w.commitHook != nil {
+			err = w.commitHook(start, end-start)
+		}
+		if err == nil {
+			err = w.committer.Commit(w.heap, start, end-start)
+		}
+		if err != nil {
+			return err
+		}
+		a.markCommitted(lo, hi)
+		g = hi
+	}
 }
 
 // agreeOn runs the agreement collective on vals and fails, on every PE
@@ -129,23 +189,36 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 // message; the others are checked silently (they differ only if vals[0]
 // does, or the heaps went out of step).
 func (w *World) agreeOn(op, name string, vals ...uint64) error {
+	_, _, err := w.agree(op, name, len(vals), vals...)
+	return err
+}
+
+// agree is agreeOn that checks the first n of vals only, and returns
+// every value's lowest and highest among the PEs.
+func (w *World) agree(op, name string, n int, vals ...uint64) (lo, hi [agreeWords]uint64, err error) {
 	var v [agreeWords]uint64
 	copy(v[:], vals)
-	lo, hi, err := w.coll.agree(v)
+	lo, hi, err = w.coll.agree(v)
 	if err != nil {
-		return fmt.Errorf("shmem: %s: %w", op, err)
+		return lo, hi, fmt.Errorf("shmem: %s: %w", op, err)
 	}
-	for i := range vals {
+	for i := range n {
 		if lo[i] != hi[i] {
 			if i == 0 {
-				return fmt.Errorf("shmem: %s is collective, but PEs passed different %ss: from %d to %d (this PE: %d): %w",
+				return lo, hi, fmt.Errorf("shmem: %s is collective, but PEs passed different %ss: from %d to %d (this PE: %d): %w",
 					op, name, int64(lo[i]), int64(hi[i]), int64(vals[i]), core.ErrInvalid)
 			}
-			return fmt.Errorf("shmem: %s is collective, but the PEs' symmetric heaps are out of step (value %d ranges from %d to %d): %w",
-				op, i, lo[i], hi[i], core.ErrInvalid)
+			return lo, hi, outOfStep(op, i, lo[i], hi[i])
 		}
 	}
-	return nil
+	return lo, hi, nil
+}
+
+// outOfStep is the error of value i of an agreement, which differs
+// between PEs only if their heaps went out of step.
+func outOfStep(op string, i int, lo, hi uint64) error {
+	return fmt.Errorf("shmem: %s is collective, but the PEs' symmetric heaps are out of step (value %d ranges from %d to %d): %w",
+		op, i, lo, hi, core.ErrInvalid)
 }
 
 // Realloc changes the size of the symmetric allocation s to n elements on

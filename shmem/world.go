@@ -52,6 +52,14 @@ type World struct {
 	segMu    sync.Mutex        // serialises RegisterStatic's updates of segs
 	log      *slog.Logger
 
+	// committer commits each block of a reserved heap as the allocator
+	// hands it out; nil where the heap is committed whole (the provider
+	// is no core.Committer). shmDir is where its memory comes from, for
+	// errors: the job's shared-memory directory.
+	committer  core.Committer
+	shmDir     string
+	commitHook func(off, n int) error // tests: fails commits in the provider's place
+
 	// hostYield bounds waitHostGE's yields: hostYieldFor, or 0 where the
 	// system cannot yield or this PE's process relays others' operations
 	// (core.Relayer).
@@ -95,6 +103,8 @@ type options struct {
 	program  *fingerprint     // tests pose as another program
 	hostMap  []int            // tests pose as PEs on these hosts, for the collectives only
 	exitHook func(status int) // GlobalExit's last step; nil: leave the process
+
+	commit func(off, n int) error // tests: a commit of the heap's memory that fails
 }
 
 // WithBootstrap runs the PE in an existing job instead of one taken from
@@ -274,13 +284,35 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	} else if err != nil {
 		return fail(err)
 	}
-	w.heap, err = dom.NewRegion(internalSize + heapSize + tail)
+	// A provider that can reserves the heap, and shmem commits what it
+	// uses: its own parts now, the program's blocks as Malloc hands them
+	// out (commitBlock), so a job takes of its host what it allocates.
+	total := internalSize + heapSize + tail
+	w.committer, _ = dom.(core.Committer)
+	w.shmDir, w.commitHook = core.ShmDir(lookup), o.commit
+	if w.committer != nil {
+		w.heap, err = w.committer.NewReservedRegion(total)
+	} else {
+		w.heap, err = dom.NewRegion(total)
+	}
 	if err != nil {
 		return fail(heapError(prov.Name(), heapSize, tail, err))
 	}
 	w.local = w.heap.Local()
-	if len(w.local) != internalSize+heapSize+tail {
-		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), internalSize+heapSize+tail))
+	if len(w.local) != total {
+		return fail(fmt.Errorf("provider %s returned a region of %d bytes for %d", prov.Name(), len(w.local), total))
+	}
+	if w.committer != nil {
+		// The collectives' words and buffers, the exit word and the
+		// active sets' scratch after it are used by every job:
+		// committed at once, on every PE or none.
+		err := w.committer.Commit(w.heap, 0, internalSize)
+		if err == nil {
+			err = w.committer.Commit(w.heap, internalSize+heapSize, tail)
+		}
+		if err := core.Agree(boot, err); err != nil {
+			return fail(heapError(prov.Name(), heapSize, tail, err))
+		}
 	}
 	w.base = mem.Addr(w.local)
 	w.waiter, _ = dom.(core.LocalWaiter)

@@ -19,8 +19,13 @@
 //     into private memory with the same contents, for memory that must
 //     outlive the peers sharing it (it is never unmapped). The file's name
 //     belongs to the caller, as with CreateShared.
-//   - None keeps a file descriptor: the mapping holds the file, so there
-//     is nothing to close.
+//   - ReserveShared is CreateShared that allocates the file's blocks
+//     only as its Backing's Commit asks, so a large mapping costs the
+//     file system only what is committed. The Backing is the one file
+//     descriptor the package keeps open; its caller closes it, apart
+//     from the mapping, when it commits no more.
+//   - No other function keeps a file descriptor: the mapping holds the
+//     file, so there is nothing to close.
 //   - The caller of CreateShared or OpenShared owns the returned mapping
 //     and must Unmap it exactly once, with the very slice it got (not a
 //     subslice), after every goroutine has stopped touching it. Touching a

@@ -72,3 +72,20 @@ func ReadNoWait(fd uintptr, p []byte) (int, error) { return 0, errors.ErrUnsuppo
 
 // CloseFD is not implemented on this system.
 func CloseFD(fd int) error { return errors.ErrUnsupported }
+
+// ReserveShared is not implemented on this system.
+func ReserveShared(path string, size int) ([]byte, *Backing, error) {
+	return nil, nil, errors.ErrUnsupported
+}
+
+// Backing is the file under a mapping from ReserveShared.
+type Backing struct{}
+
+// Commit is not implemented on this system.
+func (b *Backing) Commit(off, n int) error { return errors.ErrUnsupported }
+
+// Allocated is not implemented on this system.
+func (b *Backing) Allocated() (int64, error) { return 0, errors.ErrUnsupported }
+
+// Close is not implemented on this system.
+func (b *Backing) Close() error { return errors.ErrUnsupported }

@@ -15,7 +15,12 @@
 //   - A region is loopback's memory, whole pages, which the inter-host
 //     provider serves as registered memory (core.Domain.RegisterRegion):
 //     a put lands in the same bytes whichever transport carried it. A
-//     registered region is registered with both.
+//     registered region is registered with both. The composite is a
+//     core.Committer: a reserved region (shmem's heap) is loopback's
+//     reserved region, and Commit is loopback's, where the inter-host
+//     provider leaves the memory where it lies (tcp); where it moves
+//     every local PE's part onto memory of its own (ntbring's lanes),
+//     the region is committed whole and Commit does nothing.
 //   - An endpoint holds one endpoint of each; Fence and Quiet span both.
 //     Its counter completes fetching operations as they return and the
 //     others at the next Quiet.

@@ -2,6 +2,7 @@ package hybrid
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -64,6 +65,9 @@ type region struct {
 	// lb is intra for loopback's operations without checks, if intra is
 	// loopback's (see endpoint).
 	lb loopback.CheckedRegion
+	// reserved: intra is a reserved region of the intra-host provider,
+	// committed as Commit asks (NewReservedRegion).
+	reserved bool
 }
 
 func (r *region) Local() []byte {
@@ -103,7 +107,46 @@ func (d *domain) openRegion(op string) (idx, max int, err error) {
 // on the size over the whole job, since each transport sees only its own
 // part of the job's sizes.
 func (d *domain) NewRegion(size int) (core.Region, error) {
-	const op = "new region"
+	return d.newRegion("new region", size, false)
+}
+
+var _ core.Committer = (*domain)(nil)
+
+// NewReservedRegion implements core.Committer: NewRegion with the
+// intra-host provider's region reserved, where that provider is a
+// Committer (loopback) and the memory stays its own: the inter-host
+// provider registers it where it lies (tcp, which never touches memory
+// before a peer's operation does). An inter-host provider that moves
+// every local PE's part onto memory of its own (ntbring with several PEs
+// a host: its device's memory, allocated whole) gets the region
+// committed whole, as NewRegion's, and Commit then has nothing to do.
+func (d *domain) NewReservedRegion(size int) (core.Region, error) {
+	_, takesOver := d.inter.(hostRegisterer)
+	_, commits := d.intra.(core.Committer)
+	return d.newRegion("new reserved region", size, commits && !(takesOver && d.direct != nil))
+}
+
+// Commit implements core.Committer: the intra-host provider commits its
+// part of a reserved region, which is the memory of both transports.
+// Any other region is committed whole already.
+func (d *domain) Commit(r core.Region, off, n int) error {
+	const op = "commit"
+	reg, ok := r.(*region)
+	switch {
+	case d.closed.Load():
+		return d.opErr(op, core.ErrClosed)
+	case !ok || reg.d != d:
+		return d.opErr(op, fmt.Errorf("region %T is not one of this domain's: %w", r, core.ErrInvalid))
+	case off < 0 || n < 0 || off > reg.size || n > reg.size-off:
+		return d.opErr(op, &core.BoundsError{Offset: off, Len: n, Size: reg.size})
+	case !reg.reserved || n == 0:
+		return nil
+	}
+	return d.intra.(core.Committer).Commit(reg.intra, off, n)
+}
+
+// newRegion is NewRegion, with the intra-host region reserved if reserve.
+func (d *domain) newRegion(op string, size int, reserve bool) (core.Region, error) {
 	idx, max, err := d.openRegion(op)
 	if err != nil {
 		return nil, err
@@ -111,7 +154,12 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 	if err = core.AgreeRegion(d.boot, idx, size, max); err != nil {
 		return nil, d.opErr(op, err)
 	}
-	in, err := d.intra.NewRegion(pages(size))
+	var in core.Region
+	if reserve {
+		in, err = d.intra.(core.Committer).NewReservedRegion(pages(size))
+	} else {
+		in, err = d.intra.NewRegion(pages(size))
+	}
 	if err = agree(d.boot, err); err != nil {
 		return nil, d.opErr(op, err)
 	}
@@ -121,7 +169,7 @@ func (d *domain) NewRegion(size int) (core.Region, error) {
 		return nil, d.opErr(op, err)
 	}
 	lb, _ := loopback.CheckedRegionOf(in)
-	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out, lb: lb}, nil
+	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out, lb: lb, reserved: reserve}, nil
 }
 
 // RegisterRegion implements core.Domain: the intra-host provider moves

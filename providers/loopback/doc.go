@@ -33,9 +33,22 @@
 //
 // NewRegion is collective: the PEs exchange their sizes first and all
 // fail, naming the sizes and PEs, if they differ. A region of size 0 has
-// no files. A region's memory is allocated when it is created, so a full
-// /dev/shm is an error wrapping core.ErrNoMemory from NewRegion, not a
-// SIGBUS at some later store.
+// no files. A region's memory is allocated when it is created (fallocate
+// of the whole file), so a full /dev/shm is an error wrapping
+// core.ErrNoMemory from NewRegion, not a SIGBUS at some later store.
+//
+// The domain is a core.Committer: NewReservedRegion makes a region whose
+// files are sized but not allocated (sys.ReserveShared), and Commit
+// allocates the blocks of a range of this PE's file (fallocate of the
+// range's pages; pages allocated already cost nothing), so a full
+// /dev/shm is Commit's error, wrapping core.ErrNoMemory. The domain keeps
+// the file open for that until Close. shmem's heap is such a region:
+// each PE commits shmem's own part at start and each block as Malloc
+// hands it out, so a job takes of /dev/shm what it allocates, not
+// SHMEM_SYMMETRIC_SIZE per PE. NewReservedRegion still refuses, on every
+// PE alike, a region whose files could not all be allocated now: before
+// the sizes are exchanged each PE compares the PEs' parts together with
+// the free space of the job directory's file system (statfs).
 //
 // Each domain maps every file itself, also when PEs are goroutines of one
 // process: a domain's memory is reached only through its own mappings.

@@ -234,6 +234,9 @@ type region struct {
 	// registered: our part is the program's memory (RegisterRegion),
 	// moved onto our file in place; it is given back, never unmapped.
 	registered bool
+	// backing is our file of a reserved region (NewReservedRegion), kept
+	// open for Commit; nil for any other region.
+	backing *sys.Backing
 }
 
 // release lets go of every PE's part as mapped here: our own part of a
@@ -241,6 +244,9 @@ type region struct {
 // rest is retired (sys.Retire), since the program may hold slices of it.
 func (r *region) release() error {
 	var errs []error
+	if r.backing != nil {
+		errs = append(errs, r.backing.Close())
+	}
 	for pe, m := range r.peers {
 		switch {
 		case len(m) == 0:
@@ -263,32 +269,124 @@ func (r *region) Local() []byte {
 
 // NewRegion implements core.Domain. A region of size 0 has no files.
 func (d *domain) NewRegion(size int) (core.Region, error) {
+	return d.newRegion("new region", size, false)
+}
+
+var _ core.Committer = (*domain)(nil)
+
+// NewReservedRegion implements core.Committer: NewRegion with files whose
+// blocks are allocated only as Commit asks. Every PE first looks at
+// whether the file system of the job directory has room for every PE's
+// part now, and all fail alike if not.
+func (d *domain) NewReservedRegion(size int) (core.Region, error) {
+	return d.newRegion("new reserved region", size, true)
+}
+
+func (d *domain) newRegion(op string, size int, reserve bool) (core.Region, error) {
 	if d.closed.Load() {
-		return nil, d.opErr("new region", core.ErrClosed)
+		return nil, d.opErr(op, core.ErrClosed)
 	}
 	d.mu.Lock()
 	idx := d.nregions
 	d.nregions++
 	d.mu.Unlock()
 
+	// Before the sizes are exchanged, so before any PE has made its file:
+	// every PE sees the room the job's files have left alone.
+	var roomErr error
+	if reserve && size > 0 {
+		roomErr = d.checkRoom(idx, size)
+	}
 	// Every PE learns every PE's size, so a disagreement is the same error
 	// everywhere without another round.
 	if err := core.AgreeRegion(d.boot, idx, size, 1<<watchOffBits-1); err != nil {
-		return nil, d.opErr("new region", err)
+		return nil, d.opErr(op, err)
 	}
 	if idx > watchRegionMax {
-		return nil, d.opErr("new region", fmt.Errorf("region %d of %d bytes: at most %d regions of under %d bytes: %w",
+		return nil, d.opErr(op, fmt.Errorf("region %d of %d bytes: at most %d regions of under %d bytes: %w",
 			idx, size, watchRegionMax+1, 1<<watchOffBits, core.ErrInvalid))
+	}
+	if reserve && size > 0 {
+		if err := core.Agree(d.boot, roomErr); err != nil {
+			return nil, d.opErr(op, err)
+		}
 	}
 	r := &region{dom: d, idx: idx, size: size, peers: make([][]byte, d.npes)}
 	if size > 0 {
-		maps, err := d.share(fmt.Sprintf("region %d", idx), fmt.Sprintf("r%d", idx), size, nil, nil)
+		what, suffix := fmt.Sprintf("region %d", idx), fmt.Sprintf("r%d", idx)
+		var maps [][]byte
+		var err error
+		if reserve {
+			create := func(path string) ([]byte, error) {
+				m, b, err := sys.ReserveShared(path, size)
+				r.backing = b
+				return m, err
+			}
+			release := func(m []byte) error {
+				if r.backing == nil {
+					return nil // never made
+				}
+				err := errors.Join(r.backing.Close(), sys.Unmap(m))
+				r.backing = nil
+				return err
+			}
+			maps, err = d.shareWith(what, suffix, size, create, nil, release)
+		} else {
+			maps, err = d.share(what, suffix, size, nil, nil)
+		}
 		if err != nil {
-			return nil, d.opErr("new region", err)
+			return nil, d.opErr(op, err)
 		}
 		r.peers = maps
 	}
-	return d.enter("new region", r)
+	return d.enter(op, r)
+}
+
+// checkRoom refuses region idx of size bytes a PE when the file system
+// of the job directory has not room for every PE's part of it now: the
+// region could never be committed whole, and a job that asks for more
+// than its host holds is told at the start, as when every part was
+// allocated whole. A file system that does not say (or sets no limit,
+// as a tmpfs of size 0) is taken at its word.
+func (d *domain) checkRoom(idx, size int) error {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(d.dir, &st); err != nil || st.Blocks == 0 {
+		return nil
+	}
+	page := int64(os.Getpagesize())
+	need := ((int64(size) + page - 1) &^ (page - 1)) * int64(d.npes)
+	if room := int64(st.Bavail) * int64(st.Bsize); need > room {
+		return fmt.Errorf("region %d of %d bytes for each of %d PEs needs %s of %s, which has %s free of %s (%s chooses another): %w",
+			idx, size, d.npes, core.FormatSize(need), filepath.Dir(d.dir), core.FormatSize(room),
+			core.FormatSize(int64(st.Blocks)*int64(st.Bsize)), core.EnvShmDir, core.ErrNoMemory)
+	}
+	return nil
+}
+
+// Commit implements core.Committer: it allocates the blocks of this PE's
+// file of r under the range (fallocate, page by page as the kernel
+// does; pages allocated already cost nothing). A region from NewRegion
+// is allocated whole already, and a registered one is the program's own
+// memory made shared, allocated whole too.
+func (d *domain) Commit(r core.Region, off, n int) error {
+	const op = "commit"
+	reg, ok := r.(*region)
+	switch {
+	case d.closed.Load():
+		return d.opErr(op, core.ErrClosed)
+	case !ok || reg.dom != d:
+		return d.opErr(op, fmt.Errorf("region %T is not one of this domain's: %w", r, core.ErrInvalid))
+	}
+	if off < 0 || n < 0 || off > reg.size || n > reg.size-off {
+		return d.opErr(op, fmt.Errorf("region %d: %w", reg.idx, &core.BoundsError{Offset: off, Len: n, Size: reg.size}))
+	}
+	if n == 0 || reg.backing == nil {
+		return nil
+	}
+	if err := reg.backing.Commit(off, n); err != nil {
+		return d.opErr(op, fmt.Errorf("region %d, %d bytes at %d: %w", reg.idx, n, off, d.noMemory(err)))
+	}
+	return nil
 }
 
 // enter adds a new region to the domain's, unless it closed meanwhile.

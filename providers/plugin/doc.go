@@ -61,6 +61,17 @@
 // the one holding the region's local part by inode (/proc/self/maps), and
 // hands it to the PE instead (see capture).
 //
+// The file is allocated whole when the plugin creates it (sys.CreateShared),
+// and so is a file loopback moves the mapping onto, so a plugin's region
+// is committed whole from NewRegion on, whatever the wrapped provider: the
+// PE's domain is no core.Committer, and shmem's heap over a plugin takes
+// its whole size of the job directory's file system at start, as every
+// heap did before heaps were committed as they were handed out. Reserving
+// it would need a request for a reserved file, which the protocol does
+// not have (the PE could then commit ranges of the file it maps through
+// a descriptor of its own), and would still commit the whole of a region
+// of a wrapped loopback, whose own file is allocated whole.
+//
 // RegisterRegion (memory the PE already has) goes the other way: the PE
 // moves the memory in place onto a file of the job directory
 // (sys.ShareInPlace), the plugin maps that file and registers its mapping
