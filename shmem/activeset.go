@@ -54,9 +54,10 @@ const (
 	CollectSyncSize = 64
 	// ReduceSyncSize: the arrival and release counters of the tree.
 	ReduceSyncSize = 2
-	// AlltoallSyncSize and AlltoallsSyncSize: the barrier's counters.
-	AlltoallSyncSize  = BarrierSyncSize
-	AlltoallsSyncSize = BarrierSyncSize
+	// AlltoallSyncSize and AlltoallsSyncSize: as CollectSyncSize, the
+	// alltoalls being gathers of a block from every member.
+	AlltoallSyncSize  = CollectSyncSize
+	AlltoallsSyncSize = CollectSyncSize
 
 	SyncSize = max(BarrierSyncSize, BcastSyncSize, CollectSyncSize, ReduceSyncSize, AlltoallSyncSize, AlltoallsSyncSize)
 

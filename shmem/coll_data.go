@@ -236,8 +236,8 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 }
 
 // alltoalls moves the blocks of an alltoalls over g and returns once every
-// member's have landed here. It starts where nobody reads dest any more,
-// as fcollect does.
+// member's have landed here, as the gathers do (group.gather). It starts
+// where nobody reads dest any more, as fcollect does.
 func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems int) error {
 	n := g.n
 	if dst < 1 || sst < 1 || nelems < 0 {
@@ -256,7 +256,15 @@ func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems i
 	}
 	size := mem.SizeOf[T]()
 	ep := g.w.coll.ep
-	return g.spread(func(to int) error {
+	var held [maxDirect]uint64
+	return g.gather(func(to int) error {
+		if to == g.me {
+			// Copied, done on return: direct does not quiet (fcollect).
+			for k := 0; k < nelems; k++ {
+				dest[(g.me*nelems+k)*dst] = source[(g.me*nelems+k)*sst]
+			}
+			return nil
+		}
 		pe := g.pe(to)
 		if dst == 1 && sst == 1 {
 			return ep.Put(pe, dr, off+g.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
@@ -268,7 +276,7 @@ func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems i
 			}
 		}
 		return nil
-	})
+	}, &held)
 }
 
 // symDest checks that dest holds at least n elements and is symmetric, and
