@@ -151,6 +151,18 @@ func TestErrors(t *testing.T) {
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
 		{"global-exit", 7, nil},
+		// A count or stride whose bytes overflow size_t ends the job
+		// naming the routine, instead of moving what the product wrapped to.
+		{"overflow-put", 1, []string{"goshmem: shmem_long_put: ", "overflow"}},
+		{"overflow-put_nbi", 1, []string{"goshmem: shmem_long_put_nbi: ", "overflow"}},
+		{"overflow-get", 1, []string{"goshmem: shmem_long_get: ", "overflow"}},
+		{"overflow-get_nbi", 1, []string{"goshmem: shmem_long_get_nbi: ", "overflow"}},
+		{"overflow-put64", 1, []string{"goshmem: shmem_put64: ", "overflow"}},
+		{"overflow-put_signal", 1, []string{"goshmem: shmem_long_put_signal: ", "overflow"}},
+		{"overflow-iput", 1, []string{"goshmem: shmem_long_iput: ", "overflow"}},
+		{"overflow-iget", 1, []string{"goshmem: shmem_long_iget: ", "overflow"}},
+		{"overflow-test_all", 1, []string{"goshmem: shmem_long_test_all: ", "overflow"}},
+		{"overflow-wait_until_any", 1, []string{"goshmem: shmem_long_wait_until_any: ", "overflow"}},
 		{"no-finalize", 0, []string{"left 0", "left 1", "left 2"}},
 	}
 	for _, prov := range providers {

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"runtime/cgo"
 	"sync"
@@ -158,6 +159,17 @@ func cbytes(fn *C.char, p unsafe.Pointer, n C.size_t) []byte {
 		failf(fn, "%d bytes is more than any buffer", uint64(n))
 	}
 	return unsafe.Slice((*byte)(p), int(n))
+}
+
+// cmul is n elements of size bytes, in bytes, ending the job naming fn
+// where the product overflows size_t: unchecked, it would wrap to a short
+// buffer.
+func cmul(fn *C.char, n, size C.size_t) C.size_t {
+	hi, lo := bits.Mul64(uint64(n), uint64(size))
+	if hi != 0 {
+		failf(fn, "nelems %d of %d-byte elements overflows size_t", uint64(n), uint64(size))
+	}
+	return C.size_t(lo)
 }
 
 // cint converts a C count to int, ending the job if it does not fit.

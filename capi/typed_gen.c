@@ -54,292 +54,292 @@ static inline double gsh_bits_f64(uint64_t b)
 
 void shmem_float_put(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put"), pe, "shmem_float_put");
 }
 
 void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put"), pe, "shmem_ctx_float_put");
 }
 
 void shmem_double_put(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put"), pe, "shmem_double_put");
 }
 
 void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put"), pe, "shmem_ctx_double_put");
 }
 
 void shmem_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put"), pe, "shmem_longdouble_put");
 }
 
 void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put"), pe, "shmem_ctx_longdouble_put");
 }
 
 void shmem_char_put(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put"), pe, "shmem_char_put");
 }
 
 void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put"), pe, "shmem_ctx_char_put");
 }
 
 void shmem_schar_put(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put"), pe, "shmem_schar_put");
 }
 
 void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put"), pe, "shmem_ctx_schar_put");
 }
 
 void shmem_short_put(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put"), pe, "shmem_short_put");
 }
 
 void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put"), pe, "shmem_ctx_short_put");
 }
 
 void shmem_int_put(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put"), pe, "shmem_int_put");
 }
 
 void shmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put"), pe, "shmem_ctx_int_put");
 }
 
 void shmem_long_put(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put"), pe, "shmem_long_put");
 }
 
 void shmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put"), pe, "shmem_ctx_long_put");
 }
 
 void shmem_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put"), pe, "shmem_longlong_put");
 }
 
 void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put"), pe, "shmem_ctx_longlong_put");
 }
 
 void shmem_uchar_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put"), pe, "shmem_uchar_put");
 }
 
 void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put"), pe, "shmem_ctx_uchar_put");
 }
 
 void shmem_ushort_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put"), pe, "shmem_ushort_put");
 }
 
 void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put"), pe, "shmem_ctx_ushort_put");
 }
 
 void shmem_uint_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put"), pe, "shmem_uint_put");
 }
 
 void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put"), pe, "shmem_ctx_uint_put");
 }
 
 void shmem_ulong_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put"), pe, "shmem_ulong_put");
 }
 
 void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put"), pe, "shmem_ctx_ulong_put");
 }
 
 void shmem_ulonglong_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put"), pe, "shmem_ulonglong_put");
 }
 
 void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put"), pe, "shmem_ctx_ulonglong_put");
 }
 
 void shmem_int8_put(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put"), pe, "shmem_int8_put");
 }
 
 void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put"), pe, "shmem_ctx_int8_put");
 }
 
 void shmem_int16_put(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put"), pe, "shmem_int16_put");
 }
 
 void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put"), pe, "shmem_ctx_int16_put");
 }
 
 void shmem_int32_put(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put"), pe, "shmem_int32_put");
 }
 
 void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put"), pe, "shmem_ctx_int32_put");
 }
 
 void shmem_int64_put(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put"), pe, "shmem_int64_put");
 }
 
 void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put"), pe, "shmem_ctx_int64_put");
 }
 
 void shmem_uint8_put(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put"), pe, "shmem_uint8_put");
 }
 
 void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put"), pe, "shmem_ctx_uint8_put");
 }
 
 void shmem_uint16_put(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put"), pe, "shmem_uint16_put");
 }
 
 void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put"), pe, "shmem_ctx_uint16_put");
 }
 
 void shmem_uint32_put(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put"), pe, "shmem_uint32_put");
 }
 
 void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put"), pe, "shmem_ctx_uint32_put");
 }
 
 void shmem_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put"), pe, "shmem_uint64_put");
 }
 
 void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put"), pe, "shmem_ctx_uint64_put");
 }
 
 void shmem_size_put(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put"), pe, "shmem_size_put");
 }
 
 void shmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put"), pe, "shmem_ctx_size_put");
 }
 
 void shmem_ptrdiff_put(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put"), pe, "shmem_ptrdiff_put");
 }
 
 void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put"), pe, "shmem_ctx_ptrdiff_put");
 }
 
 void shmem_put8(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_put8");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8"), pe, "shmem_put8");
 }
 
 void shmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 1, pe, "shmem_ctx_put8");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8"), pe, "shmem_ctx_put8");
 }
 
 void shmem_put16(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_put16");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16"), pe, "shmem_put16");
 }
 
 void shmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 2, pe, "shmem_ctx_put16");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16"), pe, "shmem_ctx_put16");
 }
 
 void shmem_put32(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_put32");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32"), pe, "shmem_put32");
 }
 
 void shmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 4, pe, "shmem_ctx_put32");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32"), pe, "shmem_ctx_put32");
 }
 
 void shmem_put64(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_put64");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64"), pe, "shmem_put64");
 }
 
 void shmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 8, pe, "shmem_ctx_put64");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64"), pe, "shmem_ctx_put64");
 }
 
 void shmem_put128(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_put128");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128"), pe, "shmem_put128");
 }
 
 void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 16, pe, "shmem_ctx_put128");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128"), pe, "shmem_ctx_put128");
 }
 
 void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
@@ -354,292 +354,292 @@ void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 
 void shmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_nbi"), pe, "shmem_float_put_nbi");
 }
 
 void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_nbi"), pe, "shmem_ctx_float_put_nbi");
 }
 
 void shmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_nbi"), pe, "shmem_double_put_nbi");
 }
 
 void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_nbi"), pe, "shmem_ctx_double_put_nbi");
 }
 
 void shmem_longdouble_put_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_nbi"), pe, "shmem_longdouble_put_nbi");
 }
 
 void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_nbi"), pe, "shmem_ctx_longdouble_put_nbi");
 }
 
 void shmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_nbi"), pe, "shmem_char_put_nbi");
 }
 
 void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_nbi"), pe, "shmem_ctx_char_put_nbi");
 }
 
 void shmem_schar_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_nbi"), pe, "shmem_schar_put_nbi");
 }
 
 void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_nbi"), pe, "shmem_ctx_schar_put_nbi");
 }
 
 void shmem_short_put_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_nbi"), pe, "shmem_short_put_nbi");
 }
 
 void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_nbi"), pe, "shmem_ctx_short_put_nbi");
 }
 
 void shmem_int_put_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_nbi"), pe, "shmem_int_put_nbi");
 }
 
 void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_nbi"), pe, "shmem_ctx_int_put_nbi");
 }
 
 void shmem_long_put_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_nbi"), pe, "shmem_long_put_nbi");
 }
 
 void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_nbi"), pe, "shmem_ctx_long_put_nbi");
 }
 
 void shmem_longlong_put_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_nbi"), pe, "shmem_longlong_put_nbi");
 }
 
 void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_nbi"), pe, "shmem_ctx_longlong_put_nbi");
 }
 
 void shmem_uchar_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_nbi"), pe, "shmem_uchar_put_nbi");
 }
 
 void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_nbi"), pe, "shmem_ctx_uchar_put_nbi");
 }
 
 void shmem_ushort_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_nbi"), pe, "shmem_ushort_put_nbi");
 }
 
 void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_nbi"), pe, "shmem_ctx_ushort_put_nbi");
 }
 
 void shmem_uint_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_nbi"), pe, "shmem_uint_put_nbi");
 }
 
 void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_nbi"), pe, "shmem_ctx_uint_put_nbi");
 }
 
 void shmem_ulong_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_nbi"), pe, "shmem_ulong_put_nbi");
 }
 
 void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_nbi"), pe, "shmem_ctx_ulong_put_nbi");
 }
 
 void shmem_ulonglong_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_nbi"), pe, "shmem_ulonglong_put_nbi");
 }
 
 void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_nbi"), pe, "shmem_ctx_ulonglong_put_nbi");
 }
 
 void shmem_int8_put_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_nbi"), pe, "shmem_int8_put_nbi");
 }
 
 void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_nbi"), pe, "shmem_ctx_int8_put_nbi");
 }
 
 void shmem_int16_put_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_nbi"), pe, "shmem_int16_put_nbi");
 }
 
 void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_nbi"), pe, "shmem_ctx_int16_put_nbi");
 }
 
 void shmem_int32_put_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_nbi"), pe, "shmem_int32_put_nbi");
 }
 
 void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_nbi"), pe, "shmem_ctx_int32_put_nbi");
 }
 
 void shmem_int64_put_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_nbi"), pe, "shmem_int64_put_nbi");
 }
 
 void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_nbi"), pe, "shmem_ctx_int64_put_nbi");
 }
 
 void shmem_uint8_put_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_nbi"), pe, "shmem_uint8_put_nbi");
 }
 
 void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_nbi"), pe, "shmem_ctx_uint8_put_nbi");
 }
 
 void shmem_uint16_put_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_nbi"), pe, "shmem_uint16_put_nbi");
 }
 
 void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_nbi"), pe, "shmem_ctx_uint16_put_nbi");
 }
 
 void shmem_uint32_put_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_nbi"), pe, "shmem_uint32_put_nbi");
 }
 
 void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_nbi"), pe, "shmem_ctx_uint32_put_nbi");
 }
 
 void shmem_uint64_put_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_nbi"), pe, "shmem_uint64_put_nbi");
 }
 
 void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_nbi"), pe, "shmem_ctx_uint64_put_nbi");
 }
 
 void shmem_size_put_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_nbi"), pe, "shmem_size_put_nbi");
 }
 
 void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_nbi"), pe, "shmem_ctx_size_put_nbi");
 }
 
 void shmem_ptrdiff_put_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_nbi"), pe, "shmem_ptrdiff_put_nbi");
 }
 
 void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_nbi"), pe, "shmem_ctx_ptrdiff_put_nbi");
 }
 
 void shmem_put8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_put8_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_nbi"), pe, "shmem_put8_nbi");
 }
 
 void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 1, pe, "shmem_ctx_put8_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_nbi"), pe, "shmem_ctx_put8_nbi");
 }
 
 void shmem_put16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_put16_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_nbi"), pe, "shmem_put16_nbi");
 }
 
 void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 2, pe, "shmem_ctx_put16_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_nbi"), pe, "shmem_ctx_put16_nbi");
 }
 
 void shmem_put32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_put32_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_nbi"), pe, "shmem_put32_nbi");
 }
 
 void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 4, pe, "shmem_ctx_put32_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_nbi"), pe, "shmem_ctx_put32_nbi");
 }
 
 void shmem_put64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_put64_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_nbi"), pe, "shmem_put64_nbi");
 }
 
 void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 8, pe, "shmem_ctx_put64_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_nbi"), pe, "shmem_ctx_put64_nbi");
 }
 
 void shmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_put128_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_nbi"), pe, "shmem_put128_nbi");
 }
 
 void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 16, pe, "shmem_ctx_put128_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_nbi"), pe, "shmem_ctx_put128_nbi");
 }
 
 void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
@@ -654,292 +654,292 @@ void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 
 void shmem_float_get(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_get"), pe, "shmem_float_get");
 }
 
 void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_get"), pe, "shmem_ctx_float_get");
 }
 
 void shmem_double_get(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_get"), pe, "shmem_double_get");
 }
 
 void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_get"), pe, "shmem_ctx_double_get");
 }
 
 void shmem_longdouble_get(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_get"), pe, "shmem_longdouble_get");
 }
 
 void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_get"), pe, "shmem_ctx_longdouble_get");
 }
 
 void shmem_char_get(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_get"), pe, "shmem_char_get");
 }
 
 void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_get"), pe, "shmem_ctx_char_get");
 }
 
 void shmem_schar_get(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_get"), pe, "shmem_schar_get");
 }
 
 void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_get"), pe, "shmem_ctx_schar_get");
 }
 
 void shmem_short_get(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_get"), pe, "shmem_short_get");
 }
 
 void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_get"), pe, "shmem_ctx_short_get");
 }
 
 void shmem_int_get(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_get"), pe, "shmem_int_get");
 }
 
 void shmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_get"), pe, "shmem_ctx_int_get");
 }
 
 void shmem_long_get(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_get"), pe, "shmem_long_get");
 }
 
 void shmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_get"), pe, "shmem_ctx_long_get");
 }
 
 void shmem_longlong_get(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_get"), pe, "shmem_longlong_get");
 }
 
 void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_get"), pe, "shmem_ctx_longlong_get");
 }
 
 void shmem_uchar_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_get"), pe, "shmem_uchar_get");
 }
 
 void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_get"), pe, "shmem_ctx_uchar_get");
 }
 
 void shmem_ushort_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_get"), pe, "shmem_ushort_get");
 }
 
 void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_get"), pe, "shmem_ctx_ushort_get");
 }
 
 void shmem_uint_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_get"), pe, "shmem_uint_get");
 }
 
 void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_get"), pe, "shmem_ctx_uint_get");
 }
 
 void shmem_ulong_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_get"), pe, "shmem_ulong_get");
 }
 
 void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_get"), pe, "shmem_ctx_ulong_get");
 }
 
 void shmem_ulonglong_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_get"), pe, "shmem_ulonglong_get");
 }
 
 void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_get"), pe, "shmem_ctx_ulonglong_get");
 }
 
 void shmem_int8_get(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_get"), pe, "shmem_int8_get");
 }
 
 void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_get"), pe, "shmem_ctx_int8_get");
 }
 
 void shmem_int16_get(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_get"), pe, "shmem_int16_get");
 }
 
 void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_get"), pe, "shmem_ctx_int16_get");
 }
 
 void shmem_int32_get(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_get"), pe, "shmem_int32_get");
 }
 
 void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_get"), pe, "shmem_ctx_int32_get");
 }
 
 void shmem_int64_get(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_get"), pe, "shmem_int64_get");
 }
 
 void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_get"), pe, "shmem_ctx_int64_get");
 }
 
 void shmem_uint8_get(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_get"), pe, "shmem_uint8_get");
 }
 
 void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_get"), pe, "shmem_ctx_uint8_get");
 }
 
 void shmem_uint16_get(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_get"), pe, "shmem_uint16_get");
 }
 
 void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_get"), pe, "shmem_ctx_uint16_get");
 }
 
 void shmem_uint32_get(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_get"), pe, "shmem_uint32_get");
 }
 
 void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_get"), pe, "shmem_ctx_uint32_get");
 }
 
 void shmem_uint64_get(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_get"), pe, "shmem_uint64_get");
 }
 
 void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_get"), pe, "shmem_ctx_uint64_get");
 }
 
 void shmem_size_get(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_get"), pe, "shmem_size_get");
 }
 
 void shmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_get"), pe, "shmem_ctx_size_get");
 }
 
 void shmem_ptrdiff_get(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_get"), pe, "shmem_ptrdiff_get");
 }
 
 void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_get"), pe, "shmem_ctx_ptrdiff_get");
 }
 
 void shmem_get8(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_get8");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_get8"), pe, "shmem_get8");
 }
 
 void shmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 1, pe, "shmem_ctx_get8");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_get8"), pe, "shmem_ctx_get8");
 }
 
 void shmem_get16(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_get16");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_get16"), pe, "shmem_get16");
 }
 
 void shmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 2, pe, "shmem_ctx_get16");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_get16"), pe, "shmem_ctx_get16");
 }
 
 void shmem_get32(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_get32");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_get32"), pe, "shmem_get32");
 }
 
 void shmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 4, pe, "shmem_ctx_get32");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_get32"), pe, "shmem_ctx_get32");
 }
 
 void shmem_get64(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_get64");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_get64"), pe, "shmem_get64");
 }
 
 void shmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 8, pe, "shmem_ctx_get64");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_get64"), pe, "shmem_ctx_get64");
 }
 
 void shmem_get128(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_get128");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_get128"), pe, "shmem_get128");
 }
 
 void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 16, pe, "shmem_ctx_get128");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_get128"), pe, "shmem_ctx_get128");
 }
 
 void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
@@ -954,292 +954,292 @@ void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 
 void shmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_get_nbi"), pe, "shmem_float_get_nbi");
 }
 
 void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_get_nbi"), pe, "shmem_ctx_float_get_nbi");
 }
 
 void shmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_get_nbi"), pe, "shmem_double_get_nbi");
 }
 
 void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_get_nbi"), pe, "shmem_ctx_double_get_nbi");
 }
 
 void shmem_longdouble_get_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_get_nbi"), pe, "shmem_longdouble_get_nbi");
 }
 
 void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_get_nbi"), pe, "shmem_ctx_longdouble_get_nbi");
 }
 
 void shmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_get_nbi"), pe, "shmem_char_get_nbi");
 }
 
 void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_get_nbi"), pe, "shmem_ctx_char_get_nbi");
 }
 
 void shmem_schar_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_get_nbi"), pe, "shmem_schar_get_nbi");
 }
 
 void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_get_nbi"), pe, "shmem_ctx_schar_get_nbi");
 }
 
 void shmem_short_get_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_get_nbi"), pe, "shmem_short_get_nbi");
 }
 
 void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_get_nbi"), pe, "shmem_ctx_short_get_nbi");
 }
 
 void shmem_int_get_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_get_nbi"), pe, "shmem_int_get_nbi");
 }
 
 void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_get_nbi"), pe, "shmem_ctx_int_get_nbi");
 }
 
 void shmem_long_get_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_get_nbi"), pe, "shmem_long_get_nbi");
 }
 
 void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_get_nbi"), pe, "shmem_ctx_long_get_nbi");
 }
 
 void shmem_longlong_get_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_get_nbi"), pe, "shmem_longlong_get_nbi");
 }
 
 void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_get_nbi"), pe, "shmem_ctx_longlong_get_nbi");
 }
 
 void shmem_uchar_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_get_nbi"), pe, "shmem_uchar_get_nbi");
 }
 
 void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_get_nbi"), pe, "shmem_ctx_uchar_get_nbi");
 }
 
 void shmem_ushort_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_get_nbi"), pe, "shmem_ushort_get_nbi");
 }
 
 void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_get_nbi"), pe, "shmem_ctx_ushort_get_nbi");
 }
 
 void shmem_uint_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_get_nbi"), pe, "shmem_uint_get_nbi");
 }
 
 void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_get_nbi"), pe, "shmem_ctx_uint_get_nbi");
 }
 
 void shmem_ulong_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_get_nbi"), pe, "shmem_ulong_get_nbi");
 }
 
 void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_get_nbi"), pe, "shmem_ctx_ulong_get_nbi");
 }
 
 void shmem_ulonglong_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_get_nbi"), pe, "shmem_ulonglong_get_nbi");
 }
 
 void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_get_nbi"), pe, "shmem_ctx_ulonglong_get_nbi");
 }
 
 void shmem_int8_get_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_get_nbi"), pe, "shmem_int8_get_nbi");
 }
 
 void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_get_nbi"), pe, "shmem_ctx_int8_get_nbi");
 }
 
 void shmem_int16_get_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_get_nbi"), pe, "shmem_int16_get_nbi");
 }
 
 void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_get_nbi"), pe, "shmem_ctx_int16_get_nbi");
 }
 
 void shmem_int32_get_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_get_nbi"), pe, "shmem_int32_get_nbi");
 }
 
 void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_get_nbi"), pe, "shmem_ctx_int32_get_nbi");
 }
 
 void shmem_int64_get_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_get_nbi"), pe, "shmem_int64_get_nbi");
 }
 
 void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_get_nbi"), pe, "shmem_ctx_int64_get_nbi");
 }
 
 void shmem_uint8_get_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_get_nbi"), pe, "shmem_uint8_get_nbi");
 }
 
 void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_get_nbi"), pe, "shmem_ctx_uint8_get_nbi");
 }
 
 void shmem_uint16_get_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_get_nbi"), pe, "shmem_uint16_get_nbi");
 }
 
 void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_get_nbi"), pe, "shmem_ctx_uint16_get_nbi");
 }
 
 void shmem_uint32_get_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_get_nbi"), pe, "shmem_uint32_get_nbi");
 }
 
 void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_get_nbi"), pe, "shmem_ctx_uint32_get_nbi");
 }
 
 void shmem_uint64_get_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_get_nbi"), pe, "shmem_uint64_get_nbi");
 }
 
 void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_get_nbi"), pe, "shmem_ctx_uint64_get_nbi");
 }
 
 void shmem_size_get_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_get_nbi"), pe, "shmem_size_get_nbi");
 }
 
 void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_get_nbi"), pe, "shmem_ctx_size_get_nbi");
 }
 
 void shmem_ptrdiff_get_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_get_nbi"), pe, "shmem_ptrdiff_get_nbi");
 }
 
 void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_get_nbi"), pe, "shmem_ctx_ptrdiff_get_nbi");
 }
 
 void shmem_get8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_get8_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_get8_nbi"), pe, "shmem_get8_nbi");
 }
 
 void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 1, pe, "shmem_ctx_get8_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_get8_nbi"), pe, "shmem_ctx_get8_nbi");
 }
 
 void shmem_get16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_get16_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_get16_nbi"), pe, "shmem_get16_nbi");
 }
 
 void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 2, pe, "shmem_ctx_get16_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_get16_nbi"), pe, "shmem_ctx_get16_nbi");
 }
 
 void shmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_get32_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_get32_nbi"), pe, "shmem_get32_nbi");
 }
 
 void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 4, pe, "shmem_ctx_get32_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_get32_nbi"), pe, "shmem_ctx_get32_nbi");
 }
 
 void shmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_get64_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_get64_nbi"), pe, "shmem_get64_nbi");
 }
 
 void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 8, pe, "shmem_ctx_get64_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_get64_nbi"), pe, "shmem_ctx_get64_nbi");
 }
 
 void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_get128_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_get128_nbi"), pe, "shmem_get128_nbi");
 }
 
 void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 16, pe, "shmem_ctx_get128_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_get128_nbi"), pe, "shmem_ctx_get128_nbi");
 }
 
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
@@ -2416,292 +2416,292 @@ void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_
 
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 0, "shmem_float_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_float_put_signal");
 }
 
 void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_float_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_float_put_signal");
 }
 
 void shmem_double_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 0, "shmem_double_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_double_put_signal");
 }
 
 void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_double_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_double_put_signal");
 }
 
 void shmem_longdouble_put_signal(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 0, "shmem_longdouble_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_longdouble_put_signal");
 }
 
 void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longdouble_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longdouble_put_signal");
 }
 
 void shmem_char_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 0, "shmem_char_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_char_put_signal");
 }
 
 void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_char_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_char_put_signal");
 }
 
 void shmem_schar_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 0, "shmem_schar_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_schar_put_signal");
 }
 
 void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_schar_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_schar_put_signal");
 }
 
 void shmem_short_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 0, "shmem_short_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_short_put_signal");
 }
 
 void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_short_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_short_put_signal");
 }
 
 void shmem_int_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 0, "shmem_int_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int_put_signal");
 }
 
 void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int_put_signal");
 }
 
 void shmem_long_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 0, "shmem_long_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_long_put_signal");
 }
 
 void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_long_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_long_put_signal");
 }
 
 void shmem_longlong_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 0, "shmem_longlong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_longlong_put_signal");
 }
 
 void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longlong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longlong_put_signal");
 }
 
 void shmem_uchar_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 0, "shmem_uchar_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uchar_put_signal");
 }
 
 void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uchar_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uchar_put_signal");
 }
 
 void shmem_ushort_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 0, "shmem_ushort_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ushort_put_signal");
 }
 
 void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ushort_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ushort_put_signal");
 }
 
 void shmem_uint_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 0, "shmem_uint_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint_put_signal");
 }
 
 void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint_put_signal");
 }
 
 void shmem_ulong_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 0, "shmem_ulong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ulong_put_signal");
 }
 
 void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulong_put_signal");
 }
 
 void shmem_ulonglong_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 0, "shmem_ulonglong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ulonglong_put_signal");
 }
 
 void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulonglong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulonglong_put_signal");
 }
 
 void shmem_int8_put_signal(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 0, "shmem_int8_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int8_put_signal");
 }
 
 void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int8_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int8_put_signal");
 }
 
 void shmem_int16_put_signal(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 0, "shmem_int16_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int16_put_signal");
 }
 
 void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int16_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int16_put_signal");
 }
 
 void shmem_int32_put_signal(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 0, "shmem_int32_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int32_put_signal");
 }
 
 void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int32_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int32_put_signal");
 }
 
 void shmem_int64_put_signal(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 0, "shmem_int64_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int64_put_signal");
 }
 
 void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int64_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int64_put_signal");
 }
 
 void shmem_uint8_put_signal(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint8_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint8_put_signal");
 }
 
 void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint8_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint8_put_signal");
 }
 
 void shmem_uint16_put_signal(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint16_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint16_put_signal");
 }
 
 void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint16_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint16_put_signal");
 }
 
 void shmem_uint32_put_signal(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint32_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint32_put_signal");
 }
 
 void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint32_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint32_put_signal");
 }
 
 void shmem_uint64_put_signal(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint64_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint64_put_signal");
 }
 
 void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint64_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint64_put_signal");
 }
 
 void shmem_size_put_signal(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 0, "shmem_size_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_size_put_signal");
 }
 
 void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_size_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_size_put_signal");
 }
 
 void shmem_ptrdiff_put_signal(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 0, "shmem_ptrdiff_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ptrdiff_put_signal");
 }
 
 void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ptrdiff_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ptrdiff_put_signal");
 }
 
 void shmem_put8_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 0, "shmem_put8_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put8_signal");
 }
 
 void shmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put8_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put8_signal");
 }
 
 void shmem_put16_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 0, "shmem_put16_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put16_signal");
 }
 
 void shmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put16_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put16_signal");
 }
 
 void shmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 0, "shmem_put32_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put32_signal");
 }
 
 void shmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put32_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put32_signal");
 }
 
 void shmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 0, "shmem_put64_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put64_signal");
 }
 
 void shmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put64_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put64_signal");
 }
 
 void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 0, "shmem_put128_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put128_signal");
 }
 
 void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put128_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put128_signal");
 }
 
 void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
@@ -2716,292 +2716,292 @@ void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, si
 
 void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 1, "shmem_float_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_float_put_signal_nbi");
 }
 
 void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_float_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_float_put_signal_nbi");
 }
 
 void shmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 1, "shmem_double_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_double_put_signal_nbi");
 }
 
 void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_double_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_double_put_signal_nbi");
 }
 
 void shmem_longdouble_put_signal_nbi(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 1, "shmem_longdouble_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_longdouble_put_signal_nbi");
 }
 
 void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longdouble_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longdouble_put_signal_nbi");
 }
 
 void shmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 1, "shmem_char_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_char_put_signal_nbi");
 }
 
 void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_char_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_char_put_signal_nbi");
 }
 
 void shmem_schar_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 1, "shmem_schar_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_schar_put_signal_nbi");
 }
 
 void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_schar_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_schar_put_signal_nbi");
 }
 
 void shmem_short_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 1, "shmem_short_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_short_put_signal_nbi");
 }
 
 void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_short_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_short_put_signal_nbi");
 }
 
 void shmem_int_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 1, "shmem_int_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int_put_signal_nbi");
 }
 
 void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int_put_signal_nbi");
 }
 
 void shmem_long_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 1, "shmem_long_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_long_put_signal_nbi");
 }
 
 void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_long_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_long_put_signal_nbi");
 }
 
 void shmem_longlong_put_signal_nbi(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 1, "shmem_longlong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_longlong_put_signal_nbi");
 }
 
 void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longlong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longlong_put_signal_nbi");
 }
 
 void shmem_uchar_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 1, "shmem_uchar_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uchar_put_signal_nbi");
 }
 
 void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uchar_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uchar_put_signal_nbi");
 }
 
 void shmem_ushort_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 1, "shmem_ushort_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ushort_put_signal_nbi");
 }
 
 void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ushort_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ushort_put_signal_nbi");
 }
 
 void shmem_uint_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 1, "shmem_uint_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint_put_signal_nbi");
 }
 
 void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint_put_signal_nbi");
 }
 
 void shmem_ulong_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 1, "shmem_ulong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ulong_put_signal_nbi");
 }
 
 void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulong_put_signal_nbi");
 }
 
 void shmem_ulonglong_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 1, "shmem_ulonglong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ulonglong_put_signal_nbi");
 }
 
 void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulonglong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulonglong_put_signal_nbi");
 }
 
 void shmem_int8_put_signal_nbi(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 1, "shmem_int8_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int8_put_signal_nbi");
 }
 
 void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int8_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int8_put_signal_nbi");
 }
 
 void shmem_int16_put_signal_nbi(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 1, "shmem_int16_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int16_put_signal_nbi");
 }
 
 void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int16_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int16_put_signal_nbi");
 }
 
 void shmem_int32_put_signal_nbi(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 1, "shmem_int32_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int32_put_signal_nbi");
 }
 
 void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int32_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int32_put_signal_nbi");
 }
 
 void shmem_int64_put_signal_nbi(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 1, "shmem_int64_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int64_put_signal_nbi");
 }
 
 void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int64_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int64_put_signal_nbi");
 }
 
 void shmem_uint8_put_signal_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint8_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint8_put_signal_nbi");
 }
 
 void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint8_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint8_put_signal_nbi");
 }
 
 void shmem_uint16_put_signal_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint16_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint16_put_signal_nbi");
 }
 
 void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint16_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint16_put_signal_nbi");
 }
 
 void shmem_uint32_put_signal_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint32_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint32_put_signal_nbi");
 }
 
 void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint32_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint32_put_signal_nbi");
 }
 
 void shmem_uint64_put_signal_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint64_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint64_put_signal_nbi");
 }
 
 void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint64_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint64_put_signal_nbi");
 }
 
 void shmem_size_put_signal_nbi(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 1, "shmem_size_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_size_put_signal_nbi");
 }
 
 void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_size_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_size_put_signal_nbi");
 }
 
 void shmem_ptrdiff_put_signal_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 1, "shmem_ptrdiff_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ptrdiff_put_signal_nbi");
 }
 
 void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ptrdiff_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ptrdiff_put_signal_nbi");
 }
 
 void shmem_put8_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 1, "shmem_put8_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put8_signal_nbi");
 }
 
 void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put8_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put8_signal_nbi");
 }
 
 void shmem_put16_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 1, "shmem_put16_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put16_signal_nbi");
 }
 
 void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put16_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put16_signal_nbi");
 }
 
 void shmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 1, "shmem_put32_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put32_signal_nbi");
 }
 
 void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put32_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put32_signal_nbi");
 }
 
 void shmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 1, "shmem_put64_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put64_signal_nbi");
 }
 
 void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put64_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put64_signal_nbi");
 }
 
 void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 1, "shmem_put128_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put128_signal_nbi");
 }
 
 void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put128_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put128_signal_nbi");
 }
 
 void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)

@@ -130,7 +130,7 @@ func (a *api) rma() {
 			pp, cp := pair(s, builder{ret: "void", base: t.name + "_" + op.name,
 				params: []param{{ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}, {"int", "pe"}},
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("%s(%s, dest, source, nelems * %s, pe, %s);", op.fn, ctx, sizeOf(t), q(fn))
+					return fmt.Sprintf("%s(%s, dest, source, %s, pe, %s);", op.fn, ctx, nbytes(sizeOf(t), fn), q(fn))
 				}})
 			g.member(gen, t, pp, cp)
 		}
@@ -139,7 +139,7 @@ func (a *api) rma() {
 			pair(s, builder{ret: "void", base: insert(op.name, fmt.Sprint(bits)),
 				params: []param{{"void *", "dest"}, {"const void *", "source"}, {"size_t", "nelems"}, {"int", "pe"}},
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("%s(%s, dest, source, nelems * %d, pe, %s);", op.fn, ctx, bits/8, q(fn))
+					return fmt.Sprintf("%s(%s, dest, source, %s, pe, %s);", op.fn, ctx, nbytes(fmt.Sprint(bits/8), fn), q(fn))
 				}})
 		}
 		pair(s, builder{ret: "void", base: insert(op.name, "mem"),
@@ -191,6 +191,12 @@ func (a *api) rma() {
 	}
 }
 
+// nbytes is the byte count of nelems elements of size bytes, checked:
+// gsh_bytes ends the job naming fn where the product overflows size_t.
+func nbytes(size, fn string) string {
+	return fmt.Sprintf("gsh_bytes(nelems, %s, %s)", size, q(fn))
+}
+
 // insert puts a size or "mem" where the sized and mem names have it:
 // before a suffix (shmem_put32_nbi, shmem_putmem_nbi), else at the end.
 func insert(op, s string) string {
@@ -213,7 +219,7 @@ func (a *api) signal() {
 			pp, cp := pair(s, builder{ret: "void", base: t.name + "_put_signal" + sfx,
 				params: append([]param{{ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}}, sig...),
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems * %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, sizeOf(t), nbi, q(fn))
+					return fmt.Sprintf("gsh_put_signal(%s, dest, source, %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbytes(sizeOf(t), fn), nbi, q(fn))
 				}})
 			g.member(gen, t, pp, cp)
 		}
@@ -222,7 +228,7 @@ func (a *api) signal() {
 			pair(s, builder{ret: "void", base: fmt.Sprintf("put%d_signal%s", bits, sfx),
 				params: append([]param{{"void *", "dest"}, {"const void *", "source"}, {"size_t", "nelems"}}, sig...),
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems * %d, sig_addr, signal, sig_op, pe, %d, %s);", ctx, bits/8, nbi, q(fn))
+					return fmt.Sprintf("gsh_put_signal(%s, dest, source, %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbytes(fmt.Sprint(bits/8), fn), nbi, q(fn))
 				}})
 		}
 		pair(s, builder{ret: "void", base: "putmem_signal" + sfx,
