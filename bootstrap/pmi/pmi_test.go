@@ -179,3 +179,51 @@ func FuzzParse2(f *testing.F) {
 		require.Equal(t, m, m2)
 	})
 }
+
+func TestMappingNodes(t *testing.T) {
+	for v, want := range map[string]int{
+		"(vector,(0,1,4))":          1,
+		"(vector, (0,1,4))":         1,
+		"(vector,(0,2,4))":          2,
+		"(vector,(0,4,1))":          4,
+		"(vector,(0,2,3),(2,1,1))":  3,
+		"(vector,(0,1,2),(0,1,2))":  1,
+		"(vector,(1,1,2),(0,1,2))":  2,
+		"(vector,(0,1,1000000000))": 1,
+	} {
+		n, ok := MappingNodes(v)
+		require.True(t, ok, v)
+		require.Equal(t, want, n, v)
+	}
+	for _, v := range []string{"", "(vector,)", "(vector)", "(vector,(0,1))", "(vector,(0,0,4))", "(vector,(0,1,4)",
+		"(vector,(-1,1,4))", "(list,(0,1,4))", "(vector,(0,1,x))", "(vector,(0,1,4)junk)"} {
+		_, ok := MappingNodes(v)
+		require.False(t, ok, v)
+	}
+}
+
+// JobAttr asks for a job attribute as each protocol does: PMI-2's
+// info-getjobattr, PMI-1's get from the key-value space.
+func TestJobAttr(t *testing.T) {
+	for _, version := range []int{1, 2} {
+		for _, mapping := range []string{"(vector,(0,1,2))", ""} {
+			srv := pmitest.NewServer(1)
+			srv.Mapping = mapping
+			a, b := net.Pipe()
+			go srv.Serve(b, 0)
+			env := map[string]string{EnvFD: "9", EnvRank: "0", EnvSize: "1"}
+			if version == 2 {
+				env[EnvJobID] = pmitest.JobID
+			}
+			c := &Client{conn: a, timeout: 10 * time.Second, rank: -1, size: -1, origin: "test"}
+			c, err := c.start(envOf(env))
+			require.NoError(t, err)
+			v, found, err := c.JobAttr(MappingKey)
+			require.NoError(t, err)
+			require.Equal(t, mapping != "", found, "PMI-%d", version)
+			require.Equal(t, mapping, v, "PMI-%d", version)
+			require.NoError(t, c.Finalize())
+			require.Empty(t, srv.Errs())
+		}
+	}
+}
