@@ -147,10 +147,13 @@ func TestErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3"}},
+		// The library, not the program, ended the job: oshrun says so
+		// and repeats why, and names no global_exit.
+		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3",
+			"oshrun: PE 0 ended the job with status 1: the goshmem library failed in shmem_long_p: "}},
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
-		{"global-exit", 7, nil},
+		{"global-exit", 7, []string{"oshrun: PE 2 called global_exit(7)"}},
 		// A count or stride whose bytes overflow size_t ends the job
 		// naming the routine, instead of moving what the product wrapped to.
 		{"overflow-put", 1, []string{"goshmem: shmem_long_put: ", "overflow"}},
@@ -173,6 +176,9 @@ func TestErrors(t *testing.T) {
 				require.Equal(t, c.code, code, "exit status; output:\n%s", out)
 				for _, w := range c.want {
 					require.Contains(t, out, w)
+				}
+				if c.what != "global-exit" {
+					require.NotContains(t, out, "global_exit", "no PE called it")
 				}
 			})
 		}

@@ -77,9 +77,10 @@ func theWorld(fn *C.char) *shmem.World {
 var failMu sync.Mutex
 
 // fail ends the job because of err in the routine fn: a message on
-// stderr, then a global exit with status 1. It does not return. A global
-// exit started by another PE is not this PE's error: it follows it
-// quietly with the same status, as the launcher expects.
+// stderr, then a global exit with status 1 that tells the launcher why.
+// It does not return. A global exit started by another PE is not this
+// PE's error: it follows it quietly with the same status, as the
+// launcher expects.
 func fail(fn *C.char, err error) {
 	failMu.Lock()
 	C.fflush(nil) // the program's buffered output, which os.Exit would drop
@@ -93,7 +94,9 @@ func fail(fn *C.char, err error) {
 	}
 	fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", name, err)
 	if w := world.Load(); w != nil {
-		w.GlobalExit(1)
+		// The launcher says the library ended the job, and why: the
+		// program called no global_exit.
+		w.Abort(1, fmt.Sprintf("the goshmem library failed in %s: %v", name, err))
 	}
 	os.Exit(1)
 }

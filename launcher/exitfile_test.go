@@ -21,3 +21,14 @@ func TestGlobalExitEndsJobWithItsStatus(t *testing.T) {
 		})
 	}
 }
+
+// When the library ends the job on an error, the launcher says so and
+// repeats why, instead of naming a global_exit the program never called.
+func TestLibraryExitIsNoGlobalExit(t *testing.T) {
+	const why = "the goshmem library failed in shmem_long_p: shmem: p: PE 3 is out of range"
+	r := launch(t, context.Background(), 3, "globalexit", []string{"1", "1", why})
+	require.NoError(t, r.err)
+	require.Equal(t, 1, r.code)
+	require.Contains(t, r.stderr, "oshrun: PE 1 ended the job with status 1: "+why+"; terminating the job (2 PEs still running)")
+	require.NotContains(t, r.stderr, "global_exit")
+}

@@ -721,7 +721,7 @@ func (j *job) fromAgent(m remoteMsg) {
 		}
 	case m.globalExit != nil:
 		if j.cause == "" {
-			j.end(fmt.Sprintf("PE %d called global_exit(%d)", m.rank, *m.globalExit), *m.globalExit&0xff)
+			j.end(globalExitCause(*m.globalExit), m.globalExit.Status&0xff)
 		}
 	case m.exit != nil:
 		if !j.pes[m.rank].exited {
@@ -772,10 +772,10 @@ func (j *job) exited(x exitReport) {
 	p.what, p.code, p.signaled = x.what, x.code, x.signaled
 	j.logf(j.o.Verbose, "%s %s", p.who(), p.what)
 	if j.cause == "" {
-		if pe, status, ok := globalexit.Read(core.JobDir(envLookup(j.env), j.jobID)); ok {
+		if rec, ok := globalexit.ReadRecord(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
 			// process exit status carries it.
-			j.end(fmt.Sprintf("PE %d called global_exit(%d)", pe, status), status&0xff)
+			j.end(globalExitCause(rec), rec.Status&0xff)
 		}
 	}
 	switch {
@@ -824,6 +824,16 @@ func (j *job) event(e bootstrap.Event) {
 	if len(j.failed) > 0 {
 		j.decide(false)
 	}
+}
+
+// globalExitCause says how a recorded global exit ended the job: the
+// program's call of global_exit, or the library ending the job on an
+// error, whose reason it repeats.
+func globalExitCause(r globalexit.Record) string {
+	if r.Reason != "" {
+		return fmt.Sprintf("PE %d ended the job with status %d: %s", r.PE, r.Status, r.Reason)
+	}
+	return fmt.Sprintf("PE %d called global_exit(%d)", r.PE, r.Status)
 }
 
 // drainEvents handles the store's events that have already arrived.

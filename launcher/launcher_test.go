@@ -148,15 +148,19 @@ func child(role string, args []string) int {
 		}
 		b.Barrier()
 		return hang()
-	case "globalexit": // PE args[0] calls global_exit(args[1]); the others wait
+	case "globalexit": // PE args[0] calls global_exit(args[1]), or the library ends the job for args[2]; the others wait
 		b := connect()
 		if err := b.Barrier(); err != nil {
 			return 96
 		}
 		caller, _ := strconv.Atoi(args[0])
 		status, _ := strconv.Atoi(args[1])
+		reason := ""
+		if len(args) > 2 {
+			reason = args[2]
+		}
 		if rank == caller {
-			if err := globalexit.Write(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status); err != nil {
+			if err := globalexit.WriteReason(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status, reason); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 97
 			}
