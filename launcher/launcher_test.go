@@ -123,6 +123,17 @@ func child(role string, args []string) int {
 		}
 		b.Barrier() // fails when the target is lost; then wait to be ended
 		return hang()
+	case "initfail": // PE 1 closes its bootstrap cleanly, as a failed init does, and exits 3; the others finalize
+		b := connect()
+		if rank == 1 {
+			b.Close()
+			fmt.Fprintln(os.Stderr, "init failed")
+			return 3
+		}
+		if err := b.Close(); err != nil {
+			return 95
+		}
+		return 0
 	case "unfinalized": // PE 1 exits 0 without closing its bootstrap
 		b := connect()
 		if err := b.Barrier(); err != nil {
@@ -271,7 +282,7 @@ func TestBootstrapJob(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	for pe := range 4 {
 		require.Contains(t, r.stdout, fmt.Sprintf("PE %d of 4: job ", pe))
-		require.Contains(t, r.stderr, fmt.Sprintf("PE %d finalized", pe))
+		require.Regexp(t, fmt.Sprintf(`PE %d (\(pid \d+\) )?finalized`, pe), r.stderr)
 	}
 	require.Regexp(t, `oshrun: job [0-9a-f]{16}: 4 PEs of .*, bootstrap store at 127\.0\.0\.1:\d+`, r.stderr)
 }
