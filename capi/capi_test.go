@@ -152,6 +152,7 @@ func TestErrors(t *testing.T) {
 		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3",
 			"oshrun: PE 0 ended the job with status 1: the goshmem library failed in shmem_long_p: "}},
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
+		{"bad-free", 1, []string{"goshmem: shmem_free: ", "is not a block of the symmetric heap", "takes only what"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
 		{"global-exit", 7, []string{"oshrun: PE 2 called global_exit(7)"}},
 		// A count or stride whose bytes overflow size_t ends the job
@@ -180,6 +181,7 @@ func TestErrors(t *testing.T) {
 				if c.what != "global-exit" {
 					require.NotContains(t, out, "global_exit", "no PE called it")
 				}
+				require.NotContains(t, out, " 0 bytes", "an address is no buffer of 0 bytes")
 			})
 		}
 	}

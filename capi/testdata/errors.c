@@ -59,6 +59,9 @@ int main(int argc, char **argv)
 			printf("returned from %s\n", r);
 		}
 		shmem_barrier_all();
+	} else if (strcmp(what, "bad-free") == 0) {
+		long local;
+		shmem_free(&local);
 	} else if (strcmp(what, "global-exit") == 0) {
 		/* the others wait in a barrier that never completes */
 		if (me == n - 1)
