@@ -14,15 +14,20 @@
 //   - Under MPICH's Hydra (mpiexec) or srun --mpi=pmi2, which hand each
 //     process a PMI socket (PMI_FD or PMI_PORT), nothing need be set:
 //     JobFromEnv asks the launcher (package pmi; PMI-1 for Hydra, PMI-2
-//     for Slurm). PE 0 opens the store's listener on a free port of every
-//     interface, makes a secret and a job id, and puts them with its
-//     host's name in the launcher's key-value space, which only the
-//     job's processes see; after the fence the others read them.
+//     for Slurm). PE 0 opens the store's listener on a free port where
+//     its PEs are (listen.go): the loopback address when the launcher's
+//     PMI_process_mapping puts every PE on PE 0's node, else the address
+//     of GOSHMEM_BOOTSTRAP_IFACE or of PE 0's host name. It makes a
+//     secret and a job id and puts them with that address in the
+//     launcher's key-value space, which only the job's processes see;
+//     after the fence the others read them.
 //   - Under srun without PMI (SLURM_PROCID, SLURM_NTASKS) or Open MPI's
 //     mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), which speaks
 //     PMIx only, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
-//     on PE 0's host; PE 0 serves the store on that port on every
-//     interface and every PE, PE 0 included, dials it. GOSHMEM_BOOTSTRAP
+//     on PE 0's host; PE 0 serves the store on that port (on that
+//     address if it is one of this host's, on GOSHMEM_BOOTSTRAP_IFACE's
+//     if set, else on every interface) and every PE, PE 0 included,
+//     dials it. GOSHMEM_BOOTSTRAP
 //     also wins over PMI wherever it is set. Such a launcher gives no
 //     secret, so the user gives one (GOSHMEM_SECRET or
 //     GOSHMEM_SECRET_FILE, the same for every PE); without one the job is

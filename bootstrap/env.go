@@ -102,6 +102,8 @@ func EnvVars() []core.Param {
 			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
 		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
 			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
+		{Name: "BOOTSTRAP_IFACE", Env: EnvIface, Default: "",
+			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
 		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
 			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
 	}
@@ -147,6 +149,9 @@ type Job struct {
 	// PMI is the PMI version (1 or 2) through which the job learned Addr
 	// and Secret, 0 if it did not use PMI.
 	PMI int
+	// Iface is the network interface PE 0's store listens on
+	// (GOSHMEM_BOOTSTRAP_IFACE); empty, PE 0 chooses where its PEs are.
+	Iface string
 
 	// ln is the store's listener PE 0 opened before publishing its
 	// address through PMI; Connect serves on it.
@@ -196,6 +201,7 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 		}
 		if err == nil && job.Launcher != LauncherOshrun {
 			job.DeadAfter, err = deadAfter(get)
+			job.Iface, _ = get(EnvIface)
 		}
 		if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
 			job, err = pmiJob(get, lookup, job)
@@ -373,15 +379,16 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 			}
 			job.JobID = job.Launcher + "-" + id
 		}
-		host, err := os.Hostname()
+		place, err := pmiStorePlace(job.Iface, c)
 		if err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot name its host for the store's address: %w", err)
+			return Job{}, err
 		}
-		if job.ln, err = net.Listen("tcp", ":0"); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store: %w", err)
+		if job.ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, "0")); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store (%s): %w", place.why, err)
 		}
 		_, port, _ := net.SplitHostPort(job.ln.Addr().String())
-		job.Addr = net.JoinHostPort(host, port)
+		job.Addr = net.JoinHostPort(place.publish, port)
+		logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
 		for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
 			if err := c.Put(kv[0], kv[1]); err != nil {
 				return Job{}, fmt.Errorf("bootstrap: PE 0 publishing %s through PMI: %w", kv[0], err)
@@ -657,7 +664,9 @@ func NewSecret() ([]byte, error) {
 // Connect joins job as its environment describes and returns its
 // bootstrap: nothing to connect for a single PE; a Client of oshrun's store;
 // or, under srun and mpirun, a store served by PE 0 on the port of
-// job.Addr (on every interface) that the others dial. timeout bounds the
+// job.Addr that the others dial, listening only where they are (see
+// addrStorePlace, and pmiStorePlace for a job that learned it through
+// PMI). timeout bounds the
 // wait for the store to answer, and PE 0's wait for every PE to join;
 // job.JoinTimeout, when set (JobFromEnv always sets it), takes its place
 // for a store PE 0 serves.
@@ -697,10 +706,15 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 		if err != nil {
 			return nil, &core.EnvError{Var: EnvBootstrap, Value: job.Addr, Allowed: addrForms}
 		}
-		if ln, err = net.Listen("tcp", net.JoinHostPort("", port)); err != nil {
-			return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s): %w",
-				port, EnvBootstrap, job.Addr, err)
+		place, err := addrStorePlace(job.Iface, job.Addr)
+		if err != nil {
+			return nil, err
 		}
+		if ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, port)); err != nil {
+			return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s; %s): %w",
+				port, EnvBootstrap, job.Addr, place.why, err)
+		}
+		logJoin("store placed", "pe", 0, "listen", ln.Addr().String(), "why", place.why)
 	}
 	if job.Insecure && job.Secret == nil {
 		// Once per job: only PE 0 serves the store.

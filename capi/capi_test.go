@@ -154,10 +154,29 @@ func TestErrors(t *testing.T) {
 		code int
 		want []string
 	}{
-		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3"}},
+		// The library, not the program, ended the job: oshrun says so
+		// and repeats why, and names no global_exit.
+		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3",
+			"oshrun: PE 0 ended the job with status 1: the goshmem library failed in shmem_long_p: "}},
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
+		{"bad-free", 1, []string{"goshmem: shmem_free: ", "is not a block of the symmetric heap", "takes only what"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
-		{"global-exit", 7, nil},
+		{"global-exit", 7, []string{"oshrun: PE 2 called global_exit(7)"}},
+		// A count or stride whose bytes overflow size_t ends the job
+		// naming the routine, instead of moving what the product wrapped to.
+		{"overflow-put", 1, []string{"goshmem: shmem_long_put: ", "overflow"}},
+		{"overflow-put_nbi", 1, []string{"goshmem: shmem_long_put_nbi: ", "overflow"}},
+		{"overflow-get", 1, []string{"goshmem: shmem_long_get: ", "overflow"}},
+		{"overflow-get_nbi", 1, []string{"goshmem: shmem_long_get_nbi: ", "overflow"}},
+		{"overflow-put64", 1, []string{"goshmem: shmem_put64: ", "overflow"}},
+		{"overflow-put_signal", 1, []string{"goshmem: shmem_long_put_signal: ", "overflow"}},
+		{"overflow-iput", 1, []string{"goshmem: shmem_long_iput: ", "overflow"}},
+		{"overflow-iget", 1, []string{"goshmem: shmem_long_iget: ", "overflow"}},
+		{"overflow-test_all", 1, []string{"goshmem: shmem_long_test_all: ", "overflow"}},
+		{"overflow-wait_until_any", 1, []string{"goshmem: shmem_long_wait_until_any: ", "overflow"}},
+		{"overflow-broadcast", 1, []string{"goshmem: shmem_long_broadcast: ", "overflow"}},
+		{"overflow-fcollect64", 1, []string{"goshmem: shmem_fcollect64: ", "overflow"}},
+		{"overflow-alltoalls", 1, []string{"goshmem: shmem_long_alltoalls: ", "overflow"}},
 		{"no-finalize", 0, []string{"left 0", "left 1", "left 2"}},
 	}
 	for _, prov := range providers {
@@ -169,6 +188,10 @@ func TestErrors(t *testing.T) {
 				for _, w := range c.want {
 					require.Contains(t, out, w)
 				}
+				if c.what != "global-exit" {
+					require.NotContains(t, out, "global_exit", "no PE called it")
+				}
+				require.NotContains(t, out, " 0 bytes", "an address is no buffer of 0 bytes")
 			})
 		}
 	}

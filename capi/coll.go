@@ -48,7 +48,7 @@ func gshgo_collect(x *C.struct_gsh_team, dest, src unsafe.Pointer, n C.size_t, f
 //export gshgo_fcollect
 func gshgo_fcollect(x *C.struct_gsh_team, dest, src unsafe.Pointer, n C.size_t, fn *C.char) {
 	t := teamOf(x, fn)
-	check(fn, shmem.FCollect(t, cbytes(fn, dest, n*C.size_t(t.NPEs())), cbytes(fn, src, n)))
+	check(fn, shmem.FCollect(t, cbytes(fn, dest, cmul(fn, n, C.size_t(t.NPEs()))), cbytes(fn, src, n)))
 }
 
 //export gshgo_alltoalls
@@ -60,9 +60,9 @@ func gshgo_alltoalls(x *C.struct_gsh_team, dest, src unsafe.Pointer, dst, sst C.
 	if dst < 1 || sst < 1 {
 		failf(fn, "strides %d and %d: strides must be at least 1", int64(dst), int64(sst))
 	}
-	all := nelems * C.size_t(t.NPEs())
-	d := cbytes(fn, dest, ((all-1)*C.size_t(dst)+1)*esize)
-	s := cbytes(fn, src, ((all-1)*C.size_t(sst)+1)*esize)
+	all := cmul(fn, nelems, C.size_t(t.NPEs()))
+	d := cbytes(fn, dest, cmul(fn, cmul(fn, all-1, C.size_t(dst))+1, esize))
+	s := cbytes(fn, src, cmul(fn, cmul(fn, all-1, C.size_t(sst))+1, esize))
 	n := cint(fn, nelems)
 	var err error
 	switch esize {
@@ -87,7 +87,7 @@ func gshgo_alltoalls(x *C.struct_gsh_team, dest, src unsafe.Pointer, dst, sst C.
 //export gshgo_reduce
 func gshgo_reduce(x *C.struct_gsh_team, dest, src unsafe.Pointer, nreduce C.size_t, op, kind, size C.int, fn *C.char) {
 	t := teamOf(x, fn)
-	nb := countBytes(fn, nreduce, C.size_t(size))
+	nb := cmul(fn, nreduce, C.size_t(size))
 	check(fn, reduceKind(reduceForm{t: t, name: "reduce"}, op, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
 }
 
@@ -230,7 +230,7 @@ func gshgo_fcollect_as(dest, src unsafe.Pointer, n C.size_t, start, logStride, s
 	if size < 1 {
 		size = 1 // the set check reports it
 	}
-	check(fn, shmem.FCollectActiveSet(w, cbytes(fn, dest, n*C.size_t(size)), cbytes(fn, src, n),
+	check(fn, shmem.FCollectActiveSet(w, cbytes(fn, dest, cmul(fn, n, C.size_t(size))), cbytes(fn, src, n),
 		activeSet(start, logStride, size), pSync(fn, ps, C.SHMEM_COLLECT_SYNC_SIZE)))
 }
 
@@ -244,9 +244,9 @@ func gshgo_alltoalls_as(dest, src unsafe.Pointer, dst, sst C.ptrdiff_t, nelems, 
 		failf(fn, "strides %d and %d, active set size %d: each must be at least 1", int64(dst), int64(sst), int(size))
 	}
 	as := activeSet(start, logStride, size)
-	all := nelems * C.size_t(size)
-	d := cbytes(fn, dest, ((all-1)*C.size_t(dst)+1)*esize)
-	s := cbytes(fn, src, ((all-1)*C.size_t(sst)+1)*esize)
+	all := cmul(fn, nelems, C.size_t(size))
+	d := cbytes(fn, dest, cmul(fn, cmul(fn, all-1, C.size_t(dst))+1, esize))
+	s := cbytes(fn, src, cmul(fn, cmul(fn, all-1, C.size_t(sst))+1, esize))
 	n := cint(fn, nelems)
 	sync := pSync(fn, ps, C.SHMEM_ALLTOALLS_SYNC_SIZE)
 	var err error
@@ -273,7 +273,7 @@ func gshgo_alltoall_as(dest, src unsafe.Pointer, n C.size_t, start, logStride, s
 	if size < 1 {
 		size = 1 // the set check reports it
 	}
-	all := n * C.size_t(size)
+	all := cmul(fn, n, C.size_t(size))
 	check(fn, shmem.AlltoallActiveSet(w, cbytes(fn, dest, all), cbytes(fn, src, all), cint(fn, n),
 		activeSet(start, logStride, size), pSync(fn, ps, C.SHMEM_ALLTOALL_SYNC_SIZE)))
 }
@@ -287,7 +287,7 @@ func gshgo_reduce_as(dest, src unsafe.Pointer, nreduce, op, kind, size, start, l
 	if nreduce < 0 {
 		failf(fn, "nreduce %d is negative", int(nreduce))
 	}
-	nb := countBytes(fn, C.size_t(nreduce), C.size_t(size))
+	nb := cmul(fn, C.size_t(nreduce), C.size_t(size))
 	f := reduceForm{w: w, as: activeSet(start, logStride, psize), pSync: pSync(fn, ps, C.SHMEM_REDUCE_SYNC_SIZE), pWrk: pWrk, name: "to_all"}
 	check(fn, reduceKind(f, op, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
 }

@@ -76,12 +76,35 @@ enum gsh_wait {
  * double _Complex) travel by pointer where a routine allows them.
  */
 
+/*
+ * Ends the job: nelems elements of esize bytes are more bytes than size_t
+ * holds, so no buffer can be that long. It names fn, the count, and the
+ * most elements of that size a call may name.
+ */
+void gsh_overflow(const char *fn, size_t nelems, size_t esize) __attribute__((noreturn, cold));
+
+/*
+ * nelems elements of esize bytes, in bytes, for the routines that take a
+ * count of elements. A product size_t cannot hold would wrap to a short
+ * transfer that returns as if it had worked; it ends the job instead.
+ * With esize a constant this is one compare.
+ */
+static inline size_t gsh_bytes(size_t nelems, size_t esize, const char *fn)
+{
+	if (esize != 0 && nelems > SIZE_MAX / esize)
+		gsh_overflow(fn, nelems, esize);
+	return nelems * esize;
+}
+
 /* RMA. nbytes is the whole transfer; a zero-length transfer is a no-op. */
 void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn);
 void gsh_put_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn);
 void gsh_get(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn);
 void gsh_get_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn);
-/* Strided: dst and sst are strides in elements of esize bytes. */
+/*
+ * Strided: dst and sst are strides in elements of esize bytes. A stride
+ * and count whose span overflows size_t ends the job naming fn.
+ */
 void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn);
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
@@ -117,6 +140,8 @@ void gsh_amo_nbi(shmem_ctx_t ctx, void *fetch, void *dest, int op, int kind, int
  * nonzero; indices receives the satisfied indices of the SOME form.
  * values is NULL, or the vector forms' per-element values (nelems
  * elements of size bytes), used instead of value.
+ *
+ * A count whose arrays' bytes overflow size_t ends the job naming fn.
  *
  * Returns: ONE test: 1 if satisfied; ALL test: 1 if all are; ANY: the
  * index satisfied, or SIZE_MAX if none (test) or all are excluded; SOME:

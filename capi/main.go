@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"os"
 	"runtime/cgo"
 	"sync"
@@ -76,9 +77,10 @@ func theWorld(fn *C.char) *shmem.World {
 var failMu sync.Mutex
 
 // fail ends the job because of err in the routine fn: a message on
-// stderr, then a global exit with status 1. It does not return. A global
-// exit started by another PE is not this PE's error: it follows it
-// quietly with the same status, as the launcher expects.
+// stderr, then a global exit with status 1 that tells the launcher why.
+// It does not return. A global exit started by another PE is not this
+// PE's error: it follows it quietly with the same status, as the
+// launcher expects.
 func fail(fn *C.char, err error) {
 	failMu.Lock()
 	C.fflush(nil) // the program's buffered output, which os.Exit would drop
@@ -92,7 +94,9 @@ func fail(fn *C.char, err error) {
 	}
 	fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", name, err)
 	if w := world.Load(); w != nil {
-		w.GlobalExit(1)
+		// The launcher says the library ended the job, and why: the
+		// program called no global_exit.
+		w.Abort(1, fmt.Sprintf("the goshmem library failed in %s: %v", name, err))
 	}
 	os.Exit(1)
 }
@@ -160,14 +164,15 @@ func cbytes(fn *C.char, p unsafe.Pointer, n C.size_t) []byte {
 	return unsafe.Slice((*byte)(p), int(n))
 }
 
-// countBytes is n elements of size bytes, ending the job where the
-// product does not fit a size_t: a count past the address space is a
-// mistake, never a request to move what is left after it wraps.
-func countBytes(fn *C.char, n, size C.size_t) C.size_t {
-	if size != 0 && n > C.size_t(math.MaxUint64)/size {
-		failf(fn, "%d elements of %d bytes are more than any buffer", uint64(n), uint64(size))
+// cmul is n elements of size bytes, in bytes, ending the job naming fn
+// where the product overflows size_t: unchecked, it would wrap to a short
+// buffer.
+func cmul(fn *C.char, n, size C.size_t) C.size_t {
+	hi, lo := bits.Mul64(uint64(n), uint64(size))
+	if hi != 0 {
+		failf(fn, "nelems %d of %d-byte elements overflows size_t", uint64(n), uint64(size))
 	}
-	return n * size
+	return C.size_t(lo)
 }
 
 // cint converts a C count to int, ending the job if it does not fit.

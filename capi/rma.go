@@ -51,8 +51,14 @@ func gshgo_strided(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptr
 		failf(fn, "strides %d and %d: strides must be at least 1", int64(dst), int64(sst))
 	}
 	n := cint(fn, nelems)
-	span := func(stride C.ptrdiff_t) C.size_t { return (nelems-1)*C.size_t(stride) + 1 }
-	d, s := cbytes(fn, dest, span(dst)*esize), cbytes(fn, src, span(sst)*esize)
+	span := func(stride C.ptrdiff_t) C.size_t {
+		n := cmul(fn, nelems-1, C.size_t(stride)) + 1
+		if n == 0 {
+			failf(fn, "nelems %d at a stride of %d overflows size_t", uint64(nelems), int64(stride))
+		}
+		return cmul(fn, n, esize)
+	}
+	d, s := cbytes(fn, dest, span(dst)), cbytes(fn, src, span(sst))
 	var err error
 	switch esize {
 	case 1:
@@ -339,8 +345,15 @@ type waitArgs struct {
 func gshgo_wait(mode C.int, ivars unsafe.Pointer, nelems C.size_t, status *C.int, indices *C.size_t,
 	kind, size, cmp C.int, value C.uint64_t, values unsafe.Pointer, fn *C.char) C.size_t {
 	a := waitArgs{w: theWorld(fn), fn: fn, mode: mode, n: cint(fn, nelems), indices: indices, cmp: cmpOf(cmp), v: uint64(value), values: values}
-	a.ivars = cbytes(fn, ivars, nelems*C.size_t(size))
+	if size <= 0 {
+		failf(fn, "no waiting on elements of kind %d and size %d", int(kind), int(size))
+	}
+	a.ivars = cbytes(fn, ivars, cmul(fn, nelems, C.size_t(size)))
+	if mode&^C.GSH_WAIT_BLOCK == C.GSH_WAIT_SOME {
+		cmul(fn, nelems, C.size_t(unsafe.Sizeof(*indices))) // the indices written, and their copy here
+	}
 	if status != nil && nelems > 0 {
+		cmul(fn, nelems, C.size_t(unsafe.Sizeof(*status)))
 		st := unsafe.Slice((*C.int)(status), a.n)
 		a.status = make([]int, a.n)
 		for i, s := range st {

@@ -124,6 +124,14 @@ void gsh_fatal(const char *fn, const char *msg)
 	abort(); /* not reached: gshgo_fail ends the process */
 }
 
+void gsh_overflow(const char *fn, size_t nelems, size_t esize)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "nelems %zu of %zu-byte elements overflows size_t: a call names at most %zu of them",
+		nelems, esize, SIZE_MAX / esize);
+	gsh_fatal(fn, msg);
+}
+
 static void gsh_need_running(const char *fn)
 {
 	if (gsh_state != GSH_RUNNING)
@@ -1102,19 +1110,32 @@ void gsh_get_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, in
 	gsh_get_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
-/* Bytes a strided access of nelems elements of esize spans, or 0. */
-static inline size_t gsh_span(ptrdiff_t stride, size_t nelems, size_t esize)
+/*
+ * Bytes a strided access of nelems elements of esize spans, or 0 for a
+ * stride below 1 (Go reports it). A span size_t cannot hold would wrap,
+ * and the elements land where the wrapped offsets say: it ends the job.
+ */
+static inline size_t gsh_span(ptrdiff_t stride, size_t nelems, size_t esize, const char *fn)
 {
+	size_t n;
 	if (stride < 1 || nelems == 0)
 		return 0;
-	return ((nelems - 1) * (size_t)stride + 1) * esize;
+	if (__builtin_mul_overflow(nelems - 1, (size_t)stride, &n) || __builtin_add_overflow(n, 1, &n) ||
+	    __builtin_mul_overflow(n, esize, &n)) {
+		char msg[200];
+		snprintf(msg, sizeof msg, "nelems %zu at a stride of %td elements of %zu bytes overflows size_t: the span is more bytes than any buffer",
+			nelems, stride, esize);
+		gsh_fatal(fn, msg);
+	}
+	return n;
 }
 
 void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
-	size_t span = gsh_span(dst, nelems, esize);
+	size_t span = gsh_span(dst, nelems, esize, fn);
 	char *t;
+	(void)gsh_span(sst, nelems, esize, fn);
 	if (ctx && span && sst >= 1 && (t = gsh_fast_target(ctx, dest, span, pe))) {
 		const char *s = src;
 		for (size_t i = 0; i < nelems; i++)
@@ -1130,8 +1151,9 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
-	size_t span = gsh_span(sst, nelems, esize);
+	size_t span = gsh_span(sst, nelems, esize, fn);
 	const char *t;
+	(void)gsh_span(dst, nelems, esize, fn);
 	if (ctx && span && dst >= 1 && (t = gsh_fast_target(ctx, src, span, pe))) {
 		char *d = dest;
 		for (size_t i = 0; i < nelems; i++)
@@ -1456,6 +1478,15 @@ size_t gsh_wait(int mode, void *ivars, size_t nelems, const int *status, size_t 
 {
 	int block = mode & GSH_WAIT_BLOCK, form = mode & ~GSH_WAIT_BLOCK, done;
 	long polls = GSH_SPINS;
+	if (form != GSH_WAIT_ONE) {
+		/* The widest of the arrays nelems counts: ivars, values, status, indices. */
+		size_t widest = size > 0 ? (size_t)size : 1;
+		if (status && widest < sizeof *status)
+			widest = sizeof *status;
+		if (form == GSH_WAIT_SOME && widest < sizeof *indices)
+			widest = sizeof *indices;
+		(void)gsh_bytes(nelems, widest, fn);
+	}
 	gsh_flush(); /* what this PE queued may be what it waits for */
 	for (long spin = 0;; spin++) {
 		long long r = gsh_scan(form, ivars, nelems, status, indices, kind, size, cmp, value, values, &done);

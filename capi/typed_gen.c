@@ -54,292 +54,292 @@ static inline double gsh_bits_f64(uint64_t b)
 
 void shmem_float_put(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put"), pe, "shmem_float_put");
 }
 
 void shmem_ctx_float_put(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put"), pe, "shmem_ctx_float_put");
 }
 
 void shmem_double_put(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put"), pe, "shmem_double_put");
 }
 
 void shmem_ctx_double_put(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put"), pe, "shmem_ctx_double_put");
 }
 
 void shmem_longdouble_put(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put"), pe, "shmem_longdouble_put");
 }
 
 void shmem_ctx_longdouble_put(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put"), pe, "shmem_ctx_longdouble_put");
 }
 
 void shmem_char_put(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put"), pe, "shmem_char_put");
 }
 
 void shmem_ctx_char_put(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put"), pe, "shmem_ctx_char_put");
 }
 
 void shmem_schar_put(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put"), pe, "shmem_schar_put");
 }
 
 void shmem_ctx_schar_put(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put"), pe, "shmem_ctx_schar_put");
 }
 
 void shmem_short_put(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put"), pe, "shmem_short_put");
 }
 
 void shmem_ctx_short_put(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put"), pe, "shmem_ctx_short_put");
 }
 
 void shmem_int_put(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put"), pe, "shmem_int_put");
 }
 
 void shmem_ctx_int_put(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put"), pe, "shmem_ctx_int_put");
 }
 
 void shmem_long_put(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put"), pe, "shmem_long_put");
 }
 
 void shmem_ctx_long_put(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put"), pe, "shmem_ctx_long_put");
 }
 
 void shmem_longlong_put(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put"), pe, "shmem_longlong_put");
 }
 
 void shmem_ctx_longlong_put(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put"), pe, "shmem_ctx_longlong_put");
 }
 
 void shmem_uchar_put(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put"), pe, "shmem_uchar_put");
 }
 
 void shmem_ctx_uchar_put(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put"), pe, "shmem_ctx_uchar_put");
 }
 
 void shmem_ushort_put(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put"), pe, "shmem_ushort_put");
 }
 
 void shmem_ctx_ushort_put(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put"), pe, "shmem_ctx_ushort_put");
 }
 
 void shmem_uint_put(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put"), pe, "shmem_uint_put");
 }
 
 void shmem_ctx_uint_put(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put"), pe, "shmem_ctx_uint_put");
 }
 
 void shmem_ulong_put(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put"), pe, "shmem_ulong_put");
 }
 
 void shmem_ctx_ulong_put(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put"), pe, "shmem_ctx_ulong_put");
 }
 
 void shmem_ulonglong_put(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put"), pe, "shmem_ulonglong_put");
 }
 
 void shmem_ctx_ulonglong_put(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put"), pe, "shmem_ctx_ulonglong_put");
 }
 
 void shmem_int8_put(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put"), pe, "shmem_int8_put");
 }
 
 void shmem_ctx_int8_put(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put"), pe, "shmem_ctx_int8_put");
 }
 
 void shmem_int16_put(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put"), pe, "shmem_int16_put");
 }
 
 void shmem_ctx_int16_put(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put"), pe, "shmem_ctx_int16_put");
 }
 
 void shmem_int32_put(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put"), pe, "shmem_int32_put");
 }
 
 void shmem_ctx_int32_put(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put"), pe, "shmem_ctx_int32_put");
 }
 
 void shmem_int64_put(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put"), pe, "shmem_int64_put");
 }
 
 void shmem_ctx_int64_put(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put"), pe, "shmem_ctx_int64_put");
 }
 
 void shmem_uint8_put(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put"), pe, "shmem_uint8_put");
 }
 
 void shmem_ctx_uint8_put(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put"), pe, "shmem_ctx_uint8_put");
 }
 
 void shmem_uint16_put(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put"), pe, "shmem_uint16_put");
 }
 
 void shmem_ctx_uint16_put(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put"), pe, "shmem_ctx_uint16_put");
 }
 
 void shmem_uint32_put(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put"), pe, "shmem_uint32_put");
 }
 
 void shmem_ctx_uint32_put(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put"), pe, "shmem_ctx_uint32_put");
 }
 
 void shmem_uint64_put(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put"), pe, "shmem_uint64_put");
 }
 
 void shmem_ctx_uint64_put(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put"), pe, "shmem_ctx_uint64_put");
 }
 
 void shmem_size_put(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put"), pe, "shmem_size_put");
 }
 
 void shmem_ctx_size_put(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put"), pe, "shmem_ctx_size_put");
 }
 
 void shmem_ptrdiff_put(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_put");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put"), pe, "shmem_ptrdiff_put");
 }
 
 void shmem_ctx_ptrdiff_put(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put"), pe, "shmem_ctx_ptrdiff_put");
 }
 
 void shmem_put8(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_put8");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8"), pe, "shmem_put8");
 }
 
 void shmem_ctx_put8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 1, pe, "shmem_ctx_put8");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8"), pe, "shmem_ctx_put8");
 }
 
 void shmem_put16(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_put16");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16"), pe, "shmem_put16");
 }
 
 void shmem_ctx_put16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 2, pe, "shmem_ctx_put16");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16"), pe, "shmem_ctx_put16");
 }
 
 void shmem_put32(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_put32");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32"), pe, "shmem_put32");
 }
 
 void shmem_ctx_put32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 4, pe, "shmem_ctx_put32");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32"), pe, "shmem_ctx_put32");
 }
 
 void shmem_put64(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_put64");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64"), pe, "shmem_put64");
 }
 
 void shmem_ctx_put64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 8, pe, "shmem_ctx_put64");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64"), pe, "shmem_ctx_put64");
 }
 
 void shmem_put128(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_put128");
+	gsh_put(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128"), pe, "shmem_put128");
 }
 
 void shmem_ctx_put128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put(ctx, dest, source, nelems * 16, pe, "shmem_ctx_put128");
+	gsh_put(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128"), pe, "shmem_ctx_put128");
 }
 
 void shmem_putmem(void *dest, const void *source, size_t nelems, int pe)
@@ -354,292 +354,292 @@ void shmem_ctx_putmem(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 
 void shmem_float_put_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_nbi"), pe, "shmem_float_put_nbi");
 }
 
 void shmem_ctx_float_put_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_nbi"), pe, "shmem_ctx_float_put_nbi");
 }
 
 void shmem_double_put_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_nbi"), pe, "shmem_double_put_nbi");
 }
 
 void shmem_ctx_double_put_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_nbi"), pe, "shmem_ctx_double_put_nbi");
 }
 
 void shmem_longdouble_put_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_nbi"), pe, "shmem_longdouble_put_nbi");
 }
 
 void shmem_ctx_longdouble_put_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_nbi"), pe, "shmem_ctx_longdouble_put_nbi");
 }
 
 void shmem_char_put_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_nbi"), pe, "shmem_char_put_nbi");
 }
 
 void shmem_ctx_char_put_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_nbi"), pe, "shmem_ctx_char_put_nbi");
 }
 
 void shmem_schar_put_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_nbi"), pe, "shmem_schar_put_nbi");
 }
 
 void shmem_ctx_schar_put_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_nbi"), pe, "shmem_ctx_schar_put_nbi");
 }
 
 void shmem_short_put_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_nbi"), pe, "shmem_short_put_nbi");
 }
 
 void shmem_ctx_short_put_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_nbi"), pe, "shmem_ctx_short_put_nbi");
 }
 
 void shmem_int_put_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_nbi"), pe, "shmem_int_put_nbi");
 }
 
 void shmem_ctx_int_put_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_nbi"), pe, "shmem_ctx_int_put_nbi");
 }
 
 void shmem_long_put_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_nbi"), pe, "shmem_long_put_nbi");
 }
 
 void shmem_ctx_long_put_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_nbi"), pe, "shmem_ctx_long_put_nbi");
 }
 
 void shmem_longlong_put_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_nbi"), pe, "shmem_longlong_put_nbi");
 }
 
 void shmem_ctx_longlong_put_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_nbi"), pe, "shmem_ctx_longlong_put_nbi");
 }
 
 void shmem_uchar_put_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_nbi"), pe, "shmem_uchar_put_nbi");
 }
 
 void shmem_ctx_uchar_put_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_nbi"), pe, "shmem_ctx_uchar_put_nbi");
 }
 
 void shmem_ushort_put_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_nbi"), pe, "shmem_ushort_put_nbi");
 }
 
 void shmem_ctx_ushort_put_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_nbi"), pe, "shmem_ctx_ushort_put_nbi");
 }
 
 void shmem_uint_put_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_nbi"), pe, "shmem_uint_put_nbi");
 }
 
 void shmem_ctx_uint_put_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_nbi"), pe, "shmem_ctx_uint_put_nbi");
 }
 
 void shmem_ulong_put_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_nbi"), pe, "shmem_ulong_put_nbi");
 }
 
 void shmem_ctx_ulong_put_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_nbi"), pe, "shmem_ctx_ulong_put_nbi");
 }
 
 void shmem_ulonglong_put_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_nbi"), pe, "shmem_ulonglong_put_nbi");
 }
 
 void shmem_ctx_ulonglong_put_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_nbi"), pe, "shmem_ctx_ulonglong_put_nbi");
 }
 
 void shmem_int8_put_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_nbi"), pe, "shmem_int8_put_nbi");
 }
 
 void shmem_ctx_int8_put_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_nbi"), pe, "shmem_ctx_int8_put_nbi");
 }
 
 void shmem_int16_put_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_nbi"), pe, "shmem_int16_put_nbi");
 }
 
 void shmem_ctx_int16_put_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_nbi"), pe, "shmem_ctx_int16_put_nbi");
 }
 
 void shmem_int32_put_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_nbi"), pe, "shmem_int32_put_nbi");
 }
 
 void shmem_ctx_int32_put_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_nbi"), pe, "shmem_ctx_int32_put_nbi");
 }
 
 void shmem_int64_put_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_nbi"), pe, "shmem_int64_put_nbi");
 }
 
 void shmem_ctx_int64_put_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_nbi"), pe, "shmem_ctx_int64_put_nbi");
 }
 
 void shmem_uint8_put_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_nbi"), pe, "shmem_uint8_put_nbi");
 }
 
 void shmem_ctx_uint8_put_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_nbi"), pe, "shmem_ctx_uint8_put_nbi");
 }
 
 void shmem_uint16_put_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_nbi"), pe, "shmem_uint16_put_nbi");
 }
 
 void shmem_ctx_uint16_put_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_nbi"), pe, "shmem_ctx_uint16_put_nbi");
 }
 
 void shmem_uint32_put_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_nbi"), pe, "shmem_uint32_put_nbi");
 }
 
 void shmem_ctx_uint32_put_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_nbi"), pe, "shmem_ctx_uint32_put_nbi");
 }
 
 void shmem_uint64_put_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_nbi"), pe, "shmem_uint64_put_nbi");
 }
 
 void shmem_ctx_uint64_put_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_nbi"), pe, "shmem_ctx_uint64_put_nbi");
 }
 
 void shmem_size_put_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_nbi"), pe, "shmem_size_put_nbi");
 }
 
 void shmem_ctx_size_put_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_nbi"), pe, "shmem_ctx_size_put_nbi");
 }
 
 void shmem_ptrdiff_put_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_put_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_nbi"), pe, "shmem_ptrdiff_put_nbi");
 }
 
 void shmem_ctx_ptrdiff_put_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_put_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_nbi"), pe, "shmem_ctx_ptrdiff_put_nbi");
 }
 
 void shmem_put8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_put8_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_nbi"), pe, "shmem_put8_nbi");
 }
 
 void shmem_ctx_put8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 1, pe, "shmem_ctx_put8_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_nbi"), pe, "shmem_ctx_put8_nbi");
 }
 
 void shmem_put16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_put16_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_nbi"), pe, "shmem_put16_nbi");
 }
 
 void shmem_ctx_put16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 2, pe, "shmem_ctx_put16_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_nbi"), pe, "shmem_ctx_put16_nbi");
 }
 
 void shmem_put32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_put32_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_nbi"), pe, "shmem_put32_nbi");
 }
 
 void shmem_ctx_put32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 4, pe, "shmem_ctx_put32_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_nbi"), pe, "shmem_ctx_put32_nbi");
 }
 
 void shmem_put64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_put64_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_nbi"), pe, "shmem_put64_nbi");
 }
 
 void shmem_ctx_put64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 8, pe, "shmem_ctx_put64_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_nbi"), pe, "shmem_ctx_put64_nbi");
 }
 
 void shmem_put128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_put128_nbi");
+	gsh_put_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_nbi"), pe, "shmem_put128_nbi");
 }
 
 void shmem_ctx_put128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_put_nbi(ctx, dest, source, nelems * 16, pe, "shmem_ctx_put128_nbi");
+	gsh_put_nbi(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_nbi"), pe, "shmem_ctx_put128_nbi");
 }
 
 void shmem_putmem_nbi(void *dest, const void *source, size_t nelems, int pe)
@@ -654,292 +654,292 @@ void shmem_ctx_putmem_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_
 
 void shmem_float_get(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_get"), pe, "shmem_float_get");
 }
 
 void shmem_ctx_float_get(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_get"), pe, "shmem_ctx_float_get");
 }
 
 void shmem_double_get(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_get"), pe, "shmem_double_get");
 }
 
 void shmem_ctx_double_get(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_get"), pe, "shmem_ctx_double_get");
 }
 
 void shmem_longdouble_get(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_get"), pe, "shmem_longdouble_get");
 }
 
 void shmem_ctx_longdouble_get(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_get"), pe, "shmem_ctx_longdouble_get");
 }
 
 void shmem_char_get(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_get"), pe, "shmem_char_get");
 }
 
 void shmem_ctx_char_get(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_get"), pe, "shmem_ctx_char_get");
 }
 
 void shmem_schar_get(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_get"), pe, "shmem_schar_get");
 }
 
 void shmem_ctx_schar_get(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_get"), pe, "shmem_ctx_schar_get");
 }
 
 void shmem_short_get(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_get"), pe, "shmem_short_get");
 }
 
 void shmem_ctx_short_get(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_get"), pe, "shmem_ctx_short_get");
 }
 
 void shmem_int_get(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_get"), pe, "shmem_int_get");
 }
 
 void shmem_ctx_int_get(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_get"), pe, "shmem_ctx_int_get");
 }
 
 void shmem_long_get(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_get"), pe, "shmem_long_get");
 }
 
 void shmem_ctx_long_get(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_get"), pe, "shmem_ctx_long_get");
 }
 
 void shmem_longlong_get(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_get"), pe, "shmem_longlong_get");
 }
 
 void shmem_ctx_longlong_get(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_get"), pe, "shmem_ctx_longlong_get");
 }
 
 void shmem_uchar_get(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_get"), pe, "shmem_uchar_get");
 }
 
 void shmem_ctx_uchar_get(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_get"), pe, "shmem_ctx_uchar_get");
 }
 
 void shmem_ushort_get(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_get"), pe, "shmem_ushort_get");
 }
 
 void shmem_ctx_ushort_get(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_get"), pe, "shmem_ctx_ushort_get");
 }
 
 void shmem_uint_get(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_get"), pe, "shmem_uint_get");
 }
 
 void shmem_ctx_uint_get(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_get"), pe, "shmem_ctx_uint_get");
 }
 
 void shmem_ulong_get(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_get"), pe, "shmem_ulong_get");
 }
 
 void shmem_ctx_ulong_get(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_get"), pe, "shmem_ctx_ulong_get");
 }
 
 void shmem_ulonglong_get(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_get"), pe, "shmem_ulonglong_get");
 }
 
 void shmem_ctx_ulonglong_get(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_get"), pe, "shmem_ctx_ulonglong_get");
 }
 
 void shmem_int8_get(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_get"), pe, "shmem_int8_get");
 }
 
 void shmem_ctx_int8_get(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_get"), pe, "shmem_ctx_int8_get");
 }
 
 void shmem_int16_get(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_get"), pe, "shmem_int16_get");
 }
 
 void shmem_ctx_int16_get(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_get"), pe, "shmem_ctx_int16_get");
 }
 
 void shmem_int32_get(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_get"), pe, "shmem_int32_get");
 }
 
 void shmem_ctx_int32_get(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_get"), pe, "shmem_ctx_int32_get");
 }
 
 void shmem_int64_get(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_get"), pe, "shmem_int64_get");
 }
 
 void shmem_ctx_int64_get(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_get"), pe, "shmem_ctx_int64_get");
 }
 
 void shmem_uint8_get(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_get"), pe, "shmem_uint8_get");
 }
 
 void shmem_ctx_uint8_get(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_get"), pe, "shmem_ctx_uint8_get");
 }
 
 void shmem_uint16_get(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_get"), pe, "shmem_uint16_get");
 }
 
 void shmem_ctx_uint16_get(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_get"), pe, "shmem_ctx_uint16_get");
 }
 
 void shmem_uint32_get(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_get"), pe, "shmem_uint32_get");
 }
 
 void shmem_ctx_uint32_get(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_get"), pe, "shmem_ctx_uint32_get");
 }
 
 void shmem_uint64_get(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_get"), pe, "shmem_uint64_get");
 }
 
 void shmem_ctx_uint64_get(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_get"), pe, "shmem_ctx_uint64_get");
 }
 
 void shmem_size_get(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_get"), pe, "shmem_size_get");
 }
 
 void shmem_ctx_size_get(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_get"), pe, "shmem_ctx_size_get");
 }
 
 void shmem_ptrdiff_get(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_get");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_get"), pe, "shmem_ptrdiff_get");
 }
 
 void shmem_ctx_ptrdiff_get(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_get"), pe, "shmem_ctx_ptrdiff_get");
 }
 
 void shmem_get8(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_get8");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_get8"), pe, "shmem_get8");
 }
 
 void shmem_ctx_get8(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 1, pe, "shmem_ctx_get8");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_get8"), pe, "shmem_ctx_get8");
 }
 
 void shmem_get16(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_get16");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_get16"), pe, "shmem_get16");
 }
 
 void shmem_ctx_get16(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 2, pe, "shmem_ctx_get16");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_get16"), pe, "shmem_ctx_get16");
 }
 
 void shmem_get32(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_get32");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_get32"), pe, "shmem_get32");
 }
 
 void shmem_ctx_get32(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 4, pe, "shmem_ctx_get32");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_get32"), pe, "shmem_ctx_get32");
 }
 
 void shmem_get64(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_get64");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_get64"), pe, "shmem_get64");
 }
 
 void shmem_ctx_get64(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 8, pe, "shmem_ctx_get64");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_get64"), pe, "shmem_ctx_get64");
 }
 
 void shmem_get128(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_get128");
+	gsh_get(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_get128"), pe, "shmem_get128");
 }
 
 void shmem_ctx_get128(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get(ctx, dest, source, nelems * 16, pe, "shmem_ctx_get128");
+	gsh_get(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_get128"), pe, "shmem_ctx_get128");
 }
 
 void shmem_getmem(void *dest, const void *source, size_t nelems, int pe)
@@ -954,292 +954,292 @@ void shmem_ctx_getmem(shmem_ctx_t ctx, void *dest, const void *source, size_t ne
 
 void shmem_float_get_nbi(float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), pe, "shmem_float_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_get_nbi"), pe, "shmem_float_get_nbi");
 }
 
 void shmem_ctx_float_get_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(float), pe, "shmem_ctx_float_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_get_nbi"), pe, "shmem_ctx_float_get_nbi");
 }
 
 void shmem_double_get_nbi(double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), pe, "shmem_double_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_get_nbi"), pe, "shmem_double_get_nbi");
 }
 
 void shmem_ctx_double_get_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(double), pe, "shmem_ctx_double_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_get_nbi"), pe, "shmem_ctx_double_get_nbi");
 }
 
 void shmem_longdouble_get_nbi(long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), pe, "shmem_longdouble_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_get_nbi"), pe, "shmem_longdouble_get_nbi");
 }
 
 void shmem_ctx_longdouble_get_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long double), pe, "shmem_ctx_longdouble_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_get_nbi"), pe, "shmem_ctx_longdouble_get_nbi");
 }
 
 void shmem_char_get_nbi(char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), pe, "shmem_char_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_get_nbi"), pe, "shmem_char_get_nbi");
 }
 
 void shmem_ctx_char_get_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(char), pe, "shmem_ctx_char_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_get_nbi"), pe, "shmem_ctx_char_get_nbi");
 }
 
 void shmem_schar_get_nbi(signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), pe, "shmem_schar_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_get_nbi"), pe, "shmem_schar_get_nbi");
 }
 
 void shmem_ctx_schar_get_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(signed char), pe, "shmem_ctx_schar_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_get_nbi"), pe, "shmem_ctx_schar_get_nbi");
 }
 
 void shmem_short_get_nbi(short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), pe, "shmem_short_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_get_nbi"), pe, "shmem_short_get_nbi");
 }
 
 void shmem_ctx_short_get_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(short), pe, "shmem_ctx_short_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_get_nbi"), pe, "shmem_ctx_short_get_nbi");
 }
 
 void shmem_int_get_nbi(int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), pe, "shmem_int_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_get_nbi"), pe, "shmem_int_get_nbi");
 }
 
 void shmem_ctx_int_get_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int), pe, "shmem_ctx_int_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_get_nbi"), pe, "shmem_ctx_int_get_nbi");
 }
 
 void shmem_long_get_nbi(long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), pe, "shmem_long_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_get_nbi"), pe, "shmem_long_get_nbi");
 }
 
 void shmem_ctx_long_get_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long), pe, "shmem_ctx_long_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_get_nbi"), pe, "shmem_ctx_long_get_nbi");
 }
 
 void shmem_longlong_get_nbi(long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), pe, "shmem_longlong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_get_nbi"), pe, "shmem_longlong_get_nbi");
 }
 
 void shmem_ctx_longlong_get_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(long long), pe, "shmem_ctx_longlong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_get_nbi"), pe, "shmem_ctx_longlong_get_nbi");
 }
 
 void shmem_uchar_get_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), pe, "shmem_uchar_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_get_nbi"), pe, "shmem_uchar_get_nbi");
 }
 
 void shmem_ctx_uchar_get_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned char), pe, "shmem_ctx_uchar_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_get_nbi"), pe, "shmem_ctx_uchar_get_nbi");
 }
 
 void shmem_ushort_get_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ushort_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_get_nbi"), pe, "shmem_ushort_get_nbi");
 }
 
 void shmem_ctx_ushort_get_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned short), pe, "shmem_ctx_ushort_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_get_nbi"), pe, "shmem_ctx_ushort_get_nbi");
 }
 
 void shmem_uint_get_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), pe, "shmem_uint_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_get_nbi"), pe, "shmem_uint_get_nbi");
 }
 
 void shmem_ctx_uint_get_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned int), pe, "shmem_ctx_uint_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_get_nbi"), pe, "shmem_ctx_uint_get_nbi");
 }
 
 void shmem_ulong_get_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ulong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_get_nbi"), pe, "shmem_ulong_get_nbi");
 }
 
 void shmem_ctx_ulong_get_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned long), pe, "shmem_ctx_ulong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_get_nbi"), pe, "shmem_ctx_ulong_get_nbi");
 }
 
 void shmem_ulonglong_get_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ulonglong_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_get_nbi"), pe, "shmem_ulonglong_get_nbi");
 }
 
 void shmem_ctx_ulonglong_get_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_get_nbi"), pe, "shmem_ctx_ulonglong_get_nbi");
 }
 
 void shmem_int8_get_nbi(int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), pe, "shmem_int8_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_get_nbi"), pe, "shmem_int8_get_nbi");
 }
 
 void shmem_ctx_int8_get_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int8_t), pe, "shmem_ctx_int8_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_get_nbi"), pe, "shmem_ctx_int8_get_nbi");
 }
 
 void shmem_int16_get_nbi(int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), pe, "shmem_int16_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_get_nbi"), pe, "shmem_int16_get_nbi");
 }
 
 void shmem_ctx_int16_get_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int16_t), pe, "shmem_ctx_int16_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_get_nbi"), pe, "shmem_ctx_int16_get_nbi");
 }
 
 void shmem_int32_get_nbi(int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), pe, "shmem_int32_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_get_nbi"), pe, "shmem_int32_get_nbi");
 }
 
 void shmem_ctx_int32_get_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int32_t), pe, "shmem_ctx_int32_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_get_nbi"), pe, "shmem_ctx_int32_get_nbi");
 }
 
 void shmem_int64_get_nbi(int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), pe, "shmem_int64_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_get_nbi"), pe, "shmem_int64_get_nbi");
 }
 
 void shmem_ctx_int64_get_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(int64_t), pe, "shmem_ctx_int64_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_get_nbi"), pe, "shmem_ctx_int64_get_nbi");
 }
 
 void shmem_uint8_get_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), pe, "shmem_uint8_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_get_nbi"), pe, "shmem_uint8_get_nbi");
 }
 
 void shmem_ctx_uint8_get_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint8_t), pe, "shmem_ctx_uint8_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_get_nbi"), pe, "shmem_ctx_uint8_get_nbi");
 }
 
 void shmem_uint16_get_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), pe, "shmem_uint16_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_get_nbi"), pe, "shmem_uint16_get_nbi");
 }
 
 void shmem_ctx_uint16_get_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint16_t), pe, "shmem_ctx_uint16_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_get_nbi"), pe, "shmem_ctx_uint16_get_nbi");
 }
 
 void shmem_uint32_get_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), pe, "shmem_uint32_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_get_nbi"), pe, "shmem_uint32_get_nbi");
 }
 
 void shmem_ctx_uint32_get_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint32_t), pe, "shmem_ctx_uint32_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_get_nbi"), pe, "shmem_ctx_uint32_get_nbi");
 }
 
 void shmem_uint64_get_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), pe, "shmem_uint64_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_get_nbi"), pe, "shmem_uint64_get_nbi");
 }
 
 void shmem_ctx_uint64_get_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(uint64_t), pe, "shmem_ctx_uint64_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_get_nbi"), pe, "shmem_ctx_uint64_get_nbi");
 }
 
 void shmem_size_get_nbi(size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), pe, "shmem_size_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_get_nbi"), pe, "shmem_size_get_nbi");
 }
 
 void shmem_ctx_size_get_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(size_t), pe, "shmem_ctx_size_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_get_nbi"), pe, "shmem_ctx_size_get_nbi");
 }
 
 void shmem_ptrdiff_get_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ptrdiff_get_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_get_nbi"), pe, "shmem_ptrdiff_get_nbi");
 }
 
 void shmem_ctx_ptrdiff_get_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_get_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_get_nbi"), pe, "shmem_ctx_ptrdiff_get_nbi");
 }
 
 void shmem_get8_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, pe, "shmem_get8_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_get8_nbi"), pe, "shmem_get8_nbi");
 }
 
 void shmem_ctx_get8_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 1, pe, "shmem_ctx_get8_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_get8_nbi"), pe, "shmem_ctx_get8_nbi");
 }
 
 void shmem_get16_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, pe, "shmem_get16_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_get16_nbi"), pe, "shmem_get16_nbi");
 }
 
 void shmem_ctx_get16_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 2, pe, "shmem_ctx_get16_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_get16_nbi"), pe, "shmem_ctx_get16_nbi");
 }
 
 void shmem_get32_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, pe, "shmem_get32_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_get32_nbi"), pe, "shmem_get32_nbi");
 }
 
 void shmem_ctx_get32_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 4, pe, "shmem_ctx_get32_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_get32_nbi"), pe, "shmem_ctx_get32_nbi");
 }
 
 void shmem_get64_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, pe, "shmem_get64_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_get64_nbi"), pe, "shmem_get64_nbi");
 }
 
 void shmem_ctx_get64_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 8, pe, "shmem_ctx_get64_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_get64_nbi"), pe, "shmem_ctx_get64_nbi");
 }
 
 void shmem_get128_nbi(void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, pe, "shmem_get128_nbi");
+	gsh_get_nbi(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_get128_nbi"), pe, "shmem_get128_nbi");
 }
 
 void shmem_ctx_get128_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, int pe)
 {
-	gsh_get_nbi(ctx, dest, source, nelems * 16, pe, "shmem_ctx_get128_nbi");
+	gsh_get_nbi(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_get128_nbi"), pe, "shmem_ctx_get128_nbi");
 }
 
 void shmem_getmem_nbi(void *dest, const void *source, size_t nelems, int pe)
@@ -2416,292 +2416,292 @@ void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_
 
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 0, "shmem_float_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_float_put_signal");
 }
 
 void shmem_ctx_float_put_signal(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_float_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_float_put_signal");
 }
 
 void shmem_double_put_signal(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 0, "shmem_double_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_double_put_signal");
 }
 
 void shmem_ctx_double_put_signal(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_double_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_double_put_signal");
 }
 
 void shmem_longdouble_put_signal(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 0, "shmem_longdouble_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_longdouble_put_signal");
 }
 
 void shmem_ctx_longdouble_put_signal(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longdouble_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longdouble_put_signal");
 }
 
 void shmem_char_put_signal(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 0, "shmem_char_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_char_put_signal");
 }
 
 void shmem_ctx_char_put_signal(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_char_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_char_put_signal");
 }
 
 void shmem_schar_put_signal(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 0, "shmem_schar_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_schar_put_signal");
 }
 
 void shmem_ctx_schar_put_signal(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_schar_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_schar_put_signal");
 }
 
 void shmem_short_put_signal(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 0, "shmem_short_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_short_put_signal");
 }
 
 void shmem_ctx_short_put_signal(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_short_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_short_put_signal");
 }
 
 void shmem_int_put_signal(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 0, "shmem_int_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int_put_signal");
 }
 
 void shmem_ctx_int_put_signal(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int_put_signal");
 }
 
 void shmem_long_put_signal(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 0, "shmem_long_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_long_put_signal");
 }
 
 void shmem_ctx_long_put_signal(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_long_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_long_put_signal");
 }
 
 void shmem_longlong_put_signal(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 0, "shmem_longlong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_longlong_put_signal");
 }
 
 void shmem_ctx_longlong_put_signal(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longlong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_longlong_put_signal");
 }
 
 void shmem_uchar_put_signal(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 0, "shmem_uchar_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uchar_put_signal");
 }
 
 void shmem_ctx_uchar_put_signal(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uchar_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uchar_put_signal");
 }
 
 void shmem_ushort_put_signal(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 0, "shmem_ushort_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ushort_put_signal");
 }
 
 void shmem_ctx_ushort_put_signal(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ushort_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ushort_put_signal");
 }
 
 void shmem_uint_put_signal(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 0, "shmem_uint_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint_put_signal");
 }
 
 void shmem_ctx_uint_put_signal(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint_put_signal");
 }
 
 void shmem_ulong_put_signal(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 0, "shmem_ulong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ulong_put_signal");
 }
 
 void shmem_ctx_ulong_put_signal(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulong_put_signal");
 }
 
 void shmem_ulonglong_put_signal(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 0, "shmem_ulonglong_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ulonglong_put_signal");
 }
 
 void shmem_ctx_ulonglong_put_signal(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulonglong_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ulonglong_put_signal");
 }
 
 void shmem_int8_put_signal(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 0, "shmem_int8_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int8_put_signal");
 }
 
 void shmem_ctx_int8_put_signal(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int8_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int8_put_signal");
 }
 
 void shmem_int16_put_signal(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 0, "shmem_int16_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int16_put_signal");
 }
 
 void shmem_ctx_int16_put_signal(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int16_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int16_put_signal");
 }
 
 void shmem_int32_put_signal(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 0, "shmem_int32_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int32_put_signal");
 }
 
 void shmem_ctx_int32_put_signal(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int32_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int32_put_signal");
 }
 
 void shmem_int64_put_signal(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 0, "shmem_int64_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_int64_put_signal");
 }
 
 void shmem_ctx_int64_put_signal(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int64_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_int64_put_signal");
 }
 
 void shmem_uint8_put_signal(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint8_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint8_put_signal");
 }
 
 void shmem_ctx_uint8_put_signal(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint8_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint8_put_signal");
 }
 
 void shmem_uint16_put_signal(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint16_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint16_put_signal");
 }
 
 void shmem_ctx_uint16_put_signal(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint16_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint16_put_signal");
 }
 
 void shmem_uint32_put_signal(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint32_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint32_put_signal");
 }
 
 void shmem_ctx_uint32_put_signal(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint32_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint32_put_signal");
 }
 
 void shmem_uint64_put_signal(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 0, "shmem_uint64_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_uint64_put_signal");
 }
 
 void shmem_ctx_uint64_put_signal(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint64_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_uint64_put_signal");
 }
 
 void shmem_size_put_signal(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 0, "shmem_size_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_size_put_signal");
 }
 
 void shmem_ctx_size_put_signal(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_size_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_size_put_signal");
 }
 
 void shmem_ptrdiff_put_signal(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 0, "shmem_ptrdiff_put_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ptrdiff_put_signal");
 }
 
 void shmem_ctx_ptrdiff_put_signal(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ptrdiff_put_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_ptrdiff_put_signal");
 }
 
 void shmem_put8_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 0, "shmem_put8_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put8_signal");
 }
 
 void shmem_ctx_put8_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put8_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put8_signal");
 }
 
 void shmem_put16_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 0, "shmem_put16_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put16_signal");
 }
 
 void shmem_ctx_put16_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put16_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put16_signal");
 }
 
 void shmem_put32_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 0, "shmem_put32_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put32_signal");
 }
 
 void shmem_ctx_put32_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put32_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put32_signal");
 }
 
 void shmem_put64_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 0, "shmem_put64_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put64_signal");
 }
 
 void shmem_ctx_put64_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put64_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put64_signal");
 }
 
 void shmem_put128_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 0, "shmem_put128_signal");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_put128_signal");
 }
 
 void shmem_ctx_put128_signal(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put128_signal");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_signal"), sig_addr, signal, sig_op, pe, 0, "shmem_ctx_put128_signal");
 }
 
 void shmem_putmem_signal(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
@@ -2716,292 +2716,292 @@ void shmem_ctx_putmem_signal(shmem_ctx_t ctx, void *dest, const void *source, si
 
 void shmem_float_put_signal_nbi(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 1, "shmem_float_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_float_put_signal_nbi");
 }
 
 void shmem_ctx_float_put_signal_nbi(shmem_ctx_t ctx, float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(float), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_float_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_ctx_float_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_float_put_signal_nbi");
 }
 
 void shmem_double_put_signal_nbi(double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 1, "shmem_double_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_double_put_signal_nbi");
 }
 
 void shmem_ctx_double_put_signal_nbi(shmem_ctx_t ctx, double *dest, const double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(double), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_double_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_ctx_double_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_double_put_signal_nbi");
 }
 
 void shmem_longdouble_put_signal_nbi(long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 1, "shmem_longdouble_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_longdouble_put_signal_nbi");
 }
 
 void shmem_ctx_longdouble_put_signal_nbi(shmem_ctx_t ctx, long double *dest, const long double *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long double), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longdouble_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_ctx_longdouble_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longdouble_put_signal_nbi");
 }
 
 void shmem_char_put_signal_nbi(char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 1, "shmem_char_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_char_put_signal_nbi");
 }
 
 void shmem_ctx_char_put_signal_nbi(shmem_ctx_t ctx, char *dest, const char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_char_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_ctx_char_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_char_put_signal_nbi");
 }
 
 void shmem_schar_put_signal_nbi(signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 1, "shmem_schar_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_schar_put_signal_nbi");
 }
 
 void shmem_ctx_schar_put_signal_nbi(shmem_ctx_t ctx, signed char *dest, const signed char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(signed char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_schar_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_ctx_schar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_schar_put_signal_nbi");
 }
 
 void shmem_short_put_signal_nbi(short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 1, "shmem_short_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_short_put_signal_nbi");
 }
 
 void shmem_ctx_short_put_signal_nbi(shmem_ctx_t ctx, short *dest, const short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(short), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_short_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_ctx_short_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_short_put_signal_nbi");
 }
 
 void shmem_int_put_signal_nbi(int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 1, "shmem_int_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int_put_signal_nbi");
 }
 
 void shmem_ctx_int_put_signal_nbi(shmem_ctx_t ctx, int *dest, const int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_ctx_int_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int_put_signal_nbi");
 }
 
 void shmem_long_put_signal_nbi(long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 1, "shmem_long_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_long_put_signal_nbi");
 }
 
 void shmem_ctx_long_put_signal_nbi(shmem_ctx_t ctx, long *dest, const long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_long_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_ctx_long_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_long_put_signal_nbi");
 }
 
 void shmem_longlong_put_signal_nbi(long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 1, "shmem_longlong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_longlong_put_signal_nbi");
 }
 
 void shmem_ctx_longlong_put_signal_nbi(shmem_ctx_t ctx, long long *dest, const long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(long long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longlong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_ctx_longlong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_longlong_put_signal_nbi");
 }
 
 void shmem_uchar_put_signal_nbi(unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 1, "shmem_uchar_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uchar_put_signal_nbi");
 }
 
 void shmem_ctx_uchar_put_signal_nbi(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned char), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uchar_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_ctx_uchar_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uchar_put_signal_nbi");
 }
 
 void shmem_ushort_put_signal_nbi(unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 1, "shmem_ushort_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ushort_put_signal_nbi");
 }
 
 void shmem_ctx_ushort_put_signal_nbi(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned short), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ushort_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ctx_ushort_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ushort_put_signal_nbi");
 }
 
 void shmem_uint_put_signal_nbi(unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 1, "shmem_uint_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint_put_signal_nbi");
 }
 
 void shmem_ctx_uint_put_signal_nbi(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned int), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_ctx_uint_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint_put_signal_nbi");
 }
 
 void shmem_ulong_put_signal_nbi(unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 1, "shmem_ulong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ulong_put_signal_nbi");
 }
 
 void shmem_ctx_ulong_put_signal_nbi(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ctx_ulong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulong_put_signal_nbi");
 }
 
 void shmem_ulonglong_put_signal_nbi(unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 1, "shmem_ulonglong_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ulonglong_put_signal_nbi");
 }
 
 void shmem_ctx_ulonglong_put_signal_nbi(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(unsigned long long), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulonglong_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ctx_ulonglong_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ulonglong_put_signal_nbi");
 }
 
 void shmem_int8_put_signal_nbi(int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 1, "shmem_int8_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int8_put_signal_nbi");
 }
 
 void shmem_ctx_int8_put_signal_nbi(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int8_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int8_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_ctx_int8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int8_put_signal_nbi");
 }
 
 void shmem_int16_put_signal_nbi(int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 1, "shmem_int16_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int16_put_signal_nbi");
 }
 
 void shmem_ctx_int16_put_signal_nbi(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int16_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int16_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_ctx_int16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int16_put_signal_nbi");
 }
 
 void shmem_int32_put_signal_nbi(int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 1, "shmem_int32_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int32_put_signal_nbi");
 }
 
 void shmem_ctx_int32_put_signal_nbi(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int32_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int32_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_ctx_int32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int32_put_signal_nbi");
 }
 
 void shmem_int64_put_signal_nbi(int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 1, "shmem_int64_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_int64_put_signal_nbi");
 }
 
 void shmem_ctx_int64_put_signal_nbi(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(int64_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int64_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_ctx_int64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_int64_put_signal_nbi");
 }
 
 void shmem_uint8_put_signal_nbi(uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint8_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint8_put_signal_nbi");
 }
 
 void shmem_ctx_uint8_put_signal_nbi(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint8_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint8_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_ctx_uint8_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint8_put_signal_nbi");
 }
 
 void shmem_uint16_put_signal_nbi(uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint16_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint16_put_signal_nbi");
 }
 
 void shmem_ctx_uint16_put_signal_nbi(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint16_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint16_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_ctx_uint16_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint16_put_signal_nbi");
 }
 
 void shmem_uint32_put_signal_nbi(uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint32_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint32_put_signal_nbi");
 }
 
 void shmem_ctx_uint32_put_signal_nbi(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint32_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint32_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_ctx_uint32_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint32_put_signal_nbi");
 }
 
 void shmem_uint64_put_signal_nbi(uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 1, "shmem_uint64_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_uint64_put_signal_nbi");
 }
 
 void shmem_ctx_uint64_put_signal_nbi(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(uint64_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint64_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_ctx_uint64_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_uint64_put_signal_nbi");
 }
 
 void shmem_size_put_signal_nbi(size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 1, "shmem_size_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_size_put_signal_nbi");
 }
 
 void shmem_ctx_size_put_signal_nbi(shmem_ctx_t ctx, size_t *dest, const size_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(size_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_size_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_ctx_size_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_size_put_signal_nbi");
 }
 
 void shmem_ptrdiff_put_signal_nbi(ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 1, "shmem_ptrdiff_put_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ptrdiff_put_signal_nbi");
 }
 
 void shmem_ctx_ptrdiff_put_signal_nbi(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * sizeof(ptrdiff_t), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ptrdiff_put_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ctx_ptrdiff_put_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_ptrdiff_put_signal_nbi");
 }
 
 void shmem_put8_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 1, "shmem_put8_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 1, "shmem_put8_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put8_signal_nbi");
 }
 
 void shmem_ctx_put8_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 1, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put8_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 1, "shmem_ctx_put8_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put8_signal_nbi");
 }
 
 void shmem_put16_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 1, "shmem_put16_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 2, "shmem_put16_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put16_signal_nbi");
 }
 
 void shmem_ctx_put16_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 2, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put16_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 2, "shmem_ctx_put16_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put16_signal_nbi");
 }
 
 void shmem_put32_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 1, "shmem_put32_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 4, "shmem_put32_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put32_signal_nbi");
 }
 
 void shmem_ctx_put32_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 4, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put32_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 4, "shmem_ctx_put32_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put32_signal_nbi");
 }
 
 void shmem_put64_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 1, "shmem_put64_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 8, "shmem_put64_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put64_signal_nbi");
 }
 
 void shmem_ctx_put64_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 8, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put64_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 8, "shmem_ctx_put64_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put64_signal_nbi");
 }
 
 void shmem_put128_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 1, "shmem_put128_signal_nbi");
+	gsh_put_signal(SHMEM_CTX_DEFAULT, dest, source, gsh_bytes(nelems, 16, "shmem_put128_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_put128_signal_nbi");
 }
 
 void shmem_ctx_put128_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
-	gsh_put_signal(ctx, dest, source, nelems * 16, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put128_signal_nbi");
+	gsh_put_signal(ctx, dest, source, gsh_bytes(nelems, 16, "shmem_ctx_put128_signal_nbi"), sig_addr, signal, sig_op, pe, 1, "shmem_ctx_put128_signal_nbi");
 }
 
 void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
@@ -5824,502 +5824,502 @@ void shmem_ptrdiff_add(ptrdiff_t *dest, ptrdiff_t value, int pe)
 
 int shmem_float_broadcast(shmem_team_t team, float *dest, const float *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(float), PE_root, "shmem_float_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_broadcast"), PE_root, "shmem_float_broadcast");
 }
 
 int shmem_double_broadcast(shmem_team_t team, double *dest, const double *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(double), PE_root, "shmem_double_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_broadcast"), PE_root, "shmem_double_broadcast");
 }
 
 int shmem_longdouble_broadcast(shmem_team_t team, long double *dest, const long double *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(long double), PE_root, "shmem_longdouble_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_broadcast"), PE_root, "shmem_longdouble_broadcast");
 }
 
 int shmem_char_broadcast(shmem_team_t team, char *dest, const char *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(char), PE_root, "shmem_char_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_broadcast"), PE_root, "shmem_char_broadcast");
 }
 
 int shmem_schar_broadcast(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(signed char), PE_root, "shmem_schar_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_broadcast"), PE_root, "shmem_schar_broadcast");
 }
 
 int shmem_short_broadcast(shmem_team_t team, short *dest, const short *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(short), PE_root, "shmem_short_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_broadcast"), PE_root, "shmem_short_broadcast");
 }
 
 int shmem_int_broadcast(shmem_team_t team, int *dest, const int *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(int), PE_root, "shmem_int_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_broadcast"), PE_root, "shmem_int_broadcast");
 }
 
 int shmem_long_broadcast(shmem_team_t team, long *dest, const long *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(long), PE_root, "shmem_long_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_broadcast"), PE_root, "shmem_long_broadcast");
 }
 
 int shmem_longlong_broadcast(shmem_team_t team, long long *dest, const long long *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(long long), PE_root, "shmem_longlong_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_broadcast"), PE_root, "shmem_longlong_broadcast");
 }
 
 int shmem_uchar_broadcast(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(unsigned char), PE_root, "shmem_uchar_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_broadcast"), PE_root, "shmem_uchar_broadcast");
 }
 
 int shmem_ushort_broadcast(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(unsigned short), PE_root, "shmem_ushort_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_broadcast"), PE_root, "shmem_ushort_broadcast");
 }
 
 int shmem_uint_broadcast(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(unsigned int), PE_root, "shmem_uint_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_broadcast"), PE_root, "shmem_uint_broadcast");
 }
 
 int shmem_ulong_broadcast(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(unsigned long), PE_root, "shmem_ulong_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_broadcast"), PE_root, "shmem_ulong_broadcast");
 }
 
 int shmem_ulonglong_broadcast(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(unsigned long long), PE_root, "shmem_ulonglong_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_broadcast"), PE_root, "shmem_ulonglong_broadcast");
 }
 
 int shmem_int8_broadcast(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(int8_t), PE_root, "shmem_int8_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_broadcast"), PE_root, "shmem_int8_broadcast");
 }
 
 int shmem_int16_broadcast(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(int16_t), PE_root, "shmem_int16_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_broadcast"), PE_root, "shmem_int16_broadcast");
 }
 
 int shmem_int32_broadcast(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(int32_t), PE_root, "shmem_int32_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_broadcast"), PE_root, "shmem_int32_broadcast");
 }
 
 int shmem_int64_broadcast(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(int64_t), PE_root, "shmem_int64_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_broadcast"), PE_root, "shmem_int64_broadcast");
 }
 
 int shmem_uint8_broadcast(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(uint8_t), PE_root, "shmem_uint8_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_broadcast"), PE_root, "shmem_uint8_broadcast");
 }
 
 int shmem_uint16_broadcast(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(uint16_t), PE_root, "shmem_uint16_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_broadcast"), PE_root, "shmem_uint16_broadcast");
 }
 
 int shmem_uint32_broadcast(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(uint32_t), PE_root, "shmem_uint32_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_broadcast"), PE_root, "shmem_uint32_broadcast");
 }
 
 int shmem_uint64_broadcast(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(uint64_t), PE_root, "shmem_uint64_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_broadcast"), PE_root, "shmem_uint64_broadcast");
 }
 
 int shmem_size_broadcast(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(size_t), PE_root, "shmem_size_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_broadcast"), PE_root, "shmem_size_broadcast");
 }
 
 int shmem_ptrdiff_broadcast(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * sizeof(ptrdiff_t), PE_root, "shmem_ptrdiff_broadcast");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_broadcast"), PE_root, "shmem_ptrdiff_broadcast");
 }
 
 int shmem_broadcastmem(shmem_team_t team, void *dest, const void *source, size_t nelems, int PE_root)
 {
-	return gsh_broadcast(team, dest, source, nelems * 1, PE_root, "shmem_broadcastmem");
+	return gsh_broadcast(team, dest, source, gsh_bytes(nelems, 1, "shmem_broadcastmem"), PE_root, "shmem_broadcastmem");
 }
 
 int shmem_float_collect(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(float), "shmem_float_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_collect"), "shmem_float_collect");
 }
 
 int shmem_double_collect(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(double), "shmem_double_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_collect"), "shmem_double_collect");
 }
 
 int shmem_longdouble_collect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(long double), "shmem_longdouble_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_collect"), "shmem_longdouble_collect");
 }
 
 int shmem_char_collect(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(char), "shmem_char_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_collect"), "shmem_char_collect");
 }
 
 int shmem_schar_collect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(signed char), "shmem_schar_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_collect"), "shmem_schar_collect");
 }
 
 int shmem_short_collect(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(short), "shmem_short_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_collect"), "shmem_short_collect");
 }
 
 int shmem_int_collect(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(int), "shmem_int_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_collect"), "shmem_int_collect");
 }
 
 int shmem_long_collect(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(long), "shmem_long_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_collect"), "shmem_long_collect");
 }
 
 int shmem_longlong_collect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(long long), "shmem_longlong_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_collect"), "shmem_longlong_collect");
 }
 
 int shmem_uchar_collect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(unsigned char), "shmem_uchar_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_collect"), "shmem_uchar_collect");
 }
 
 int shmem_ushort_collect(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(unsigned short), "shmem_ushort_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_collect"), "shmem_ushort_collect");
 }
 
 int shmem_uint_collect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(unsigned int), "shmem_uint_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_collect"), "shmem_uint_collect");
 }
 
 int shmem_ulong_collect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(unsigned long), "shmem_ulong_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_collect"), "shmem_ulong_collect");
 }
 
 int shmem_ulonglong_collect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(unsigned long long), "shmem_ulonglong_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_collect"), "shmem_ulonglong_collect");
 }
 
 int shmem_int8_collect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(int8_t), "shmem_int8_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_collect"), "shmem_int8_collect");
 }
 
 int shmem_int16_collect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(int16_t), "shmem_int16_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_collect"), "shmem_int16_collect");
 }
 
 int shmem_int32_collect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(int32_t), "shmem_int32_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_collect"), "shmem_int32_collect");
 }
 
 int shmem_int64_collect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(int64_t), "shmem_int64_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_collect"), "shmem_int64_collect");
 }
 
 int shmem_uint8_collect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(uint8_t), "shmem_uint8_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_collect"), "shmem_uint8_collect");
 }
 
 int shmem_uint16_collect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(uint16_t), "shmem_uint16_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_collect"), "shmem_uint16_collect");
 }
 
 int shmem_uint32_collect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(uint32_t), "shmem_uint32_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_collect"), "shmem_uint32_collect");
 }
 
 int shmem_uint64_collect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(uint64_t), "shmem_uint64_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_collect"), "shmem_uint64_collect");
 }
 
 int shmem_size_collect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(size_t), "shmem_size_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_collect"), "shmem_size_collect");
 }
 
 int shmem_ptrdiff_collect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * sizeof(ptrdiff_t), "shmem_ptrdiff_collect");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_collect"), "shmem_ptrdiff_collect");
 }
 
 int shmem_collectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	return gsh_collect(team, dest, source, nelems * 1, "shmem_collectmem");
+	return gsh_collect(team, dest, source, gsh_bytes(nelems, 1, "shmem_collectmem"), "shmem_collectmem");
 }
 
 int shmem_float_fcollect(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(float), "shmem_float_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_fcollect"), "shmem_float_fcollect");
 }
 
 int shmem_double_fcollect(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(double), "shmem_double_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_fcollect"), "shmem_double_fcollect");
 }
 
 int shmem_longdouble_fcollect(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(long double), "shmem_longdouble_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_fcollect"), "shmem_longdouble_fcollect");
 }
 
 int shmem_char_fcollect(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(char), "shmem_char_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_fcollect"), "shmem_char_fcollect");
 }
 
 int shmem_schar_fcollect(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(signed char), "shmem_schar_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_fcollect"), "shmem_schar_fcollect");
 }
 
 int shmem_short_fcollect(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(short), "shmem_short_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_fcollect"), "shmem_short_fcollect");
 }
 
 int shmem_int_fcollect(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(int), "shmem_int_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_fcollect"), "shmem_int_fcollect");
 }
 
 int shmem_long_fcollect(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(long), "shmem_long_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_fcollect"), "shmem_long_fcollect");
 }
 
 int shmem_longlong_fcollect(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(long long), "shmem_longlong_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_fcollect"), "shmem_longlong_fcollect");
 }
 
 int shmem_uchar_fcollect(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(unsigned char), "shmem_uchar_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_fcollect"), "shmem_uchar_fcollect");
 }
 
 int shmem_ushort_fcollect(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(unsigned short), "shmem_ushort_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_fcollect"), "shmem_ushort_fcollect");
 }
 
 int shmem_uint_fcollect(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(unsigned int), "shmem_uint_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_fcollect"), "shmem_uint_fcollect");
 }
 
 int shmem_ulong_fcollect(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(unsigned long), "shmem_ulong_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_fcollect"), "shmem_ulong_fcollect");
 }
 
 int shmem_ulonglong_fcollect(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(unsigned long long), "shmem_ulonglong_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_fcollect"), "shmem_ulonglong_fcollect");
 }
 
 int shmem_int8_fcollect(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(int8_t), "shmem_int8_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_fcollect"), "shmem_int8_fcollect");
 }
 
 int shmem_int16_fcollect(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(int16_t), "shmem_int16_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_fcollect"), "shmem_int16_fcollect");
 }
 
 int shmem_int32_fcollect(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(int32_t), "shmem_int32_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_fcollect"), "shmem_int32_fcollect");
 }
 
 int shmem_int64_fcollect(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(int64_t), "shmem_int64_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_fcollect"), "shmem_int64_fcollect");
 }
 
 int shmem_uint8_fcollect(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(uint8_t), "shmem_uint8_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_fcollect"), "shmem_uint8_fcollect");
 }
 
 int shmem_uint16_fcollect(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(uint16_t), "shmem_uint16_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_fcollect"), "shmem_uint16_fcollect");
 }
 
 int shmem_uint32_fcollect(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(uint32_t), "shmem_uint32_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_fcollect"), "shmem_uint32_fcollect");
 }
 
 int shmem_uint64_fcollect(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(uint64_t), "shmem_uint64_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_fcollect"), "shmem_uint64_fcollect");
 }
 
 int shmem_size_fcollect(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(size_t), "shmem_size_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_fcollect"), "shmem_size_fcollect");
 }
 
 int shmem_ptrdiff_fcollect(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * sizeof(ptrdiff_t), "shmem_ptrdiff_fcollect");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_fcollect"), "shmem_ptrdiff_fcollect");
 }
 
 int shmem_fcollectmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	return gsh_fcollect(team, dest, source, nelems * 1, "shmem_fcollectmem");
+	return gsh_fcollect(team, dest, source, gsh_bytes(nelems, 1, "shmem_fcollectmem"), "shmem_fcollectmem");
 }
 
 int shmem_float_alltoall(shmem_team_t team, float *dest, const float *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(float), "shmem_float_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(float), "shmem_float_alltoall"), "shmem_float_alltoall");
 }
 
 int shmem_double_alltoall(shmem_team_t team, double *dest, const double *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(double), "shmem_double_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(double), "shmem_double_alltoall"), "shmem_double_alltoall");
 }
 
 int shmem_longdouble_alltoall(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(long double), "shmem_longdouble_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(long double), "shmem_longdouble_alltoall"), "shmem_longdouble_alltoall");
 }
 
 int shmem_char_alltoall(shmem_team_t team, char *dest, const char *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(char), "shmem_char_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(char), "shmem_char_alltoall"), "shmem_char_alltoall");
 }
 
 int shmem_schar_alltoall(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(signed char), "shmem_schar_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(signed char), "shmem_schar_alltoall"), "shmem_schar_alltoall");
 }
 
 int shmem_short_alltoall(shmem_team_t team, short *dest, const short *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(short), "shmem_short_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(short), "shmem_short_alltoall"), "shmem_short_alltoall");
 }
 
 int shmem_int_alltoall(shmem_team_t team, int *dest, const int *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(int), "shmem_int_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(int), "shmem_int_alltoall"), "shmem_int_alltoall");
 }
 
 int shmem_long_alltoall(shmem_team_t team, long *dest, const long *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(long), "shmem_long_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(long), "shmem_long_alltoall"), "shmem_long_alltoall");
 }
 
 int shmem_longlong_alltoall(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(long long), "shmem_longlong_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(long long), "shmem_longlong_alltoall"), "shmem_longlong_alltoall");
 }
 
 int shmem_uchar_alltoall(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(unsigned char), "shmem_uchar_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(unsigned char), "shmem_uchar_alltoall"), "shmem_uchar_alltoall");
 }
 
 int shmem_ushort_alltoall(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(unsigned short), "shmem_ushort_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(unsigned short), "shmem_ushort_alltoall"), "shmem_ushort_alltoall");
 }
 
 int shmem_uint_alltoall(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(unsigned int), "shmem_uint_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(unsigned int), "shmem_uint_alltoall"), "shmem_uint_alltoall");
 }
 
 int shmem_ulong_alltoall(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(unsigned long), "shmem_ulong_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long), "shmem_ulong_alltoall"), "shmem_ulong_alltoall");
 }
 
 int shmem_ulonglong_alltoall(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(unsigned long long), "shmem_ulonglong_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(unsigned long long), "shmem_ulonglong_alltoall"), "shmem_ulonglong_alltoall");
 }
 
 int shmem_int8_alltoall(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(int8_t), "shmem_int8_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(int8_t), "shmem_int8_alltoall"), "shmem_int8_alltoall");
 }
 
 int shmem_int16_alltoall(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(int16_t), "shmem_int16_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(int16_t), "shmem_int16_alltoall"), "shmem_int16_alltoall");
 }
 
 int shmem_int32_alltoall(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(int32_t), "shmem_int32_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(int32_t), "shmem_int32_alltoall"), "shmem_int32_alltoall");
 }
 
 int shmem_int64_alltoall(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(int64_t), "shmem_int64_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(int64_t), "shmem_int64_alltoall"), "shmem_int64_alltoall");
 }
 
 int shmem_uint8_alltoall(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(uint8_t), "shmem_uint8_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(uint8_t), "shmem_uint8_alltoall"), "shmem_uint8_alltoall");
 }
 
 int shmem_uint16_alltoall(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(uint16_t), "shmem_uint16_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(uint16_t), "shmem_uint16_alltoall"), "shmem_uint16_alltoall");
 }
 
 int shmem_uint32_alltoall(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(uint32_t), "shmem_uint32_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(uint32_t), "shmem_uint32_alltoall"), "shmem_uint32_alltoall");
 }
 
 int shmem_uint64_alltoall(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(uint64_t), "shmem_uint64_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(uint64_t), "shmem_uint64_alltoall"), "shmem_uint64_alltoall");
 }
 
 int shmem_size_alltoall(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(size_t), "shmem_size_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(size_t), "shmem_size_alltoall"), "shmem_size_alltoall");
 }
 
 int shmem_ptrdiff_alltoall(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * sizeof(ptrdiff_t), "shmem_ptrdiff_alltoall");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, sizeof(ptrdiff_t), "shmem_ptrdiff_alltoall"), "shmem_ptrdiff_alltoall");
 }
 
 int shmem_alltoallmem(shmem_team_t team, void *dest, const void *source, size_t nelems)
 {
-	return gsh_alltoall(team, dest, source, nelems * 1, "shmem_alltoallmem");
+	return gsh_alltoall(team, dest, source, gsh_bytes(nelems, 1, "shmem_alltoallmem"), "shmem_alltoallmem");
 }
 
 int shmem_float_alltoalls(shmem_team_t team, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems)
@@ -7163,22 +7163,22 @@ int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const fl
 
 void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_broadcast_as(dest, source, nelems * 4, PE_root, PE_start, logPE_stride, PE_size, pSync, "shmem_broadcast32");
+	gsh_broadcast_as(dest, source, gsh_bytes(nelems, 4, "shmem_broadcast32"), PE_root, PE_start, logPE_stride, PE_size, pSync, "shmem_broadcast32");
 }
 
 void shmem_collect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_collect_as(dest, source, nelems * 4, PE_start, logPE_stride, PE_size, pSync, "shmem_collect32");
+	gsh_collect_as(dest, source, gsh_bytes(nelems, 4, "shmem_collect32"), PE_start, logPE_stride, PE_size, pSync, "shmem_collect32");
 }
 
 void shmem_fcollect32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_fcollect_as(dest, source, nelems * 4, PE_start, logPE_stride, PE_size, pSync, "shmem_fcollect32");
+	gsh_fcollect_as(dest, source, gsh_bytes(nelems, 4, "shmem_fcollect32"), PE_start, logPE_stride, PE_size, pSync, "shmem_fcollect32");
 }
 
 void shmem_alltoall32(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_alltoall_as(dest, source, nelems * 4, PE_start, logPE_stride, PE_size, pSync, "shmem_alltoall32");
+	gsh_alltoall_as(dest, source, gsh_bytes(nelems, 4, "shmem_alltoall32"), PE_start, logPE_stride, PE_size, pSync, "shmem_alltoall32");
 }
 
 void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
@@ -7188,22 +7188,22 @@ void shmem_alltoalls32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t 
 
 void shmem_broadcast64(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_broadcast_as(dest, source, nelems * 8, PE_root, PE_start, logPE_stride, PE_size, pSync, "shmem_broadcast64");
+	gsh_broadcast_as(dest, source, gsh_bytes(nelems, 8, "shmem_broadcast64"), PE_root, PE_start, logPE_stride, PE_size, pSync, "shmem_broadcast64");
 }
 
 void shmem_collect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_collect_as(dest, source, nelems * 8, PE_start, logPE_stride, PE_size, pSync, "shmem_collect64");
+	gsh_collect_as(dest, source, gsh_bytes(nelems, 8, "shmem_collect64"), PE_start, logPE_stride, PE_size, pSync, "shmem_collect64");
 }
 
 void shmem_fcollect64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_fcollect_as(dest, source, nelems * 8, PE_start, logPE_stride, PE_size, pSync, "shmem_fcollect64");
+	gsh_fcollect_as(dest, source, gsh_bytes(nelems, 8, "shmem_fcollect64"), PE_start, logPE_stride, PE_size, pSync, "shmem_fcollect64");
 }
 
 void shmem_alltoall64(void *dest, const void *source, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)
 {
-	gsh_alltoall_as(dest, source, nelems * 8, PE_start, logPE_stride, PE_size, pSync, "shmem_alltoall64");
+	gsh_alltoall_as(dest, source, gsh_bytes(nelems, 8, "shmem_alltoall64"), PE_start, logPE_stride, PE_size, pSync, "shmem_alltoall64");
 }
 
 void shmem_alltoalls64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t nelems, int PE_start, int logPE_stride, int PE_size, long *pSync)

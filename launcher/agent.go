@@ -302,9 +302,9 @@ func (a *agent) run(ctx context.Context) int {
 				// A PE that called global_exit recorded it in the host's
 				// job directory before telling anyone: the launcher ends
 				// the job with its status, as for its own PEs.
-				if pe, status, ok := globalexit.Read(a.jobDir); ok {
+				if rec, ok := globalexit.ReadRecord(a.jobDir); ok {
 					globalSent = true
-					_ = a.fw.write(frameGlobalExit, pe, binary.BigEndian.AppendUint32(nil, uint32(int32(status))))
+					_ = a.fw.write(frameGlobalExit, rec.PE, append(binary.BigEndian.AppendUint32(nil, uint32(int32(rec.Status))), rec.Reason...))
 				}
 			}
 			what, code, signaled := describe(a.pes[i].ProcessState, nil)

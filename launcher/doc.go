@@ -37,7 +37,9 @@
 // seeing any PE exit while that record exists, ends the job with the
 // recorded status (its low 8 bits), even 0, naming the PE that called
 // it. So a PE that leaves as soon as it sees the exit is never blamed for
-// leaving.
+// leaving. The library ends a job the same way on an error in a routine
+// that cannot return one (shmem.World.Abort): its record holds the
+// reason, which Run repeats instead of naming a global_exit nobody called.
 //
 // # Lifetimes and ownership
 //

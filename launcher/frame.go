@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 )
 
 // An agent on a remote host (RunAgent) reports to the launcher in frames
@@ -22,7 +23,8 @@ import (
 //	done     rank 0, no payload: every PE of the host has exited and the
 //	         host's job files are gone
 //	global   the PE that called global_exit, before its exit frame;
-//	         payload: the status it gave (4 bytes, signed)
+//	         payload: the status it gave (4 bytes, signed), then, when
+//	         the library ended the job on an error, why, as text
 //	stopped  the PE's process was stopped by a signal (payload 1) or runs
 //	         again (payload 0), sent when the agent sees it change
 type frameKind uint8
@@ -92,7 +94,7 @@ func frameBounds(k frameKind) (lo, hi uint32) {
 	case frameDone:
 		return 0, 0
 	case frameGlobalExit:
-		return 4, 4
+		return 4, 4 + globalexit.MaxReason
 	case frameStopped:
 		return 1, 1
 	}

@@ -442,7 +442,13 @@ type proc struct {
 	signaled bool   // killed by a signal (the launcher had sent none)
 	failed   bool   // in job.failed
 	lost     string // the store's reason, if it reported the PE lost
-	flushes  []func()
+	// left says the store saw it close its connection cleanly: it
+	// finalized, or its initialization failed and cleaned up, which
+	// its exit status tells apart.
+	left bool
+	// said says the verbose output has told how it exited already.
+	said    bool
+	flushes []func()
 	// stopped is when the launcher first saw the process stopped by a
 	// signal, zero while it runs.
 	stopped time.Time
@@ -467,6 +473,24 @@ func (p *proc) who() string {
 		return fmt.Sprintf("PE %d (pid %d on %s)", p.rank, p.pid, p.agent.host)
 	}
 	return fmt.Sprintf("PE %d (pid %d)", p.rank, p.pid)
+}
+
+// exitNews is how p exited, for the verbose output: a PE that closed its
+// store connection cleanly and exited 0 finalized.
+func (p *proc) exitNews() string {
+	if p.left && p.code == 0 && !p.signaled {
+		return "finalized and " + p.what
+	}
+	return p.what
+}
+
+// shortWhat is how p ended, for a line that follows the one that said it
+// in full: "exit status 1", "killed by signal 9 (killed)".
+func (p *proc) shortWhat() string {
+	if status, ok := strings.CutPrefix(p.what, "exited with status "); ok {
+		return "exit status " + status
+	}
+	return strings.TrimPrefix(p.what, "was ")
 }
 
 // where names a PE's process: its pid and, if not this one, its host.
@@ -721,7 +745,7 @@ func (j *job) fromAgent(m remoteMsg) {
 		}
 	case m.globalExit != nil:
 		if j.cause == "" {
-			j.end(fmt.Sprintf("PE %d called global_exit(%d)", m.rank, *m.globalExit), *m.globalExit&0xff)
+			j.end(globalExitCause(*m.globalExit), m.globalExit.Status&0xff)
 		}
 	case m.exit != nil:
 		if !j.pes[m.rank].exited {
@@ -770,12 +794,15 @@ func (j *job) exited(x exitReport) {
 		f()
 	}
 	p.what, p.code, p.signaled = x.what, x.code, x.signaled
-	j.logf(j.o.Verbose, "%s %s", p.who(), p.what)
+	if j.o.Verbose {
+		j.logf(true, "%s %s", p.who(), p.exitNews())
+		p.said = true
+	}
 	if j.cause == "" {
-		if pe, status, ok := globalexit.Read(core.JobDir(envLookup(j.env), j.jobID)); ok {
+		if rec, ok := globalexit.ReadRecord(core.JobDir(envLookup(j.env), j.jobID)); ok {
 			// The job's status is the one global_exit was given, as the
 			// process exit status carries it.
-			j.end(fmt.Sprintf("PE %d called global_exit(%d)", pe, status), status&0xff)
+			j.end(globalExitCause(rec), rec.Status&0xff)
 		}
 	}
 	switch {
@@ -795,8 +822,17 @@ func (j *job) event(e bootstrap.Event) {
 	}
 	p := j.pes[e.Rank]
 	switch e.Kind {
-	case bootstrap.EventJoined, bootstrap.EventFinalized:
+	case bootstrap.EventJoined:
 		j.logf(j.o.Verbose, "PE %d %s", e.Rank, e.Kind)
+		return
+	case bootstrap.EventFinalized:
+		// A clean close is a finalize only if the process then exits 0:
+		// a PE whose initialization failed closes cleanly too. The exit
+		// says which; news of it after the exit is told now.
+		p.left = true
+		if p.exited && p.code == 0 && !p.signaled {
+			j.logf(j.o.Verbose, "PE %d finalized", e.Rank)
+		}
 		return
 	case bootstrap.EventLost:
 	default:
@@ -824,6 +860,16 @@ func (j *job) event(e bootstrap.Event) {
 	if len(j.failed) > 0 {
 		j.decide(false)
 	}
+}
+
+// globalExitCause says how a recorded global exit ended the job: the
+// program's call of global_exit, or the library ending the job on an
+// error, whose reason it repeats.
+func globalExitCause(r globalexit.Record) string {
+	if r.Reason != "" {
+		return fmt.Sprintf("PE %d ended the job with status %d: %s", r.PE, r.Status, r.Reason)
+	}
+	return fmt.Sprintf("PE %d called global_exit(%d)", r.PE, r.Status)
 }
 
 // drainEvents handles the store's events that have already arrived.
@@ -905,6 +951,9 @@ func (j *job) blame(p *proc) {
 	switch {
 	case !p.exited:
 		j.end(fmt.Sprintf("%s was lost by the bootstrap store (%s) but is still running", p.who(), p.lost), ExitLost)
+	case p.code != 0 && p.said:
+		// The verbose output said how it exited just before.
+		j.end(fmt.Sprintf("%s failed first (%s)", p.who(), p.shortWhat()), p.code)
 	case p.code != 0:
 		j.end(fmt.Sprintf("%s %s", p.who(), p.what), p.code)
 	default:

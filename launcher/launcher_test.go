@@ -123,6 +123,17 @@ func child(role string, args []string) int {
 		}
 		b.Barrier() // fails when the target is lost; then wait to be ended
 		return hang()
+	case "initfail": // PE 1 closes its bootstrap cleanly, as a failed init does, and exits 3; the others finalize
+		b := connect()
+		if rank == 1 {
+			b.Close()
+			fmt.Fprintln(os.Stderr, "init failed")
+			return 3
+		}
+		if err := b.Close(); err != nil {
+			return 95
+		}
+		return 0
 	case "unfinalized": // PE 1 exits 0 without closing its bootstrap
 		b := connect()
 		if err := b.Barrier(); err != nil {
@@ -148,15 +159,19 @@ func child(role string, args []string) int {
 		}
 		b.Barrier()
 		return hang()
-	case "globalexit": // PE args[0] calls global_exit(args[1]); the others wait
+	case "globalexit": // PE args[0] calls global_exit(args[1]), or the library ends the job for args[2]; the others wait
 		b := connect()
 		if err := b.Barrier(); err != nil {
 			return 96
 		}
 		caller, _ := strconv.Atoi(args[0])
 		status, _ := strconv.Atoi(args[1])
+		reason := ""
+		if len(args) > 2 {
+			reason = args[2]
+		}
 		if rank == caller {
-			if err := globalexit.Write(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status); err != nil {
+			if err := globalexit.WriteReason(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status, reason); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 97
 			}
@@ -267,7 +282,7 @@ func TestBootstrapJob(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	for pe := range 4 {
 		require.Contains(t, r.stdout, fmt.Sprintf("PE %d of 4: job ", pe))
-		require.Contains(t, r.stderr, fmt.Sprintf("PE %d finalized", pe))
+		require.Regexp(t, fmt.Sprintf(`PE %d (\(pid \d+\) )?finalized`, pe), r.stderr)
 	}
 	require.Regexp(t, `oshrun: job [0-9a-f]{16}: 4 PEs of .*, bootstrap store at 127\.0\.0\.1:\d+`, r.stderr)
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/globalexit"
 )
 
 // EnvRsh names the command that runs a command on another host, as Open
@@ -103,8 +104,9 @@ type remoteMsg struct {
 	pid   int         // > 0: the PE started with this pid
 	exit  *exitReport // the PE exited
 	done  bool        // the agent ended; err says how, if it ended badly
-	// globalExit is the status rank gave global_exit.
-	globalExit *int
+	// globalExit is the status rank gave global_exit, and why the library
+	// ended the job if it was the library's.
+	globalExit *globalexit.Record
 	// stopped says the PE's process was stopped by a signal (true) or
 	// runs again (false).
 	stopped *bool
@@ -215,12 +217,13 @@ func (j *job) readAgent(a *agentConn, r io.Reader) {
 		case frameDone:
 			sawDone = true
 		case frameGlobalExit:
-			if len(f.payload) != 4 {
-				ferr = fmt.Errorf("agent sent a %d-byte global exit frame; it holds 4: %w", len(f.payload), core.ErrInvalid)
+			if len(f.payload) < 4 {
+				ferr = fmt.Errorf("agent sent a %d-byte global exit frame; it holds at least 4: %w", len(f.payload), core.ErrInvalid)
 				break
 			}
-			status := int(int32(binary.BigEndian.Uint32(f.payload)))
-			j.remote <- remoteMsg{agent: a, rank: f.rank, globalExit: &status}
+			rec := globalexit.Record{PE: f.rank, Status: int(int32(binary.BigEndian.Uint32(f.payload))),
+				Reason: globalexit.CleanReason(string(f.payload[4:]))}
+			j.remote <- remoteMsg{agent: a, rank: f.rank, globalExit: &rec}
 		case frameStopped:
 			if f.payload[0] > 1 {
 				ferr = fmt.Errorf("agent sent stopped state %d for PE %d; 0 and 1 are allowed: %w", f.payload[0], f.rank, core.ErrInvalid)

@@ -178,3 +178,15 @@ func TestRemoteGlobalExit(t *testing.T) {
 		require.Contains(t, r.stderr, "PE 2 called global_exit("+status+")")
 	}
 }
+
+// The library's exit on another host carries its reason to the launcher.
+func TestRemoteLibraryExit(t *testing.T) {
+	fakeRsh(t)
+	const why = "the goshmem library failed in shmem_free: shmem: free: not a block"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	r := launch(t, ctx, 0, "globalexit", []string{"2", "1", why}, onHosts("localhost:1,nodea:2"))
+	require.Equal(t, 1, r.code, r.stderr)
+	require.Contains(t, r.stderr, "PE 2 ended the job with status 1: "+why)
+	require.NotContains(t, r.stderr, "global_exit")
+}

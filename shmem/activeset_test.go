@@ -325,6 +325,9 @@ func TestActiveSetErrors(t *testing.T) {
 		}
 		require.ErrorIs(t, shmem.SumToAll(w, dest[1:], dest[:4], all, wrk, ps), shmem.ErrInvalid, "overlap")
 		require.ErrorIs(t, shmem.AlltoallsActiveSet(w, dest, make([]int64, 8), 0, 1, 1, all, ps), shmem.ErrInvalid, "zero stride")
+		err = shmem.AlltoallsActiveSet(w, dest, make([]int64, 8), 1, 3, math.MaxInt/4, all, ps)
+		require.ErrorIs(t, err, shmem.ErrInvalid, "a span that overflows")
+		require.ErrorContains(t, err, "overflows")
 		// Zero elements: nothing to do, and no waiting for the others.
 		require.NoError(t, shmem.BroadcastActiveSet[int64](w, nil, nil, 0, all, ps))
 		require.NoError(t, shmem.SumToAll[int64](w, nil, nil, all, nil, ps))

@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -247,10 +248,16 @@ func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems i
 	if nelems == 0 {
 		return nil
 	}
-	if need := (n*nelems-1)*sst + 1; len(source) < need {
-		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), need, core.ErrInvalid)
+	all := n * nelems
+	srcSpan, destSpan := stridedSpan(all, sst), stridedSpan(all, dst)
+	if all/n != nelems || srcSpan < 0 || destSpan < 0 {
+		return fmt.Errorf("shmem: %s of %d elements to each of %d members at strides %d and %d overflows: the span is more than %d elements: %w",
+			op, nelems, n, dst, sst, math.MaxInt, core.ErrInvalid)
 	}
-	dr, off, err := symIn(g.w, op, dest, (n*nelems-1)*dst+1)
+	if len(source) < srcSpan {
+		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), srcSpan, core.ErrInvalid)
+	}
+	dr, off, err := symIn(g.w, op, dest, destSpan)
 	if err != nil {
 		return err
 	}

@@ -104,13 +104,23 @@ func (w *World) exitOr(err error) error {
 // status. GlobalExit does not return, unless WithExitHook gave Init a
 // hook: then it calls the hook and returns the *GlobalExitError that
 // every PE of the job now sees.
-func (w *World) GlobalExit(status int) error {
+func (w *World) GlobalExit(status int) error { return w.exit(status, "") }
+
+// Abort ends the whole job with status as GlobalExit does, because of an
+// error that reason explains rather than a call to global_exit: the
+// launcher (oshrun) reports the reason, not a global_exit nobody called.
+// The C library ends the job so when a routine that cannot return an
+// error fails. Like GlobalExit it does not return unless WithExitHook
+// gave Init a hook.
+func (w *World) Abort(status int, reason string) error { return w.exit(status, reason) }
+
+func (w *World) exit(status int, reason string) error {
 	// The launcher's record comes first: a PE told of the exit may leave
 	// at once, and the launcher must then know that the job ends by this
 	// exit rather than by that PE's leaving; the PEs on its host read the
 	// record too when a peer vanishes before the news reaches them.
 	if w.syn.exit.hook == nil && w.syn.exit.jobDir != "" {
-		if err := globalexit.Write(w.syn.exit.jobDir, w.me, status); err != nil {
+		if err := globalexit.WriteReason(w.syn.exit.jobDir, w.me, status, reason); err != nil {
 			w.log.Warn("global exit: the launcher will see an ordinary exit", "err", err)
 		}
 	}

@@ -46,7 +46,7 @@ func Free[T Elem](w *World, s []T) error {
 	}
 	off := -1
 	if s != nil {
-		o, err := w.offset("free", mem.Addr(s), 0)
+		o, err := w.blockOffset("free", mem.Addr(s))
 		if err != nil {
 			return err
 		}
@@ -243,7 +243,7 @@ func Realloc[T Elem](w *World, s []T, n int) ([]T, error) {
 	}
 	// The agreement is the opening barrier, and it fails on every PE
 	// alike if one passed a block that is not symmetric, or another block.
-	off, err := w.offset("realloc", mem.Addr(s), 0)
+	off, err := w.blockOffset("realloc", mem.Addr(s))
 	block := uint64(off)
 	if err != nil {
 		block = math.MaxUint64

@@ -152,18 +152,36 @@ func (w *World) offset(op string, addr uintptr, n int) (int, error) {
 	return int(off), nil
 }
 
+// blockOffset is offset for the start of a block given to Free or
+// Realloc: outside the heap it is no block at all, and its error says so.
+func (w *World) blockOffset(op string, addr uintptr) (int, error) {
+	off, err := w.offset(op, addr, 0)
+	if ae, ok := err.(*AddrError); ok {
+		ae.Block = true
+	}
+	return off, err
+}
+
 // AddrError reports a buffer that should be symmetric but does not lie
 // inside the symmetric heap (nor, where the operation takes them, inside
-// registered static data).
+// registered static data), or a block to free or reallocate that is not
+// in the heap.
 type AddrError struct {
 	Op         string
 	Addr       uintptr
 	Len        int
 	Start, End uintptr // the user part of the heap
 	Static     string  // the registered segments, as a phrase
+	// Block says that Addr is a block's start given to Free or Realloc,
+	// not a buffer of Len bytes.
+	Block bool
 }
 
 func (e *AddrError) Error() string {
+	if e.Block {
+		return fmt.Sprintf("shmem: %s: %#x is not a block of the symmetric heap: it lies outside the heap [%#x, %#x); %s takes only what Malloc, Calloc, Align or Realloc returned (shmem_malloc, shmem_calloc, shmem_align, shmem_realloc)",
+			e.Op, e.Addr, e.Start, e.End, e.Op)
+	}
 	return fmt.Sprintf("shmem: %s: %d bytes at %#x are not inside the symmetric heap [%#x, %#x), %s; symmetric buffers come from Malloc or RegisterStatic",
 		e.Op, e.Len, e.Addr, e.Start, e.End, e.Static)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 	"github.com/goshmem/goshmem/shmem"
 
 	_ "github.com/goshmem/goshmem/providers/loopback"
@@ -194,6 +195,26 @@ func TestHeapEdges(t *testing.T) {
 		_, err = w.HeapOffset(base+uintptr(size), 0)
 		require.NoError(t, err, "an empty buffer at the end")
 		require.Positive(t, off)
+	})
+}
+
+// Free and Realloc of memory that is not in the heap say what was given
+// and what they take: an address, not "0 bytes" of a buffer.
+func TestFreeOutsideTheHeap(t *testing.T) {
+	world(t, 2, nil, nil, func(pe int, w *shmem.World, err error) {
+		require.NoError(t, err)
+		local := make([]int64, 4)
+		for _, err := range []error{shmem.Free(w, local), func() error { _, err := shmem.Realloc(w, local, 8); return err }()} {
+			var ae *shmem.AddrError
+			require.ErrorAs(t, err, &ae)
+			require.ErrorIs(t, err, shmem.ErrOutOfBounds)
+			require.NotContains(t, err.Error(), "0 bytes")
+			require.Regexp(t, fmt.Sprintf(`^shmem: (free|realloc): %#x is not a block of the symmetric heap: it lies outside the heap \[0x[0-9a-f]+, 0x[0-9a-f]+\); `+
+				`(free|realloc) takes only what Malloc, Calloc, Align or Realloc returned`, mem.Addr(local)), err.Error())
+		}
+		// Every PE is still in step: the refused calls took no part of a
+		// collective.
+		require.NoError(t, w.BarrierAll())
 	})
 }
 

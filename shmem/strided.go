@@ -2,6 +2,7 @@ package shmem
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -80,7 +81,15 @@ func strided[T Elem](c Ctx, op string, sym, local []T, symStride, localStride, n
 		return nil, nil, 0, nil
 	}
 	symSpan, localSpan := stridedSpan(nelems, symStride), stridedSpan(nelems, localStride)
-	if symSpan < 0 || localSpan < 0 || len(sym) < symSpan || len(local) < localSpan {
+	if symSpan < 0 || localSpan < 0 {
+		stride := symStride
+		if symSpan >= 0 {
+			stride = localStride
+		}
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements at a stride of %d overflows: the span is more than %d elements: %w",
+			op, nelems, stride, math.MaxInt, core.ErrInvalid)
+	}
+	if len(sym) < symSpan || len(local) < localSpan {
 		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
 			op, nelems, symStride, localStride, symSpan, localSpan, len(sym), len(local), core.ErrInvalid)
 	}

@@ -209,8 +209,16 @@ func TestStridedOverflow(t *testing.T) {
 		require.NoError(t, err)
 		src := make([]int64, 4)
 		huge := int(^uint(0)>>1)/2 + 1
-		require.ErrorIs(t, shmem.IPut(w, sym, src, huge, 1, 3, 0), shmem.ErrInvalid)
-		require.ErrorIs(t, shmem.IGet(w, src, sym, huge, 1, 3, 0), shmem.ErrInvalid)
+		for _, err := range []error{
+			shmem.IPut(w, sym, src, huge, 1, 3, 0),
+			shmem.IGet(w, src, sym, huge, 1, 3, 0),
+			shmem.IPut(w, sym, src, 1, huge, 3, 0),
+			shmem.IGet(w, src, sym, 1, huge, 3, 0),
+		} {
+			require.ErrorIs(t, err, shmem.ErrInvalid)
+			// The error says what went wrong, not the wrapped span.
+			require.Regexp(t, `^shmem: i(put|get) of 3 elements at a stride of \d+ overflows`, err.Error())
+		}
 		require.Equal(t, make([]int64, 4), sym)
 	})
 }

@@ -274,6 +274,69 @@ func (c *Client) Get(key string) (string, error) {
 	return m["value"], nil
 }
 
+// JobAttr returns the launcher's job attribute key, such as
+// PMI_process_mapping, and whether the launcher has it: PMI-2's
+// info-getjobattr; under PMI-1, Hydra keeps them in the key-value space.
+func (c *Client) JobAttr(key string) (string, bool, error) {
+	if c.version == 2 {
+		m, err := c.call2("info-getjobattr-response", "cmd", "info-getjobattr", "key", key)
+		if err != nil {
+			return "", false, err
+		}
+		return m["value"], m["found"] == "TRUE", nil
+	}
+	v, err := c.Get(key)
+	if errors.Is(err, core.ErrInvalid) {
+		return "", false, nil // not found
+	}
+	return v, err == nil, err
+}
+
+// MappingKey is the job attribute that says where the ranks run.
+const MappingKey = "PMI_process_mapping"
+
+// MappingNodes returns how many nodes a PMI_process_mapping value names:
+// "(vector,(0,1,4))" is one node of four ranks, "(vector,(0,2,4))" two
+// of four each, "(vector,(0,4,1))" ranks dealt round four nodes; each
+// triple is a first node, a count of nodes and the ranks on each. ok is
+// false for a value that is not of that form.
+func MappingNodes(v string) (nodes int, ok bool) {
+	v = strings.ReplaceAll(v, " ", "")
+	body, found := strings.CutPrefix(v, "(vector,")
+	if !found || !strings.HasSuffix(body, ")") {
+		return 0, false
+	}
+	body = strings.TrimSuffix(body, ")")
+	if body == "" {
+		return 0, false
+	}
+	for body != "" {
+		t, rest, found := strings.Cut(body, ")")
+		t, isTriple := strings.CutPrefix(t, "(")
+		if !found || !isTriple {
+			return 0, false
+		}
+		f := strings.Split(t, ",")
+		if len(f) != 3 {
+			return 0, false
+		}
+		var n [3]int
+		for i, s := range f {
+			x, err := strconv.Atoi(s)
+			if err != nil || x < 0 || x > 1<<30 {
+				return 0, false
+			}
+			n[i] = x
+		}
+		if n[1] < 1 || n[2] < 1 {
+			return 0, false
+		}
+		nodes = max(nodes, n[0]+n[1])
+		body = strings.TrimPrefix(rest, ",")
+	}
+	return nodes, true
+}
+
 // Finalize tells the launcher this process is done with PMI and closes
 // the connection. Hydra and Slurm count a process that exits without it
 // as failed.

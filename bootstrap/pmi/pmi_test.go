@@ -11,148 +11,9 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/bootstrap/pmi/pmitest"
 )
-
-// fakeServer is a launcher's PMI server for n processes, speaking PMI-1 or
-// PMI-2 as each client asks, with one key-value space and a fence that
-// answers everyone once all n have entered it.
-type fakeServer struct {
-	n int
-
-	mu      sync.Mutex
-	kvs     map[string]string
-	waiting []func() // answers of the processes inside the fence
-}
-
-func newFakeServer(n int) *fakeServer { return &fakeServer{n: n, kvs: map[string]string{}} }
-
-// fence counts a process in; the last one in releases all.
-func (s *fakeServer) fence(answer func()) {
-	s.mu.Lock()
-	s.waiting = append(s.waiting, answer)
-	var release []func()
-	if len(s.waiting) == s.n {
-		release, s.waiting = s.waiting, nil
-	}
-	s.mu.Unlock()
-	for _, f := range release {
-		f()
-	}
-}
-
-// serve answers one process on conn until it finalizes or the connection
-// ends.
-func (s *fakeServer) serve(t *testing.T, conn net.Conn, rank int) {
-	defer conn.Close()
-	r := bufio.NewReader(conn)
-	var wmu sync.Mutex
-	write := func(b string) {
-		wmu.Lock()
-		defer wmu.Unlock()
-		conn.Write([]byte(b))
-	}
-	line, err := readLine1(r)
-	if err != nil {
-		return
-	}
-	m, err := parse1(line)
-	if err != nil || m["cmd"] != "init" {
-		t.Errorf("first message %q, want cmd=init", line)
-		return
-	}
-	version := m["pmi_version"]
-	write(fmt.Sprintf("cmd=response_to_init pmi_version=%s pmi_subversion=0 rc=0\n", version))
-	if version == "2" {
-		s.serve2(t, r, write, rank)
-		return
-	}
-	for {
-		line, err := readLine1(r)
-		if err != nil {
-			return
-		}
-		m, err := parse1(line)
-		if err != nil {
-			t.Errorf("client sent %q: %v", line, err)
-			return
-		}
-		switch m["cmd"] {
-		case "get_my_kvsname":
-			write("cmd=my_kvsname kvsname=kvs_42_0 rc=0\n")
-		case "put":
-			s.mu.Lock()
-			s.kvs[m["key"]] = m["value"]
-			s.mu.Unlock()
-			write("cmd=put_result rc=0 msg=success\n")
-		case "barrier_in":
-			s.fence(func() { write("cmd=barrier_out\n") })
-		case "get":
-			s.mu.Lock()
-			v, ok := s.kvs[m["key"]]
-			s.mu.Unlock()
-			if ok {
-				write("cmd=get_result rc=0 msg=success value=" + v + "\n")
-			} else {
-				write("cmd=get_result rc=-1 msg=key " + m["key"] + " not found\n")
-			}
-		case "finalize":
-			write("cmd=finalize_ack\n")
-			return
-		default:
-			t.Errorf("unexpected PMI-1 command %q", line)
-			return
-		}
-	}
-}
-
-func (s *fakeServer) serve2(t *testing.T, r *bufio.Reader, write func(string), rank int) {
-	reply := func(kv ...string) { write(string(encode2(kv...))) }
-	for {
-		body, err := read2(r)
-		if err != nil {
-			return
-		}
-		m, err := parse2(body)
-		if err != nil {
-			t.Errorf("client sent %q: %v", body, err)
-			return
-		}
-		switch m["cmd"] {
-		case "fullinit":
-			// As Slurm does: the job must be named.
-			if m["pmijobid"] != "77.0" {
-				reply("cmd", "fullinit-response", "rc", "3")
-				continue
-			}
-			reply("cmd", "fullinit-response", "rc", "0", "pmi-version", "2", "pmi-subversion", "0",
-				"rank", strconv.Itoa(rank), "size", strconv.Itoa(s.n), "appnum", "0", "debugged", "FALSE", "pmiverbose", "FALSE")
-		case "job-getid":
-			reply("cmd", "job-getid-response", "rc", "0", "jobid", "77.0")
-		case "kvs-put":
-			s.mu.Lock()
-			s.kvs[m["key"]] = m["value"]
-			s.mu.Unlock()
-			reply("cmd", "kvs-put-response", "rc", "0")
-		case "kvs-fence":
-			s.fence(func() { reply("cmd", "kvs-fence-response", "rc", "0") })
-		case "kvs-get":
-			s.mu.Lock()
-			v, ok := s.kvs[m["key"]]
-			s.mu.Unlock()
-			if ok {
-				reply("cmd", "kvs-get-response", "rc", "0", "found", "TRUE", "value", v)
-			} else {
-				reply("cmd", "kvs-get-response", "rc", "0", "found", "FALSE")
-			}
-		case "finalize":
-			reply("cmd", "finalize-response", "rc", "0")
-			return
-		default:
-			t.Errorf("unexpected PMI-2 command %q", body)
-			return
-		}
-	}
-}
 
 func envOf(kv map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := kv[k]; return v, ok }
@@ -161,14 +22,14 @@ func envOf(kv map[string]string) func(string) (string, bool) {
 // runJob starts n clients against one fake server; PE 0 puts a value, all
 // fence and read it back.
 func runJob(t *testing.T, n int, env func(rank int) map[string]string, wantVersion int) {
-	srv := newFakeServer(n)
+	srv := pmitest.NewServer(n)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	got := make([]string, n)
 	for rank := range n {
 		a, b := net.Pipe()
 		wg.Add(2)
-		go func() { defer wg.Done(); srv.serve(t, b, rank) }()
+		go func() { defer wg.Done(); srv.Serve(b, rank) }()
 		go func() {
 			defer wg.Done()
 			c := &Client{conn: a, timeout: 10 * time.Second, rank: -1, size: -1, origin: "test"}
@@ -201,6 +62,7 @@ func runJob(t *testing.T, n int, env func(rank int) map[string]string, wantVersi
 		}()
 	}
 	wg.Wait()
+	require.Empty(t, srv.Errs())
 	for rank := range n {
 		require.NoError(t, errs[rank], "rank %d", rank)
 		require.Equal(t, "node01:4242", got[rank], "rank %d", rank)
@@ -215,15 +77,15 @@ func TestPMI1(t *testing.T) {
 
 func TestPMI2(t *testing.T) {
 	runJob(t, 3, func(rank int) map[string]string {
-		return map[string]string{EnvFD: "9", EnvJobID: "77.0", EnvRank: strconv.Itoa(rank), EnvSize: "3"}
+		return map[string]string{EnvFD: "9", EnvJobID: pmitest.JobID, EnvRank: strconv.Itoa(rank), EnvSize: "3"}
 	}, 2)
 }
 
 // A process whose peers never reach the fence gives up after the timeout.
 func TestFenceTimeout(t *testing.T) {
-	srv := newFakeServer(2)
+	srv := pmitest.NewServer(2)
 	a, b := net.Pipe()
-	go srv.serve(t, b, 0)
+	go srv.Serve(b, 0)
 	c := &Client{conn: a, timeout: 200 * time.Millisecond, rank: -1, size: -1, origin: "PMI_FD=9"}
 	c, err := c.start(envOf(map[string]string{EnvFD: "9", EnvRank: "0", EnvSize: "2"}))
 	require.NoError(t, err)
@@ -316,4 +178,52 @@ func FuzzParse2(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, m, m2)
 	})
+}
+
+func TestMappingNodes(t *testing.T) {
+	for v, want := range map[string]int{
+		"(vector,(0,1,4))":          1,
+		"(vector, (0,1,4))":         1,
+		"(vector,(0,2,4))":          2,
+		"(vector,(0,4,1))":          4,
+		"(vector,(0,2,3),(2,1,1))":  3,
+		"(vector,(0,1,2),(0,1,2))":  1,
+		"(vector,(1,1,2),(0,1,2))":  2,
+		"(vector,(0,1,1000000000))": 1,
+	} {
+		n, ok := MappingNodes(v)
+		require.True(t, ok, v)
+		require.Equal(t, want, n, v)
+	}
+	for _, v := range []string{"", "(vector,)", "(vector)", "(vector,(0,1))", "(vector,(0,0,4))", "(vector,(0,1,4)",
+		"(vector,(-1,1,4))", "(list,(0,1,4))", "(vector,(0,1,x))", "(vector,(0,1,4)junk)"} {
+		_, ok := MappingNodes(v)
+		require.False(t, ok, v)
+	}
+}
+
+// JobAttr asks for a job attribute as each protocol does: PMI-2's
+// info-getjobattr, PMI-1's get from the key-value space.
+func TestJobAttr(t *testing.T) {
+	for _, version := range []int{1, 2} {
+		for _, mapping := range []string{"(vector,(0,1,2))", ""} {
+			srv := pmitest.NewServer(1)
+			srv.Mapping = mapping
+			a, b := net.Pipe()
+			go srv.Serve(b, 0)
+			env := map[string]string{EnvFD: "9", EnvRank: "0", EnvSize: "1"}
+			if version == 2 {
+				env[EnvJobID] = pmitest.JobID
+			}
+			c := &Client{conn: a, timeout: 10 * time.Second, rank: -1, size: -1, origin: "test"}
+			c, err := c.start(envOf(env))
+			require.NoError(t, err)
+			v, found, err := c.JobAttr(MappingKey)
+			require.NoError(t, err)
+			require.Equal(t, mapping != "", found, "PMI-%d", version)
+			require.Equal(t, mapping, v, "PMI-%d", version)
+			require.NoError(t, c.Finalize())
+			require.Empty(t, srv.Errs())
+		}
+	}
 }

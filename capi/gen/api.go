@@ -130,7 +130,7 @@ func (a *api) rma() {
 			pp, cp := pair(s, builder{ret: "void", base: t.name + "_" + op.name,
 				params: []param{{ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}, {"int", "pe"}},
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("%s(%s, dest, source, nelems * %s, pe, %s);", op.fn, ctx, sizeOf(t), q(fn))
+					return fmt.Sprintf("%s(%s, dest, source, %s, pe, %s);", op.fn, ctx, nbytes(sizeOf(t), fn), q(fn))
 				}})
 			g.member(gen, t, pp, cp)
 		}
@@ -139,7 +139,7 @@ func (a *api) rma() {
 			pair(s, builder{ret: "void", base: insert(op.name, fmt.Sprint(bits)),
 				params: []param{{"void *", "dest"}, {"const void *", "source"}, {"size_t", "nelems"}, {"int", "pe"}},
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("%s(%s, dest, source, nelems * %d, pe, %s);", op.fn, ctx, bits/8, q(fn))
+					return fmt.Sprintf("%s(%s, dest, source, %s, pe, %s);", op.fn, ctx, nbytes(fmt.Sprint(bits/8), fn), q(fn))
 				}})
 		}
 		pair(s, builder{ret: "void", base: insert(op.name, "mem"),
@@ -191,6 +191,12 @@ func (a *api) rma() {
 	}
 }
 
+// nbytes is the byte count of nelems elements of size bytes, checked:
+// gsh_bytes ends the job naming fn where the product overflows size_t.
+func nbytes(size, fn string) string {
+	return fmt.Sprintf("gsh_bytes(nelems, %s, %s)", size, q(fn))
+}
+
 // insert puts a size or "mem" where the sized and mem names have it:
 // before a suffix (shmem_put32_nbi, shmem_putmem_nbi), else at the end.
 func insert(op, s string) string {
@@ -213,7 +219,7 @@ func (a *api) signal() {
 			pp, cp := pair(s, builder{ret: "void", base: t.name + "_put_signal" + sfx,
 				params: append([]param{{ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}}, sig...),
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems * %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, sizeOf(t), nbi, q(fn))
+					return fmt.Sprintf("gsh_put_signal(%s, dest, source, %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbytes(sizeOf(t), fn), nbi, q(fn))
 				}})
 			g.member(gen, t, pp, cp)
 		}
@@ -222,7 +228,7 @@ func (a *api) signal() {
 			pair(s, builder{ret: "void", base: fmt.Sprintf("put%d_signal%s", bits, sfx),
 				params: append([]param{{"void *", "dest"}, {"const void *", "source"}, {"size_t", "nelems"}}, sig...),
 				body: func(ctx, fn string) string {
-					return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems * %d, sig_addr, signal, sig_op, pe, %d, %s);", ctx, bits/8, nbi, q(fn))
+					return fmt.Sprintf("gsh_put_signal(%s, dest, source, %s, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbytes(fmt.Sprint(bits/8), fn), nbi, q(fn))
 				}})
 		}
 		pair(s, builder{ret: "void", base: "putmem_signal" + sfx,
@@ -396,9 +402,9 @@ func (a *api) collectives() {
 				case op.strided:
 					return fmt.Sprintf("return %s(team, dest, source, dst, sst, nelems, %s, %s);", op.fn, size, q(fn))
 				case op.root:
-					return fmt.Sprintf("return %s(team, dest, source, nelems * %s, PE_root, %s);", op.fn, size, q(fn))
+					return fmt.Sprintf("return %s(team, dest, source, %s, PE_root, %s);", op.fn, nbytes(size, fn), q(fn))
 				}
-				return fmt.Sprintf("return %s(team, dest, source, nelems * %s, %s);", op.fn, size, q(fn))
+				return fmt.Sprintf("return %s(team, dest, source, %s, %s);", op.fn, nbytes(size, fn), q(fn))
 			}}.plain()
 		}
 		for _, t := range rmaTypes {
@@ -447,14 +453,14 @@ func (a *api) activeSet() {
 		s.add(builder{ret: "void", base: fmt.Sprintf("broadcast%d", bits),
 			params: cat(buf, []param{{"size_t", "nelems"}, {"int", "PE_root"}}, set),
 			body: func(_, fn string) string {
-				return fmt.Sprintf("gsh_broadcast_as(dest, source, nelems * %d, PE_root, %s, %s);", n, setArgs, q(fn))
+				return fmt.Sprintf("gsh_broadcast_as(dest, source, %s, PE_root, %s, %s);", nbytes(fmt.Sprint(n), fn), setArgs, q(fn))
 			}}.plain())
 		for _, op := range []string{"collect", "fcollect", "alltoall"} {
 			op := op
 			s.add(builder{ret: "void", base: fmt.Sprintf("%s%d", op, bits),
 				params: cat(buf, []param{{"size_t", "nelems"}}, set),
 				body: func(_, fn string) string {
-					return fmt.Sprintf("gsh_%s_as(dest, source, nelems * %d, %s, %s);", op, n, setArgs, q(fn))
+					return fmt.Sprintf("gsh_%s_as(dest, source, %s, %s, %s);", op, nbytes(fmt.Sprint(n), fn), setArgs, q(fn))
 				}}.plain())
 		}
 		s.add(builder{ret: "void", base: fmt.Sprintf("alltoalls%d", bits),

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/launcher"
@@ -79,6 +80,13 @@ func signalContext() (context.Context, func() syscall.Signal, func()) {
 	return ctx, caught, stop
 }
 
+// The longest -grace and -stopped-after: beyond them a job that is ending,
+// or a PE that will never run again, looks like one that is fine.
+const (
+	maxGrace        = time.Hour
+	maxStoppedAfter = 24 * time.Hour
+)
+
 // run is oshrun without the process: it parses args, runs the job and
 // returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -102,8 +110,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		provider = fs.String("provider", "", "transport to use: sets GOSHMEM_PROVIDER in every PE (a name, a list, or ^name)")
 		tag      = fs.Bool("tag", false, "prefix every line of PE output with \"[pe N] \"")
 		bind     = fs.String("bind", "", "`address` the bootstrap store listens on (default "+launcher.DefaultBind+", or every interface when PEs run on other hosts)")
-		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended; 0 kills at once")
-		stopped  = fs.Duration("stopped-after", launcher.DefaultStoppedAfter, "how long a PE may stay stopped by a signal (SIGSTOP, SIGTSTP) before the job loses it and ends; 0 never")
+		grace    = fs.Duration("grace", launcher.DefaultGrace, "time PEs get between SIGTERM and SIGKILL when the job is ended, from 0 (kill at once) to "+maxGrace.String())
+		stopped  = fs.Duration("stopped-after", launcher.DefaultStoppedAfter, "how long a PE may stay stopped by a signal (SIGSTOP, SIGTSTP) before the job loses it and ends; 0 never, else at most "+maxStoppedAfter.String())
 		verbose  = fs.Bool("v", false, "print the job id, the store's address, PE pids and membership changes to stderr")
 		showVer  = fs.Bool("version", false, "print goshmem's version and exit")
 	)
@@ -177,15 +185,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if *agent != "" {
 		agentCmd = strings.Fields(*agent)
 	}
+	if *grace < 0 || *grace > maxGrace {
+		return usageError("-grace %v: want a duration from 0 (SIGKILL at once) to %v, such as 3s", *grace, maxGrace)
+	}
+	if *stopped < 0 || *stopped > maxStoppedAfter {
+		return usageError("-stopped-after %v: want 0 (never lose a stopped PE) or a duration up to %v, such as 5s", *stopped, maxStoppedAfter)
+	}
 	if fs.NArg() == 0 {
 		return usageError("no PROGRAM given")
 	}
 	g := *grace
-	if g <= 0 {
+	if g == 0 {
 		g = -1 // at once; the launcher reads 0 as "default"
 	}
 	st := *stopped
-	if st <= 0 {
+	if st == 0 {
 		st = -1 // never; the launcher reads 0 as "default"
 	}
 	code, err := launcher.Run(ctx, launcher.Options{

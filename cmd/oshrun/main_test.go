@@ -137,6 +137,9 @@ func TestUsageErrors(t *testing.T) {
 		{"no program", []string{"-np", "2"}, "no PROGRAM given"},
 		{"unknown flag", []string{"-np", "2", "-frobnicate", os.Args[0]}, "unknown flag -frobnicate"},
 		{"bad grace", []string{"-np", "2", "-grace", "soon", os.Args[0]}, "invalid value"},
+		{"negative grace", []string{"-np", "2", "-grace", "-1s", os.Args[0]}, "-grace -1s: want a duration from 0 (SIGKILL at once) to 1h0m0s"},
+		{"grace too long", []string{"-np", "2", "-grace", "2h", os.Args[0]}, "-grace 2h0m0s: want a duration from 0"},
+		{"negative stopped-after", []string{"-np", "2", "-stopped-after", "-5s", os.Args[0]}, "-stopped-after -5s: want 0 (never lose a stopped PE) or a duration up to 24h0m0s"},
 		{"program not found", []string{"-np", "2", "goshmem-no-such-program"}, "not found"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,6 +157,8 @@ func TestCrashMidOperation(t *testing.T) {
 			err = e.Quiet() // the put was pipelined; its fate shows here
 		}
 		wantPluginError(t, err, core.ErrPeerLost, "crashing in put as asked")
+		// How it died: a Go panic exits with status 2.
+		assert.ErrorContains(t, err, "exited with status 2")
 	})
 	// Every later call reports the same, without waiting again.
 	if _, err := e.GetValue(0, r, 0, 8); !errors.Is(err, core.ErrPeerLost) {

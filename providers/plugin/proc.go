@@ -25,6 +25,9 @@ type proc struct {
 	client     *goplugin.Client
 	rpc        pb.ProviderClient
 	stderr     *tail
+
+	runMu sync.Mutex
+	run   *groupRunner // the process's runner, once go-plugin made it
 }
 
 // start runs the plugin at path in a process group of its own and
@@ -56,7 +59,11 @@ func start(name, path string, startTimeout, timeout time.Duration, socketDir str
 	p.client = goplugin.NewClient(&goplugin.ClientConfig{
 		HandshakeConfig:  handshake,
 		VersionedPlugins: versionedPlugins(nil),
-		RunnerFunc:       runnerFunc(path),
+		RunnerFunc: runnerFunc(path, func(r *groupRunner) {
+			p.runMu.Lock()
+			p.run = r
+			p.runMu.Unlock()
+		}),
 		UnixSocketConfig: &goplugin.UnixSocketConfig{TempDir: socketDir},
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		AutoMTLS:         true,
@@ -76,6 +83,11 @@ func start(name, path string, startTimeout, timeout time.Duration, socketDir str
 		}
 	}
 	if err != nil {
+		// A process that ended on its own before the kill crashed or
+		// gave up: how it ended says more than its silence on stdout.
+		// Looking costs a failed start a moment; its stderr drains
+		// meanwhile.
+		died := p.exited()
 		p.client.Kill()
 		p.exited() // let its stderr drain: a plugin that refuses says why there
 		// go-plugin's own explanation runs over many lines; its first says what.
@@ -84,9 +96,45 @@ func start(name, path string, startTimeout, timeout time.Duration, socketDir str
 			return nil, p.fail("start", fmt.Errorf("no handshake within %v (%s); killed it and its children%s: %w",
 				startTimeout, EnvStartTimeout, p.stderr.words(), core.ErrTimeout))
 		}
+		line, garbage := strings.CutPrefix(why, unrecognized)
+		line = strings.TrimSpace(line)
+		said := ""
+		if garbage && line != "" {
+			said = fmt.Sprintf("; its standard output began %q, which is no plugin handshake", clip(line))
+		}
+		if how := p.howEnded(); died && how != "" {
+			return nil, p.fail("start", fmt.Errorf("the plugin process %s before its handshake%s%s: %w", how, said, p.stderr.words(), core.ErrInvalid))
+		}
+		if garbage {
+			if said == "" {
+				said = "; it closed its standard output without a handshake"
+			}
+			return nil, p.fail("start", fmt.Errorf("handshake failed%s (is it a goshmem plugin, built for this machine?)%s: %w", said, p.stderr.words(), core.ErrInvalid))
+		}
 		return nil, p.fail("start", fmt.Errorf("handshake failed: %s%s: %w", strings.TrimSpace(why), p.stderr.words(), core.ErrInvalid))
 	}
 	return p, nil
+}
+
+// unrecognized starts go-plugin's error for a first line of output that
+// is no handshake: the empty line of a process that died first, too.
+const unrecognized = "Unrecognized remote plugin message:"
+
+// clip shortens what a plugin wrote for an error message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
+
+// howEnded says how the process ended, or "" if it has not (or is not
+// known to have).
+func (p *proc) howEnded() string {
+	p.runMu.Lock()
+	r := p.run
+	p.runMu.Unlock()
+	return r.howEnded()
 }
 
 // kill ends the process; go-plugin asks it to exit, then kills it.
@@ -115,7 +163,11 @@ func (p *proc) fail(op string, err error) error {
 	switch {
 	case errors.Is(err, core.ErrInvalid), errors.Is(err, core.ErrTimeout):
 	case p.exited():
-		err = fmt.Errorf("the plugin process died (%v)%s: %w", err, p.stderr.words(), core.ErrPeerLost)
+		how := p.howEnded()
+		if how == "" {
+			how = "died"
+		}
+		err = fmt.Errorf("the plugin process %s (%v)%s: %w", how, err, p.stderr.words(), core.ErrPeerLost)
 	case status.Code(err) == codes.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
 		err = fmt.Errorf("no answer within %v: %w", p.timeout, core.ErrTimeout)
 	default:

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -63,6 +64,11 @@ type groupRunner struct {
 	pid            int
 
 	killOnce sync.Once
+
+	killed atomic.Bool // Kill was called: a SIGKILL after it was ours
+
+	mu    sync.Mutex
+	ended string // how the process ended on its own, once reaped: "exited with status 3"
 }
 
 var _ runner.Runner = (*groupRunner)(nil)
@@ -101,12 +107,50 @@ func (r *groupRunner) Start(context.Context) error {
 // of a plugin that exited must not outlive it.
 func (r *groupRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
+	if !r.killed.Load() || !killedBy(r.cmd.ProcessState, syscall.SIGKILL) {
+		r.mu.Lock()
+		r.ended = howEnded(r.cmd.ProcessState, err)
+		r.mu.Unlock()
+	}
 	r.killGroup()
 	return err
 }
 
+// howEnded returns how the reaped process ended on its own, or "" before
+// that or when Kill ended it.
+func (r *groupRunner) howEnded() string {
+	if r == nil {
+		return ""
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.ended
+}
+
+// killedBy reports whether sig killed the process.
+func killedBy(st *os.ProcessState, sig syscall.Signal) bool {
+	if st == nil {
+		return false
+	}
+	ws, ok := st.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}
+
+// howEnded says how a process ended: its exit status, or the signal that
+// killed it.
+func howEnded(st *os.ProcessState, err error) string {
+	if st == nil {
+		return fmt.Sprintf("could not be waited for (%v)", err)
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return fmt.Sprintf("was killed by signal %d (%v)", int(ws.Signal()), ws.Signal())
+	}
+	return fmt.Sprintf("exited with status %d", st.ExitCode())
+}
+
 // Kill kills the plugin's whole process group and closes its pipes.
 func (r *groupRunner) Kill(context.Context) error {
+	r.killed.Store(true)
 	r.killGroup()
 	r.killOnce.Do(func() {
 		r.stdout.Close()
@@ -169,13 +213,15 @@ func (l *limitedReader) Read(b []byte) (int, error) {
 
 func (l *limitedReader) Close() error { return l.r.Close() }
 
-// runnerFunc is go-plugin's hook for starting path with a groupRunner.
-func runnerFunc(path string) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
+// runnerFunc is go-plugin's hook for starting path with a groupRunner;
+// made is told of the runner, for what it learns of the process's end.
+func runnerFunc(path string, made func(*groupRunner)) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
 	return func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 		r, err := newRunner(path, spec)
 		if err != nil {
 			return nil, fmt.Errorf("preparing %s: %w", path, err)
 		}
+		made(r)
 		return r, nil
 	}
 }

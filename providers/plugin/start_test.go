@@ -245,3 +245,31 @@ func TestInfoAfterOpen(t *testing.T) {
 	require.True(t, in.Caps.Has(core.CapRMA|core.CapFetchAtomic), "%+v", in)
 	require.Equal(t, "unlisted", in.Name)
 }
+
+// TestCrashAtStartSaysHow runs plugins that die before their handshake,
+// by exiting and by a signal: the error names the plugin and says how its
+// process ended and what it last wrote to stderr, not only that its
+// (empty) standard output was no handshake.
+func TestCrashAtStartSaysHow(t *testing.T) {
+	for _, tc := range []struct{ name, script, want string }{
+		{"exits", "echo 'cannot read its configuration' >&2\nexit 3\n", "the plugin process exited with status 3 before its handshake"},
+		{"segfaults", "echo 'about to crash' >&2\nkill -SEGV $$\n", "the plugin process was killed by signal 11 (segmentation fault) before its handshake"},
+		// go-plugin kills a process whose first line is no handshake.
+		{"says garbage", "echo 'not a handshake'\nsleep 1000\n", `handshake failed; its standard output began "not a handshake", which is no plugin handshake`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), plugin.Prefix+"crashy")
+			require.NoError(t, os.WriteFile(path, []byte("#!/bin/sh\n"+tc.script), 0o755))
+			_, err := openOne(t, plugin.New("crashy", path))
+			var pe *plugin.Error
+			require.ErrorAs(t, err, &pe)
+			require.Equal(t, "crashy", pe.Name)
+			require.Equal(t, path, pe.Path)
+			require.ErrorContains(t, err, "plugin crashy ("+path+"): start: "+tc.want)
+			require.NotContains(t, err.Error(), "Unrecognized remote plugin message")
+			if tc.name != "says garbage" {
+				require.ErrorContains(t, err, "its stderr ended: ")
+			}
+		})
+	}
+}
