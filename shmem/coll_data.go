@@ -267,8 +267,13 @@ func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems i
 	return g.gather(func(to int) error {
 		if to == g.me {
 			// Copied, done on return: direct does not quiet (fcollect).
-			for k := 0; k < nelems; k++ {
-				dest[(g.me*nelems+k)*dst] = source[(g.me*nelems+k)*sst]
+			at := g.me * nelems
+			if dst == 1 && sst == 1 {
+				copy(dest[at:at+nelems], source[at:at+nelems])
+				return nil
+			}
+			for k := at; k < at+nelems; k++ {
+				dest[k*dst] = source[k*sst]
 			}
 			return nil
 		}
