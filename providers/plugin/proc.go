@@ -90,6 +90,9 @@ func start(name, path string, startTimeout, timeout time.Duration, socketDir str
 		died := p.exited()
 		p.client.Kill()
 		p.exited() // let its stderr drain: a plugin that refuses says why there
+		if died {
+			p.stderr.settle(stderrSettle)
+		}
 		// go-plugin's own explanation runs over many lines; its first says what.
 		why, _, _ := strings.Cut(err.Error(), "\n")
 		if strings.Contains(why, "timeout while waiting for plugin to start") {
@@ -207,6 +210,31 @@ func (t *tail) Write(b []byte) (int, error) {
 		t.buf = append(t.buf[:0], t.buf[n-tailMax:]...)
 	}
 	return len(b), nil
+}
+
+// stderrSettle bounds how long a failed start waits for a dead plugin's
+// last words.
+const stderrSettle = 100 * time.Millisecond
+
+// settle waits, for at most max, until what a dead plugin wrote to its
+// stderr has arrived: go-plugin copies it over in a goroutine of its
+// own, which may not have run yet when the process's exit is seen. It
+// returns once something has arrived and nothing more came for a few
+// milliseconds; a plugin that wrote nothing costs the failed start max.
+// The words are the best go-plugin allows, not a promise: its runner
+// waits for the process, which closes the stderr pipe, while the copy may
+// not have read the last of it, and what it had not read is lost.
+func (t *tail) settle(max time.Duration) {
+	last := -1
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		t.mu.Lock()
+		n := len(t.buf)
+		t.mu.Unlock()
+		if n > 0 && n == last {
+			return
+		}
+		last = n
+	}
 }
 
 // words is the gist of the tail for an error message, or "": the last
