@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"strings"
 
 	"github.com/goshmem/goshmem/bootstrap/pmi"
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/netif"
 )
 
 // EnvIface names the network interface PE 0's store listens on, under a
@@ -72,10 +72,10 @@ func pmiStorePlace(iface string, c *pmi.Client) (storePlace, error) {
 
 // ifacePlace is the store on the address of the interface name.
 func ifacePlace(name string) (storePlace, error) {
-	ip, err := ifaceAddr(name)
+	ip, err := netif.Addr(name)
 	if err != nil {
 		return storePlace{}, &core.EnvError{Var: EnvIface, Value: name,
-			Allowed: fmt.Sprintf("the name of an up network interface with an IP address, where PE 0's store listens (%v; this host has %s)", err, ifaceNames())}
+			Allowed: fmt.Sprintf("the name of an up network interface with an IP address, where PE 0's store listens (%v; this host has %s)", err, netif.Names())}
 	}
 	return storePlace{listen: ip.String(), publish: ip.String(), why: EnvIface + "=" + name}, nil
 }
@@ -142,47 +142,4 @@ func isLocal(ip net.IP) bool {
 		}
 	}
 	return false
-}
-
-// ifaceAddr is the first IPv4 address of the interface name, else its
-// first IPv6 address that is not link-local.
-func ifaceAddr(name string) (net.IP, error) {
-	ifc, err := net.InterfaceByName(name)
-	if err != nil {
-		return nil, err
-	}
-	if ifc.Flags&net.FlagUp == 0 {
-		return nil, fmt.Errorf("interface %s is down", name)
-	}
-	addrs, err := ifc.Addrs()
-	if err != nil {
-		return nil, err
-	}
-	var v6 net.IP
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok {
-			if n.IP.To4() != nil {
-				return n.IP, nil
-			}
-			if v6 == nil && !n.IP.IsLinkLocalUnicast() {
-				v6 = n.IP
-			}
-		}
-	}
-	if v6 == nil {
-		return nil, fmt.Errorf("interface %s has no usable address", name)
-	}
-	return v6, nil
-}
-
-func ifaceNames() string {
-	ifs, err := net.Interfaces()
-	if err != nil || len(ifs) == 0 {
-		return "none"
-	}
-	names := make([]string, len(ifs))
-	for i, f := range ifs {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }

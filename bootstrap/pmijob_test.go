@@ -14,6 +14,7 @@ import (
 	"github.com/goshmem/goshmem/bootstrap/pmi"
 	"github.com/goshmem/goshmem/bootstrap/pmi/pmitest"
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/netif"
 )
 
 // pmiJobs starts n PEs the way srun --mpi=pmi2 (version 2) or Hydra's
@@ -175,7 +176,7 @@ func loopbackIface(t *testing.T) string {
 	require.NoError(t, err)
 	for _, f := range ifs {
 		if f.Flags&net.FlagLoopback != 0 && f.Flags&net.FlagUp != 0 {
-			if ip, err := ifaceAddr(f.Name); err == nil && ip.To4() != nil {
+			if ip, err := netif.Addr(f.Name); err == nil && ip.To4() != nil {
 				return f.Name
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/netif"
 )
 
 // The provider's parameters, read from GOSHMEM_TCP_<NAME>.
@@ -211,10 +212,10 @@ func listenAddr(cfg *core.Config, oneHost bool) (string, error) {
 			return "", fmt.Errorf("%s=%q and %s=%q both choose the host to listen on; set one: %w",
 				paramAddr.Env, addr, paramIface.Env, ifname, core.ErrInvalid)
 		}
-		ip, err := ifaceAddr(ifname)
+		ip, err := netif.Addr(ifname)
 		if err != nil {
 			return "", &core.EnvError{Var: paramIface.Env, Value: ifname,
-				Allowed: fmt.Sprintf("the name of an up interface with an IP address (%v; this host has %s)", err, ifaceNames())}
+				Allowed: fmt.Sprintf("the name of an up interface with an IP address (%v; this host has %s)", err, netif.Names())}
 		}
 		host = ip.String()
 	}
@@ -222,44 +223,6 @@ func listenAddr(cfg *core.Config, oneHost bool) (string, error) {
 		host = loopbackHost
 	}
 	return net.JoinHostPort(host, port), nil
-}
-
-func ifaceAddr(name string) (net.IP, error) {
-	ifc, err := net.InterfaceByName(name)
-	if err != nil {
-		return nil, err
-	}
-	addrs, err := ifc.Addrs()
-	if err != nil {
-		return nil, err
-	}
-	var v6 net.IP
-	for _, a := range addrs {
-		if n, ok := a.(*net.IPNet); ok {
-			if n.IP.To4() != nil {
-				return n.IP, nil
-			}
-			if v6 == nil && !n.IP.IsLinkLocalUnicast() {
-				v6 = n.IP
-			}
-		}
-	}
-	if v6 == nil {
-		return nil, fmt.Errorf("interface %s has no usable address", name)
-	}
-	return v6, nil
-}
-
-func ifaceNames() string {
-	ifs, err := net.Interfaces()
-	if err != nil || len(ifs) == 0 {
-		return "none"
-	}
-	names := make([]string, len(ifs))
-	for i, f := range ifs {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }
 
 // advertised lists the addresses peers may dial to reach a listener on
