@@ -918,8 +918,11 @@ static void gsh_fence(shmem_ctx_t ctx, const char *fn)
 	gshgo_fence(ctx, GSH_FN(fn));
 }
 
+/* On SHMEM_CTX_INVALID, quiet and fence perform no operation (1.5 and 1.6). */
 void shmem_ctx_quiet(shmem_ctx_t ctx)
 {
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
 	gsh_quiet(ctx, "shmem_ctx_quiet");
 }
 
@@ -930,6 +933,8 @@ void shmem_quiet(void)
 
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
 	gsh_fence(ctx, "shmem_ctx_fence");
 }
 

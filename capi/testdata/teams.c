@@ -70,6 +70,9 @@ int main(void)
 	shmem_ctx_quiet(c);
 	shmem_ctx_destroy(c);
 	shmem_ctx_destroy(SHMEM_CTX_INVALID);
+	/* "If ctx has the value SHMEM_CTX_INVALID, no operation is performed." */
+	shmem_ctx_quiet(SHMEM_CTX_INVALID);
+	shmem_ctx_fence(SHMEM_CTX_INVALID);
 	shmem_team_destroy(SHMEM_TEAM_INVALID);
 
 	int prov;
