@@ -178,6 +178,10 @@ func TestErrors(t *testing.T) {
 		{"overflow-fcollect64", 1, []string{"goshmem: shmem_fcollect64: ", "overflow"}},
 		{"overflow-alltoalls", 1, []string{"goshmem: shmem_long_alltoalls: ", "overflow"}},
 		{"no-finalize", 0, []string{"left 0", "left 1", "left 2"}},
+		// Finalize is no barrier: a PE that finalizes where the others
+		// wait in one ends the job, named, as does one that leaves main.
+		{"finalize-in-barrier", 1, []string{"goshmem: shmem_barrier_all: ", "PE 1 finalized while PE "}},
+		{"exit-in-barrier", 1, []string{"goshmem: shmem_barrier_all: ", "PE 1 finalized while PE "}},
 	}
 	for _, prov := range providers {
 		for _, c := range cases {
@@ -192,8 +196,32 @@ func TestErrors(t *testing.T) {
 					require.NotContains(t, out, "global_exit", "no PE called it")
 				}
 				require.NotContains(t, out, " 0 bytes", "an address is no buffer of 0 bytes")
+				require.NotContains(t, out, "passed a barrier")
 			})
 		}
+	}
+}
+
+// TestWaitReportFromC: a C program's PEs kept waiting in
+// shmem_barrier_all by a sleeping PE say so after GOSHMEM_WAIT_REPORT,
+// naming the sleeper, and then complete the barrier: the fast path's
+// barrier on loopback, the library's over tcp.
+func TestWaitReportFromC(t *testing.T) {
+	dir := setup(t)
+	for _, prov := range providers {
+		t.Run(prov, func(t *testing.T) {
+			t.Parallel()
+			out, code := oshrunEnv(t, dir, prov, []string{"GOSHMEM_WAIT_REPORT=300ms"}, 3, "errors", "sleep-in-barrier")
+			require.Equal(t, 0, code, "exit status; output:\n%s", out)
+			require.Contains(t, out, "goshmem: PE 0 has waited ")
+			// The fast path names the C routine, the library the Go one.
+			require.Regexp(t, ` in (shmem_)?barrier_all for the other members of its team of 3 PEs`, out)
+			require.Contains(t, out, "PE 2 waits in no goshmem routine")
+			require.Regexp(t, `PE 1 waits in (shmem_)?barrier_all, for \d`, out)
+			for pe := range 3 {
+				require.Contains(t, out, fmt.Sprintf("PE %d passed", pe))
+			}
+		})
 	}
 }
 

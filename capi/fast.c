@@ -131,7 +131,8 @@ static int64_t now_ns(void)
  * for a while (a PE still to arrive may be waiting for it), then sleeps
  * on the futex in slices, counted in sleepers so that the last to arrive
  * enters the kernel only if someone sleeps. Between slices Go looks for a
- * lost PE or a global exit, which end the job rather than this wait.
+ * lost PE, a global exit or a PE that finalized, which end the job rather
+ * than this wait, and reports a long wait; once it ends, Go hears so.
  */
 static void await(uint32_t *word, uint32_t *sleepers, uint32_t old)
 {
@@ -149,15 +150,17 @@ static void await(uint32_t *word, uint32_t *sleepers, uint32_t old)
 			return;
 	}
 	const struct timespec slice = {0, SLICE_NS};
+	int64_t start = now_ns() - YIELD_NS;
 	for (;;) {
 		/* Counted before the futex compares the word: see the waker. */
 		__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
 		syscall(SYS_futex, word, FUTEX_WAIT, old, &slice, NULL, 0);
 		__atomic_sub_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
 		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
-			return;
-		gshgo_fast_check(GSH_FAST_BARRIER_FN);
+			break;
+		gshgo_fast_check(GSH_FAST_BARRIER_FN, (long long)(now_ns() - start));
 	}
+	gshgo_fast_done();
 }
 
 /*

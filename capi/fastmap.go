@@ -7,7 +7,10 @@ package main
 */
 import "C"
 
-import "unsafe"
+import (
+	"time"
+	"unsafe"
+)
 
 // gshgo_fast_map is the Go half of gsh_fast_init: it hands the C fast
 // path the World's shared map (the provider's, forwarded by shmem), or
@@ -60,12 +63,24 @@ func cbool(b bool) C.int {
 }
 
 // gshgo_fast_check ends the job if the World is broken (a PE lost, a
-// global exit, Finalize): the fast path's barrier asks between its sleeps,
-// as the provider's barrier checks between its own.
+// global exit, Finalize, a PE that finalized instead of joining the
+// barrier), and reports a long wait: the fast path's barrier asks between
+// its sleeps, having waited waitedNS, as the provider's barrier checks
+// between its own (World.BarrierWait).
 //
 //export gshgo_fast_check
-func gshgo_fast_check(fn *C.char) {
-	if err := theWorld(fn).Err(); err != nil {
+func gshgo_fast_check(fn *C.char, waitedNS C.longlong) {
+	if err := theWorld(fn).BarrierWait(C.GoString(fn), time.Duration(waitedNS)); err != nil {
 		fail(fn, err)
+	}
+}
+
+// gshgo_fast_done tells the World that the fast path's barrier, which
+// slept, has ended (World.BarrierDone).
+//
+//export gshgo_fast_done
+func gshgo_fast_done() {
+	if w := world.Load(); w != nil {
+		w.BarrierDone()
 	}
 }

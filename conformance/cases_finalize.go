@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"errors"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
@@ -10,6 +12,8 @@ import (
 func finalizeCases() []Case {
 	return []Case{
 		{Name: "Memory/StaleAfterFinalize", Needs: rmaCaps, MaxPEs: 3, Shmem: caseStaleAfterFinalize},
+		{Name: "Finalize/NotABarrier", Needs: rmaCaps, MinPEs: 2, MaxPEs: 4, Shmem: caseFinalizeNotABarrier},
+		{Name: "Finalize/OutsideTheTeam", Needs: rmaCaps, MinPEs: 3, MaxPEs: 4, Shmem: caseFinalizeOutsideTheTeam},
 	}
 }
 
@@ -43,4 +47,51 @@ func caseStaleAfterFinalize(t *T, w *shmem.World) {
 		require.Equal(t, 1000+me, peer[1])
 		require.Zero(t, heap[1], "and is no view of this PE's block")
 	}
+}
+
+// caseFinalizeNotABarrier: the last PE finalizes while the others wait in
+// shmem_barrier_all. Finalize is collective but no barrier: the others'
+// barrier must not return as if every PE had reached it (over tcp it once
+// did), and must not wait forever either; it fails, naming the PE that
+// finalized. The others then finalize too, and the job ends cleanly.
+func caseFinalizeNotABarrier(t *T, w *shmem.World) {
+	last := w.NPEs() - 1
+	require.NoError(t, w.BarrierAll())
+	if w.MyPE() == last {
+		require.NoError(t, w.Finalize())
+		return
+	}
+	err := w.BarrierAll()
+	var fin *shmem.FinalizedError
+	require.True(t, errors.As(err, &fin), "barrier_all with PE %d finalized: %v", last, err)
+	require.Equal(t, last, fin.PE)
+	require.Equal(t, w.MyPE(), fin.Waiter)
+	require.ErrorContains(t, err, "barrier_all")
+	require.NoError(t, w.Finalize())
+}
+
+// caseFinalizeOutsideTheTeam: a PE that finalizes ends the waits of the
+// collectives it is a member of, and no others: PE 0 finalizes while the
+// rest sync, reduce and broadcast on a team without it.
+func caseFinalizeOutsideTheTeam(t *T, w *shmem.World) {
+	n := w.NPEs()
+	src, err := shmem.Malloc[int64](w, 1)
+	require.NoError(t, err)
+	dst, err := shmem.Malloc[int64](w, 1)
+	require.NoError(t, err)
+	rest, err := w.TeamWorld().SplitStrided(1, 1, n-1, shmem.TeamConfig{})
+	require.NoError(t, err)
+	if w.MyPE() == 0 {
+		require.Nil(t, rest)
+		require.NoError(t, w.Finalize())
+		return
+	}
+	for i := range 3 {
+		require.NoError(t, rest.Sync())
+		src[0] = int64(w.MyPE() + i)
+		require.NoError(t, shmem.SumReduce(rest, dst, src))
+		require.Equal(t, int64((n-1)*n/2+(n-1)*i), dst[0])
+	}
+	require.NoError(t, rest.Destroy())
+	require.NoError(t, w.Finalize())
 }

@@ -149,10 +149,11 @@ func (w *World) activeGroup(op string, as ActiveSet, pSync []int64, words int) (
 	if off%8 != 0 {
 		return group{}, nil, fmt.Errorf("shmem: %s: pSync is not aligned to 8 bytes: %w", op, core.ErrInvalid)
 	}
-	g := group{w: w, n: as.Size, me: as.Rank(w.me), as: as, syncR: r, sync: off, local: mem.Bytes(pSync[:words])}
+	g := group{w: w, n: as.Size, me: as.Rank(w.me), as: as, op: op, syncR: r, sync: off, local: mem.Bytes(pSync[:words])}
 	var world *Team
 	if as.Start == 0 && as.Size == w.npes && (as.LogStride == 0 || as.Size == 1) {
 		world = w.coll.world
+		world.op = op
 	}
 	return g, world, nil
 }

@@ -78,7 +78,7 @@ func bulkPiece[T Elem](t *Team, piece []T, combine func(acc, in []T), slot int) 
 	if err := t.bulkSend(scatter+me*slot, bulkScatterCount, func(r int) []byte { return mem.Bytes(block(r)) }); err != nil {
 		return err
 	}
-	if err := t.w.waitGE(bulkScatterCount, gen*uint64(n-1)); err != nil {
+	if err := t.w.waitGE(t.among(), bulkScatterCount, gen*uint64(n-1)); err != nil {
 		return err
 	}
 	// Combine in rank order, into this PE's block if it is rank 0's, else
@@ -100,7 +100,7 @@ func bulkPiece[T Elem](t *Team, piece []T, combine func(acc, in []T), slot int) 
 	if err := t.bulkSend(gather+me*slot, bulkGatherCount, func(int) []byte { return mem.Bytes(mine) }); err != nil {
 		return err
 	}
-	if err := t.w.waitGE(bulkGatherCount, gen*uint64(n-1)); err != nil {
+	if err := t.w.waitGE(t.among(), bulkGatherCount, gen*uint64(n-1)); err != nil {
 		return err
 	}
 	for r := range n {

@@ -30,6 +30,7 @@ type group struct {
 	team  *Team // nil: an active set
 	n, me int
 	as    ActiveSet // an active set's PEs
+	op    string    // an active set's routine, for the wait report
 
 	syncR core.Region // where the words are
 	sync  int         // their offset in syncR
@@ -92,6 +93,14 @@ func (g *group) woff(word gword) int {
 // word is this PE's word g.
 func (g *group) word(word gword) *uint64 { return mem.Word64(g.local, g.woff(word)) }
 
+// among is the group's members, for its waits.
+func (g *group) among() among {
+	if g.team != nil {
+		return g.team.among()
+	}
+	return among{op: g.op, as: g.as}
+}
+
 // pe is the World PE of rank r.
 func (g *group) pe(r int) int {
 	if g.team != nil {
@@ -113,24 +122,29 @@ func (g *group) putSignal(r int, dr core.Region, off int, data []byte, word gwor
 }
 
 // await waits for k more signals on word.
-func (g *group) await(word gword, k uint64) error {
-	return g.awaitWith(g.w.waitIn, word, k)
-}
+func (g *group) await(word gword, k uint64) error { return g.awaitOn(false, word, k) }
 
 // awaitHost is await for a word only PEs of this host add to (see
 // waitHostGE).
-func (g *group) awaitHost(word gword, k uint64) error {
-	return g.awaitWith(g.w.waitHostIn, word, k)
-}
+func (g *group) awaitHost(word gword, k uint64) error { return g.awaitOn(true, word, k) }
 
-func (g *group) awaitWith(wait func(r core.Region, off, n int, cond func() bool) error, word gword, k uint64) error {
-	p := g.word(word)
+// awaitOn is await, through waitHostIn if host. The waits are called
+// directly, not through a func value: cond then stays on the stack.
+func (g *group) awaitOn(host bool, word gword, k uint64) error {
+	p, m := g.word(word), g.among()
+	want := k
 	if t := g.team; t != nil {
 		t.seen[word] += k
-		want := t.seen[word]
-		return wait(g.syncR, g.sync+g.woff(word), 8, func() bool { return atomic.LoadUint64(p) >= want })
+		want = t.seen[word]
 	}
-	if err := wait(g.syncR, g.sync+g.woff(word), 8, func() bool { return atomic.LoadUint64(p) >= k }); err != nil {
+	cond := func() bool { return atomic.LoadUint64(p) >= want }
+	var err error
+	if host {
+		err = g.w.waitHostIn(m, g.syncR, g.sync+g.woff(word), 8, cond)
+	} else {
+		err = g.w.waitIn(m, g.syncR, g.sync+g.woff(word), 8, cond)
+	}
+	if err != nil || g.team != nil {
 		return err
 	}
 	return g.take(word, k)
@@ -144,7 +158,7 @@ func (g *group) awaitValue(word gword) (uint64, error) {
 	if g.team != nil {
 		base = g.team.seen[word]
 	}
-	if err := g.w.waitIn(g.syncR, g.sync+g.woff(word), 8, func() bool { return atomic.LoadUint64(p) > base }); err != nil {
+	if err := g.w.waitIn(g.among(), g.syncR, g.sync+g.woff(word), 8, func() bool { return atomic.LoadUint64(p) > base }); err != nil {
 		return 0, err
 	}
 	v := atomic.LoadUint64(p) - base
@@ -378,7 +392,7 @@ func (g *group) waitFrom(lo, hi int, need func(s int) uint64) error {
 	}
 	s := lo
 	first := g.woff(gwFrom + gword(lo))
-	return g.w.waitIn(g.syncR, g.sync+first, g.woff(gwFrom+gword(hi-1))+8-first, func() bool {
+	return g.w.waitIn(g.among(), g.syncR, g.sync+first, g.woff(gwFrom+gword(hi-1))+8-first, func() bool {
 		for ; s < hi; s++ {
 			w := gwFrom + gword(s)
 			if s != g.me && atomic.LoadUint64(g.word(w))-g.seenOf(w) < need(s) {

@@ -147,10 +147,10 @@ func (t *Team) hostGather(dest []byte, dr core.Region, off int, at []int, mine [
 	if t.me != lead {
 		// The host's PEs and, last, its leader.
 		t.heard += uint64(len(local))
-		return w.waitHostGE(count, t.heard)
+		return w.waitHostGE(t.among(), count, t.heard)
 	}
 	t.heard += uint64(n - 1)
-	if err := w.waitGE(count, t.heard); err != nil {
+	if err := w.waitGE(t.among(), count, t.heard); err != nil {
 		return err
 	}
 	if len(local) == 1 {

@@ -239,7 +239,7 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 	}
 	if t.me != leader {
 		// 4. The result, out of the leader's stage.
-		if err := w.waitHostGE(words+hrReadyOff, gen); err != nil {
+		if err := w.waitHostGE(t.among(), words+hrReadyOff, gen); err != nil {
 			return err
 		}
 		copy(piece, at(leader, stage))
@@ -248,7 +248,7 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 	if gathers(h) {
 		// 3. Every host's partial, combined in host order.
 		flags := flag(0)
-		err = w.waitFor(flags, nh*cacheLine, func() bool {
+		err = w.waitFor(t.among(), flags, nh*cacheLine, func() bool {
 			for g := range nh {
 				if atomic.LoadUint64(mem.Word64(w.local, flags+g*cacheLine)) < gen {
 					return false
@@ -274,7 +274,7 @@ func hostReducePiece[T Elem](t *Team, piece []T, combine func(acc, in []T), data
 		}
 	} else {
 		// 3. The result, from host 0's leader.
-		if err := w.waitGE(flag(0), gen); err != nil {
+		if err := w.waitGE(t.among(), flag(0), gen); err != nil {
 			return err
 		}
 		copy(piece, at(t.me, inbox(0)))

@@ -47,7 +47,7 @@ func scratchChunkFor(npes int) int {
 }
 
 // tailSize is what the heap region holds past the user's heap.
-func tailSize(npes int) int { return exitSize + 2*npes*scratchChunkFor(npes) }
+func tailSize(npes int) int { return exitSize(npes) + 2*npes*scratchChunkFor(npes) }
 
 func init() {
 	if (1+2*agreeWords)*8 > cacheLine || slotBanksOff >= teamSlotSize/2 {
@@ -86,6 +86,14 @@ type collectives struct {
 	// domBarrier is the domain's own barrier, which the World's team
 	// uses instead of its RMA algorithms; nil if the domain has none.
 	domBarrier func() error
+
+	// leftSeen is a barrier of every PE's first sight of a PE that
+	// finalized; nil before (World.BarrierErr).
+	leftSeen atomic.Pointer[sighting]
+
+	// barrierWatch is the wait of a barrier of every PE that waits
+	// outside shmem's own waits, for the wait report (World.BarrierWait).
+	barrierWatch waitWatch
 }
 
 // init sets up the collectives of a World whose heap exists; hostID, or
@@ -95,7 +103,7 @@ func (c *collectives) init(w *World, hostID string, waiting core.Waiting) error 
 	c.w = w
 	c.rounds = bits.Len(uint(w.npes - 1)) // ceil(log2 npes)
 	c.layout = newSlotLayout(w.npes)
-	c.scratch = internalSize + w.heapSize + exitSize
+	c.scratch = internalSize + w.heapSize + exitSize(w.npes)
 	c.scratchChunk = scratchChunkFor(w.npes)
 	ep, err := w.dom.NewEndpoint(core.EndpointOptions{})
 	if err != nil {
@@ -104,8 +112,15 @@ func (c *collectives) init(w *World, hostID string, waiting core.Waiting) error 
 	c.ep = ep
 	switch b := w.dom.(type) {
 	case core.CheckedBarrierer:
-		check := w.Err // one method value, not one per barrier
-		c.domBarrier = func() error { return b.BarrierCheck(check) }
+		// One closure each, not one per barrier.
+		check := func() error { return w.BarrierWait(c.world.op, 0) }
+		c.domBarrier = func() error {
+			err := b.BarrierCheck(check)
+			if c.barrierWatch.published {
+				w.BarrierDone()
+			}
+			return err
+		}
 	case core.Barrierer:
 		c.domBarrier = b.Barrier
 	}
@@ -149,7 +164,7 @@ func (c *collectives) agree(v [agreeWords]uint64) (lo, hi [agreeWords]uint64, er
 		if err := c.ep.Atomic(to, w.heap, off, core.AtomicWrite, core.Uint64, gen); err != nil {
 			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
-		if err := w.waitGE(off, gen); err != nil {
+		if err := w.waitGE(w.amongAll(), off, gen); err != nil {
 			return lo, hi, fmt.Errorf("agreement: %w", w.exitOr(err))
 		}
 		in := mem.Slice[uint64](w.local[off+8 : off+8+len(msg)*8])
@@ -167,7 +182,7 @@ func (w *World) BarrierAll() error {
 	if err := w.def.ep.Quiet(); err != nil {
 		return fmt.Errorf("shmem: barrier_all: %w", w.exitOr(err))
 	}
-	if err := w.syncAll(); err != nil {
+	if err := w.syncAll("barrier_all"); err != nil {
 		return fmt.Errorf("shmem: barrier_all: %w", err)
 	}
 	return nil
@@ -176,15 +191,16 @@ func (w *World) BarrierAll() error {
 // SyncAll waits until every PE has called it, without completing
 // outstanding operations (shmem_sync_all).
 func (w *World) SyncAll() error {
-	if err := w.syncAll(); err != nil {
+	if err := w.syncAll("sync_all"); err != nil {
 		return fmt.Errorf("shmem: sync_all: %w", err)
 	}
 	return nil
 }
 
-func (w *World) syncAll() error {
+func (w *World) syncAll(op string) error {
 	if err := w.Err(); err != nil {
 		return err
 	}
+	w.coll.world.op = op
 	return w.coll.world.barrier()
 }

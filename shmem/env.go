@@ -37,6 +37,8 @@ func EnvVars() []core.Param {
 		{Name: "INFO", Env: EnvInfo, Default: "0", Help: "if true, PE 0 prints version, provider, parameters and heap size at init"},
 		{Name: "DEBUG", Env: EnvDebug, Default: "0", Help: "if true, debug messages go to standard error"},
 		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version and build (module version, commit, Go version) at init"},
+		{Name: "WAIT_REPORT", Env: EnvWaitReport, Default: DefaultWaitReport.String(),
+			Help: "a wait that lasts this long (a Go duration; 0 turns it off) prints, once, where it waits and what the PEs it waits for are doing, and waits on"},
 		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
 			Help: "provider name, preference list (loopback,tcp) or exclusions (^tcp, ^loopback,^tcp); unset picks by locality"},
 	}, bootstrap.EnvVars()...)

@@ -13,11 +13,14 @@ import (
 
 // The global-exit word lies past the user's heap, in a cache line of its
 // own: GlobalExit writes it on every PE, and every blocking call, through
-// World.Err, reads it on its own PE.
-const (
-	exitSize = cacheLine
-	exitFlag = uint64(1) << 63
-)
+// World.Err, reads it on its own PE. The next line says what this PE
+// waits in (doing.go), and the lines after it hold the finalize bitmap
+// (leave.go).
+const exitFlag = uint64(1) << 63
+
+// exitSize is the bytes of the exit word's line, the doing line and the
+// finalize bitmap, in a job of npes PEs.
+func exitSize(npes int) int { return 2*cacheLine + leftSize(npes) }
 
 // exitState is how GlobalExit ends the job.
 type exitState struct {

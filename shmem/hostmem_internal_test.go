@@ -13,7 +13,7 @@ import (
 // host where the out-of-memory killer took other programs with the job:
 // refused, naming the size, the PEs, the variable and what would fit.
 func TestCheckHostMemory(t *testing.T) {
-	region := internalSize + DefaultHeapSize + exitSize
+	region := internalSize + DefaultHeapSize + exitSize(100)
 	avail := int64(22) << 30
 	err := checkHostMemory(DefaultHeapSize, region, 100, avail, true)
 	require.ErrorIs(t, err, core.ErrNoMemory)

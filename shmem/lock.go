@@ -149,7 +149,7 @@ func (w *World) enqueue(op string, l *lockRef) error {
 	if _, err := w.lockAMO(op, l, int(pred-1), lockNode, core.AtomicOr, me, 0); err != nil {
 		return err
 	}
-	if err := w.waitIn(l.r, l.off+lockNode, 4, func() bool { return l.node()&lockGo != 0 }); err != nil {
+	if err := w.waitIn(among{op: "set_lock"}, l.r, l.off+lockNode, 4, func() bool { return l.node()&lockGo != 0 }); err != nil {
 		return fmt.Errorf("shmem: %s: %w", op, err)
 	}
 	return nil
@@ -207,7 +207,7 @@ func ClearLock(w *World, lock *int64) error {
 		}
 		// A PE swapped itself in behind this one and is linking: wait
 		// for the link.
-		if err := w.waitIn(l.r, l.off+lockNode, 4, func() bool { return l.node()&lockNext != 0 }); err != nil {
+		if err := w.waitIn(among{op: "set_lock"}, l.r, l.off+lockNode, 4, func() bool { return l.node()&lockNext != 0 }); err != nil {
 			return fmt.Errorf("shmem: %s: %w", op, err)
 		}
 	}

@@ -39,6 +39,11 @@ type Team struct {
 
 	contexts map[*Context]struct{} // guarded by w.ctxMu
 	dead     atomic.Bool           // destroyed
+
+	// op is the routine of the team's last collective, which its waits
+	// report (doing.go); set by check, as no two collectives of one team
+	// run at once.
+	op string
 }
 
 // TeamConfig is the configuration a team is created with
@@ -326,5 +331,6 @@ func (t *Team) check(op string) error {
 	if t.dead.Load() {
 		return fmt.Errorf("shmem: %s: team was destroyed: %w", op, core.ErrClosed)
 	}
+	t.op = op
 	return t.w.Err()
 }

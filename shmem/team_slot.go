@@ -129,7 +129,7 @@ func (t *Team) putSignalIn(rank int, dr core.Region, off int, data []byte, sig i
 // payload bytes, as they lie in this PE's heap.
 func (t *Team) recv(k int, gen uint64, n int) ([]byte, error) {
 	off := t.msgOff(int(gen&1), k)
-	if err := t.w.waitGE(off, gen); err != nil {
+	if err := t.w.waitGE(t.among(), off, gen); err != nil {
 		return nil, err
 	}
 	return t.w.local[off+cacheLine : off+cacheLine+n], nil

@@ -43,25 +43,39 @@ const idleWaitSlice = lockedWaitSlice
 // which does not spin again, or backs off where there is none.
 //
 // off and n name the heap bytes cond reads, so the provider wakes this
-// waiter only for writes to them.
-func (w *World) waitFor(off, n int, cond func() bool) error {
-	return w.waitIn(w.heap, off, n, cond)
+// waiter only for writes to them. m is the members of the collective the
+// wait is in, if it is in one: a member that finalized ends it (leftErr).
+func (w *World) waitFor(m among, off, n int, cond func() bool) error {
+	return w.waitIn(m, w.heap, off, n, cond)
 }
 
 // waitIn is waitFor on the bytes at off in r, the heap or a registered
 // segment.
-func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
+func (w *World) waitIn(m among, r core.Region, off, n int, cond func() bool) error {
 	for i := 0; i < w.spins; i++ {
 		if cond() {
 			return nil
 		}
+	}
+	var left sighting
+	var ww waitWatch
+	defer w.unwatch(&ww)
+	check := func() error {
+		if err := w.Err(); err != nil {
+			return err
+		}
+		if err := w.leftErr(m, &left); err != nil {
+			return err
+		}
+		w.watch(m, &ww)
+		return nil
 	}
 	if w.waiter != nil {
 		seq, watch := w.waiter.WaitArm(r, off, n)
 		defer w.waiter.WaitDisarm(watch)
 		slice := w.slice
 		for !cond() {
-			if err := w.Err(); err != nil {
+			if err := check(); err != nil {
 				return err
 			}
 			next := w.waiter.WaitChange(seq, slice)
@@ -76,7 +90,7 @@ func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 	}
 	b := core.Backoff{Max: waitSlice}
 	for !cond() {
-		if err := w.Err(); err != nil {
+		if err := check(); err != nil {
 			return err
 		}
 		b.Pause()
@@ -85,9 +99,9 @@ func (w *World) waitIn(r core.Region, off, n int, cond func() bool) error {
 }
 
 // waitGE waits until the internal word at off reaches v.
-func (w *World) waitGE(off int, v uint64) error {
+func (w *World) waitGE(m among, off int, v uint64) error {
 	p := mem.Word64(w.local, off)
-	return w.waitFor(off, 8, func() bool { return atomic.LoadUint64(p) >= v })
+	return w.waitFor(m, off, 8, func() bool { return atomic.LoadUint64(p) >= v })
 }
 
 // hostYieldFor bounds the yields of waitHostGE (World.hostYield).
@@ -138,22 +152,22 @@ var worldsHere atomic.Int32
 // the yields here, that measured slower on posed hosts, 105-140 against
 // 90-105; with them, 2 x 2 took 38-48 µs a barrier against 92-103 with
 // these yields alone.
-func (w *World) waitHostGE(off int, v uint64) error {
+func (w *World) waitHostGE(m among, off int, v uint64) error {
 	p := mem.Word64(w.local, off)
-	return w.waitHostIn(w.heap, off, 8, func() bool { return atomic.LoadUint64(p) >= v })
+	return w.waitHostIn(m, w.heap, off, 8, func() bool { return atomic.LoadUint64(p) >= v })
 }
 
 // waitHostIn is waitHostGE for any condition on the bytes at off in r.
-func (w *World) waitHostIn(r core.Region, off, n int, cond func() bool) error {
+func (w *World) waitHostIn(m among, r core.Region, off, n int, cond func() bool) error {
 	if w.hostYield > 0 && worldsHere.Load() == 1 {
 		for start := time.Now(); !cond(); sys.YieldHeld() {
 			if time.Since(start) >= w.hostYield {
-				return w.waitIn(r, off, n, cond)
+				return w.waitIn(m, r, off, n, cond)
 			}
 		}
 		return nil
 	}
-	return w.waitIn(r, off, n, cond)
+	return w.waitIn(m, r, off, n, cond)
 }
 
 // WaitUntil blocks until the symmetric *ivar on this PE satisfies
@@ -174,7 +188,7 @@ func waitVar[T WaitElem](c Ctx, op string, ivar *T, cmp Cmp, pred func(T) bool) 
 	if err := checkCmp(cmp); err != nil {
 		return err
 	}
-	return w.waitIn(r, off, mem.SizeOf[T](), func() bool { return pred(mem.Load(ivar)) })
+	return w.waitIn(among{op: op}, r, off, mem.SizeOf[T](), func() bool { return pred(mem.Load(ivar)) })
 }
 
 // Test reports whether the symmetric *ivar on this PE satisfies
@@ -303,7 +317,7 @@ func waitAll[T WaitElem](c Ctx, op string, s *waitSet[T]) error {
 	if err != nil || s.active() == 0 {
 		return err
 	}
-	return w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.all())
+	return w.waitIn(among{op: op}, r, off, len(s.ivars)*mem.SizeOf[T](), s.all())
 }
 
 func waitAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
@@ -313,7 +327,7 @@ func waitAny[T WaitElem](c Ctx, op string, s *waitSet[T]) (int, error) {
 		return -1, err
 	}
 	found := -1
-	err = w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.any(w.syn.rotate(len(s.ivars)), &found))
+	err = w.waitIn(among{op: op}, r, off, len(s.ivars)*mem.SizeOf[T](), s.any(w.syn.rotate(len(s.ivars)), &found))
 	if err != nil {
 		return -1, err
 	}
@@ -333,7 +347,7 @@ func waitSome[T WaitElem](c Ctx, op string, indices []int, s *waitSet[T]) (int, 
 		return 0, nil
 	}
 	count := 0
-	if err := w.waitIn(r, off, len(s.ivars)*mem.SizeOf[T](), s.some(indices, &count)); err != nil {
+	if err := w.waitIn(among{op: op}, r, off, len(s.ivars)*mem.SizeOf[T](), s.some(indices, &count)); err != nil {
 		return 0, err
 	}
 	return count, nil

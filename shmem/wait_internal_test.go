@@ -37,8 +37,8 @@ func TestWaitSliceGrows(t *testing.T) {
 	boot := bootstrap.NewLocal(1)[0]
 	t.Cleanup(func() { _ = boot.Close() })
 	fw := &sliceWaiter{change: func(call int) bool { return call == 7 }}
-	w := &World{boot: boot, closed: make(chan struct{}), local: make([]byte, internalSize+64), waiter: fw, slice: time.Millisecond}
-	require.NoError(t, w.waitFor(0, 8, func() bool { return len(fw.maxes) == 10 }))
+	w := &World{boot: boot, closed: make(chan struct{}), local: make([]byte, internalSize+exitSize(1)), waiter: fw, slice: time.Millisecond}
+	require.NoError(t, w.waitFor(among{}, 0, 8, func() bool { return len(fw.maxes) == 10 }))
 	ms := time.Millisecond
 	require.Equal(t, []time.Duration{ms, 2 * ms, 4 * ms, 8 * ms, idleWaitSlice, idleWaitSlice, idleWaitSlice, ms, 2 * ms, 4 * ms}, fw.maxes)
 
@@ -46,7 +46,7 @@ func TestWaitSliceGrows(t *testing.T) {
 	// it stays.
 	fw.maxes, fw.change = nil, func(int) bool { return false }
 	w.slice = lockedWaitSlice
-	require.NoError(t, w.waitFor(0, 8, func() bool { return len(fw.maxes) == 3 }))
+	require.NoError(t, w.waitFor(among{}, 0, 8, func() bool { return len(fw.maxes) == 3 }))
 	require.Equal(t, []time.Duration{lockedWaitSlice, lockedWaitSlice, lockedWaitSlice}, fw.maxes)
 }
 
@@ -105,13 +105,13 @@ func TestWaitHostYields(t *testing.T) {
 	boot := bootstrap.NewLocal(1)[0]
 	t.Cleanup(func() { _ = boot.Close() })
 	newWorld := func(a *armWaiter, yield time.Duration) *World {
-		return &World{boot: boot, closed: make(chan struct{}), local: make([]byte, internalSize+64),
+		return &World{boot: boot, closed: make(chan struct{}), local: make([]byte, internalSize+exitSize(1)),
 			waiter: a, slice: time.Millisecond, hostYield: yield}
 	}
 	word := func(w *World) *uint64 { return mem.Word64(w.local, 0) }
 	wait := func(w *World) error {
 		done := make(chan error, 1)
-		go func() { done <- w.waitHostGE(0, 1) }()
+		go func() { done <- w.waitHostGE(among{}, 0, 1) }()
 		select {
 		case err := <-done:
 			return err

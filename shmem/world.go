@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -46,11 +47,16 @@ type World struct {
 	direct   core.DirectAccess // nil if peers' heaps are not mapped here
 	failer   core.Failer       // nil if the provider reports no failures of its own
 	spins    int               // how often a waiter polls before arming the waiter
-	slice    time.Duration     // the longest sleep of a waiter (waitSlice, lockedWaitSlice)
-	heapSize int               // user part, as SHMEM_SYMMETRIC_SIZE says
-	segs     segments          // registered static data (static.go)
-	segMu    sync.Mutex        // serialises RegisterStatic's updates of segs
-	log      *slog.Logger
+
+	// reportAfter is how long a wait lasts before it is reported (0:
+	// never), and reportOut where (doing.go).
+	reportAfter time.Duration
+	reportOut   io.Writer
+	slice       time.Duration // the longest sleep of a waiter (waitSlice, lockedWaitSlice)
+	heapSize    int           // user part, as SHMEM_SYMMETRIC_SIZE says
+	segs        segments      // registered static data (static.go)
+	segMu       sync.Mutex    // serialises RegisterStatic's updates of segs
+	log         *slog.Logger
 
 	// committer commits each block of a reserved heap as the allocator
 	// hands it out; nil where the heap is committed whole (the provider
@@ -105,6 +111,16 @@ type options struct {
 	exitHook func(status int) // GlobalExit's last step; nil: leave the process
 
 	commit func(off, n int) error // tests: a commit of the heap's memory that fails
+
+	reportAfter *time.Duration // WithWaitReport
+	reportOut   io.Writer
+}
+
+// WithWaitReport makes a wait that lasts after (0: none) say where it
+// waits and what the PEs it waits for are doing, once, on out (standard
+// error if nil), in place of GOSHMEM_WAIT_REPORT.
+func WithWaitReport(after time.Duration, out io.Writer) Option {
+	return func(o *options) { o.reportAfter, o.reportOut = &after, out }
 }
 
 // WithBootstrap runs the PE in an existing job instead of one taken from
@@ -176,6 +192,17 @@ func Init(opts ...Option) (*World, error) {
 		flags[i] = b
 	}
 	debug, info, version := flags[0], flags[1], flags[2]
+	reportAfter := DefaultWaitReport
+	if o.reportAfter != nil {
+		reportAfter = *o.reportAfter
+	} else if v, ok := lookup(EnvWaitReport); ok && strings.TrimSpace(v) != "" {
+		d, err := core.ParseDurationVar(EnvWaitReport, v, 0, core.MaxDuration)
+		if err != nil {
+			return nil, fmt.Errorf("shmem: init: %w", err)
+		}
+		reportAfter = d
+	}
+	o.reportAfter = &reportAfter
 	log := o.log
 	if log == nil {
 		level := slog.LevelWarn
@@ -263,7 +290,13 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	w := &World{
 		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
 		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
-		slice: waitSlice,
+		slice: waitSlice, reportAfter: DefaultWaitReport, reportOut: o.reportOut,
+	}
+	if o.reportAfter != nil {
+		w.reportAfter = *o.reportAfter
+	}
+	if w.reportOut == nil {
+		w.reportOut = os.Stderr
 	}
 	w.hostYield = hostYieldOf(dom)
 	if locked {
@@ -331,7 +364,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	if err := w.coll.init(w, hostID, waiting); err != nil {
 		return fail(err)
 	}
-	if err := w.syncAll(); err != nil {
+	if err := w.syncAll("init"); err != nil {
 		return fail(err)
 	}
 	return w, nil
@@ -401,7 +434,7 @@ func (w *World) Finalize() error {
 		for _, c := range ctxs {
 			errs = append(errs, c.Destroy())
 		}
-		errs = append(errs, w.def.ep.Quiet(), w.syncAll())
+		errs = append(errs, w.def.ep.Quiet(), w.leave())
 		close(w.closed)
 		worldsHere.Add(-1)
 		errs = append(errs, w.def.ep.Close(), w.dom.Close(), w.boot.Close())

@@ -1,6 +1,7 @@
 /* Programs that must end the job: one per argument. */
 #include <stdint.h>
 #include <string.h>
+#include <time.h>
 
 #include "check.h"
 
@@ -75,6 +76,23 @@ int main(int argc, char **argv)
 			shmem_global_exit(7);
 		shmem_barrier_all();
 		shmem_barrier_all();
+	} else if (strcmp(what, "finalize-in-barrier") == 0 || strcmp(what, "exit-in-barrier") == 0) {
+		/* PE 1 finalizes (or leaves main, which finalizes) where the
+		 * others call a barrier: theirs must not complete */
+		if (me == 1) {
+			if (what[0] == 'e')
+				return 0;
+			shmem_finalize();
+			return 0;
+		}
+		shmem_barrier_all();
+		printf("PE %d passed a barrier PE 1 never reached\n", me);
+	} else if (strcmp(what, "sleep-in-barrier") == 0) {
+		/* the last PE keeps the others waiting past GOSHMEM_WAIT_REPORT */
+		if (me == n - 1)
+			nanosleep(&(struct timespec){1, 500000000}, NULL);
+		shmem_barrier_all();
+		printf("PE %d passed\n", me);
 	} else if (strcmp(what, "no-finalize") == 0) {
 		/* leaving main finalizes */
 		printf("left %d\n", me);
