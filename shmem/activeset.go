@@ -355,15 +355,17 @@ func ReduceWithActiveSet[T Elem](w *World, op string, dest, source []T, as Activ
 			return w.addrError(op+" pWrk", mem.Addr(pWrk), n)
 		}
 	}
-	if world != nil {
-		return reduce(world, op, dest, source, combine)
-	}
 	nred := len(source)
 	if err := checkReduce(op, dest, source); err != nil {
 		return err
 	}
+	// dest must be symmetric in every form, though the World's team
+	// reduces through its own areas.
 	if _, _, err := symIn(w, op, dest, nred); err != nil || nred == 0 {
 		return err
+	}
+	if world != nil {
+		return reduce(world, op, dest, source, combine)
 	}
 	acc := dest[:nred]
 	copy(acc, source)

@@ -324,6 +324,9 @@ func TestActiveSetErrors(t *testing.T) {
 			require.Equal(t, int64(-7), v, "pWrk element %d was written", i)
 		}
 		require.ErrorIs(t, shmem.SumToAll(w, dest[1:], dest[:4], all, wrk, ps), shmem.ErrInvalid, "overlap")
+		// dest symmetric on the set of every PE too, which the World's
+		// team reduces through its own areas, as on any other set.
+		require.ErrorIs(t, shmem.SumToAll(w, make([]int64, 4), dest[:4], all, wrk, ps), shmem.ErrOutOfBounds, "dest not symmetric")
 		require.ErrorIs(t, shmem.AlltoallsActiveSet(w, dest, make([]int64, 8), 0, 1, 1, all, ps), shmem.ErrInvalid, "zero stride")
 		err = shmem.AlltoallsActiveSet(w, dest, make([]int64, 8), 1, 3, math.MaxInt/4, all, ps)
 		require.ErrorIs(t, err, shmem.ErrInvalid, "a span that overflows")
