@@ -51,8 +51,9 @@ type pkg struct {
 	CgoFiles     []string
 	TestGoFiles  []string
 	XTestGoFiles []string
-	// IgnoredGoFiles are files of another system (e.g. _other.go on
-	// Linux): the rule on unsafe holds for them too.
+	// IgnoredGoFiles are files of another system or build (e.g.
+	// linux_only.go, or the other of a race pair): the rule on unsafe
+	// holds for them too.
 	IgnoredGoFiles []string
 }
 
