@@ -1,12 +1,14 @@
 // Package docrefs holds the test that keeps references to the docs true:
-// every *.go and *.md file of the repository that points to a doc names a
-// file that exists, and, where it names a section, a section the doc has.
+// every file of the repository that points to a doc (Go, Markdown, C,
+// shell and the Makefile) names a file that exists, and, where it names
+// a section, a section the doc has.
 //
 // A reference is one of (docs/measuring.md, "Doc references"):
 //
 //   - docs/<name>.md, from anywhere, optionally followed by a comma and a
 //     heading of that file in double quotes; the quotation may run over
-//     line breaks (and a comment's "//"), read as single spaces;
+//     line breaks (with a comment's "//", "*" or "#"), read as single
+//     spaces;
 //   - a Markdown link to a *.md file, relative to the file it is in,
 //     optionally with "#anchor", the anchor being a heading's GitHub
 //     anchor, in a *.md file.
@@ -35,8 +37,17 @@ var docRef = regexp.MustCompile(`(?:^|[^A-Za-z0-9_./-])(docs/[A-Za-z0-9_-]+\.md)
 var mdLink = regexp.MustCompile(`\]\(([^)\s#:]+\.md)(?:#([^)\s]*))?\)`)
 
 // lineBreak is a line break inside a quotation, with the indentation and
-// the comment marker of the next line.
-var lineBreak = regexp.MustCompile(`\s*\n\s*(?://\s*)?`)
+// the comment marker of the next line (Go's "//", C's "*", shell's "#").
+var lineBreak = regexp.MustCompile(`\s*\n\s*(?:(?://|\*|#)\s*)?`)
+
+// scanned says whether a file's references are checked: sources and docs.
+func scanned(name string) bool {
+	switch filepath.Ext(name) {
+	case ".go", ".md", ".c", ".h", ".sh":
+		return true
+	}
+	return name == "Makefile"
+}
 
 // skipDir says which directories hold no sources of ours: hidden ones,
 // build outputs and test data.
@@ -114,7 +125,7 @@ func check(root string) ([]string, error) {
 			return nil
 		}
 		isMD := strings.HasSuffix(path, ".md")
-		if !isMD && !strings.HasSuffix(path, ".go") {
+		if !scanned(d.Name()) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -193,6 +204,14 @@ func TestCheckFindsBrokenReferences(t *testing.T) {
 			map[string]string{"a.go": "// (" + d + "guide.md, \"Waits on a shared host\")\n"}, nil},
 		{"section over a comment's line break",
 			map[string]string{"a.go": "// (" + d + "guide.md, \"Waits on a\n//   shared host\")\n"}, nil},
+		{"section over a C comment's line break",
+			map[string]string{"a.c": "/*\n * (" + d + "guide.md, \"Waits on\n * a shared host\")\n */\n"}, nil},
+		{"missing file from a Makefile",
+			map[string]string{"Makefile": "# (" + d + "gone.md, \"Waits on a\n# shared host\")\n"},
+			[]string{"Makefile:1: " + d + "gone.md does not exist"}},
+		{"missing section from a shell script",
+			map[string]string{"x.sh": "# " + d + "guide.md, \"Waits\"\n"},
+			[]string{"x.sh:1: " + d + "guide.md has no section \"Waits\""}},
 		{"no section named",
 			map[string]string{"a.go": "// see " + d + "guide.md.\n"}, nil},
 		{"missing file",
