@@ -9,7 +9,7 @@ SOS      ?= ../shared/tests-sos
 NPS      ?= 2 3 4
 SOS_TIMEOUT ?= 120s
 
-.PHONY: all build lib run test test-sos install vet lint bench perf fuzz clean proto proto-check
+.PHONY: all build lib run test test-sos install vet lint bench perf results fuzz clean proto proto-check
 
 all: build
 
@@ -75,9 +75,16 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 # OSU-style figures of every shmemperf test on 2 PEs over the default
-# provider (docs/benchmarks.md); PERFFLAGS adds flags, e.g. -json or -plot.
+# provider (docs/measuring.md, "shmemperf"); PERFFLAGS adds flags, e.g.
+# -json or -plot.
 perf: build
 	./$(BIN)/oshrun -np 2 ./$(BIN)/shmemperf $(PERFFLAGS)
+
+# docs/results.md from bench/compare.sh's tables, on this machine
+# (docs/measuring.md, "Regenerating the results page"). A benchmark: run
+# it on a quiet machine.
+results:
+	bench/results.sh
 
 # Each fuzz target for $(FUZZTIME): a smoke run, not a campaign. A target
 # that fails shows what the fuzzer said (the input it wrote under

@@ -720,7 +720,8 @@ static inline int gsh_nothing_pending(shmem_ctx_t ctx, unsigned long *seen)
 /*
  * Deferred operations of the default context. Where peers' memory is not
  * mapped every operation is a call into Go, which costs about as much as
- * a whole small put over ntbring (docs/benchmarks.md, "C and Go"). So
+ * a whole small put over ntbring (docs/measuring.md, "What a call from
+ * C costs"). So
  * the default context's small puts and non-blocking transfers wait in
  * this queue, and the next quiet or fence, or any routine that enters Go
  * or waits, hands the queue to Go in one call (gshgo_flush), in order:

@@ -14,7 +14,8 @@ type Ctx interface {
 
 // Context is an independent stream of operations (shmem_ctx_t): its own
 // endpoint and completion counter, so its Quiet completes only its own
-// operations (see seed 004, "Contexts").
+// operations (Dinan and Flajslik, "Contexts: A Mechanism for High
+// Throughput Communication in OpenSHMEM").
 type Context struct {
 	w    *World
 	ep   core.Endpoint

@@ -32,7 +32,8 @@ const lockedWaitSlice = 10 * time.Millisecond
 // CPU from the PEs at work: shmemperf's target, serving PE 0's gets from
 // another host while it waits in the closing barrier, made 8-byte put,
 // get and fetch-add 7-31 % slower at 1 ms a sleep than at 8 ms
-// (docs/benchmarks.md). A wait that sees a change starts again at the
+// (docs/measuring.md, "Waits on a shared host"). A wait that sees a
+// change starts again at the
 // World's slice, so a store nobody signals is seen within it in a short
 // wait, and within this in a long one; a lost peer too.
 const idleWaitSlice = lockedWaitSlice
@@ -145,7 +146,7 @@ var worldsHere atomic.Int32
 // waitGE here in one run (5 rounds, medians in µs): barrier 98.61
 // against 105.01 and 8-byte sum-reduce 90.90 against 120.11 at
 // GOMAXPROCS=1; 93.00 against 115.02 and 88.38 against 110.07 at 2
-// (docs/benchmarks.md).
+// (docs/measuring.md, "Waits on a shared host").
 //
 // The composite's waiters yield too, where they sleep in the poller,
 // while no input waits for this process (loopback's yieldIdle): without

@@ -12,7 +12,8 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// The figures of docs/hybrid.md: an 8-byte put (then quiet), get and
+// The point-to-point figures of the composite on PEs posing as hosts
+// (docs/measuring.md, "Several hosts on one machine"): an 8-byte put (then quiet), get and
 // fetch-add from PE 0 to a PE of its host and to one of another host, in
 // a job of 2 hosts x 2 PEs with the intra-host part on and off, beside
 // jobs of loopback alone (one host) and tcp alone (2 hosts x 1 PE).
@@ -36,7 +37,8 @@ func BenchmarkPair(b *testing.B) {
 	}
 }
 
-// BenchmarkSameHost sets the same-host figures of docs/benchmarks.md
+// BenchmarkSameHost sets the same-host figures of docs/results.md,
+// "tcp+loopback: several PEs per host"
 // side by side in one loop: an 8-byte put (then quiet), get and fetch-add
 // from PE 0 to PE 1 of its host, in a tcp+loopback job of 2 hosts x 2 PEs
 // and in a job of loopback alone (1 host x 2 PEs), both open at once,
@@ -171,7 +173,8 @@ func collJob(b *testing.B, spec string, hosts []string, env map[string]string, b
 	}
 }
 
-// The collective figures of docs/benchmarks.md: a barrier and an 8-byte
+// The collective figures measured on posed hosts (docs/measuring.md,
+// "Several hosts on one machine"): a barrier and an 8-byte
 // sum-reduce over every PE of 2 hosts x 2 PEs and 3 hosts x 2 PEs, with
 // the intra-host part on and off.
 func BenchmarkColl(b *testing.B) {

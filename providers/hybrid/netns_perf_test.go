@@ -20,11 +20,12 @@ import (
 	"github.com/goshmem/goshmem/providers/loopback"
 )
 
-// envPerf asks TestNamespacedPerf to run: the figures of docs/benchmarks.md.
+// envPerf asks TestNamespacedPerf to run: the namespaced figures of
+// docs/results.md, "tcp+loopback: several PEs per host".
 const envPerf = "GOSHMEM_HYBRID_PERF"
 
 // TestNamespacedPerf measures, with shmemperf on namespaced hosts and in
-// one run, what issue 16 sets targets for: put, get and fetch-add between
+// one run, what the composite has targets for: put, get and fetch-add between
 // two PEs of one host in a 2 x 2 job against a loopback-only job (1 host x
 // 2); between hosts against tcp alone, both in the same 2 x 2 job with
 // the intra-host part off and in a job of 2 hosts x 1; barrier and 8-byte

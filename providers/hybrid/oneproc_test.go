@@ -17,12 +17,12 @@ import (
 // what oshrun gives a PE on a host with as many PEs as CPUs), a tcp frame
 // reaches a PE waiting in the composite soon after a store by a PE of its
 // host woke it. Each round PE 1 stores into PE 0 (same host); PE 0 sees
-// it, then plays one ping-pong with PE 2 (the other host) over tcp. When
-// loopback's waiter yielded (a Gosched loop of 200 µs) before sleeping,
-// the scheduler never reached the network poller meanwhile, so no round
-// trip took less than that but by chance; sleeping in the poller, most
-// take a fraction of it. It logs how many round trips were shorter than
-// the old yield phase (sleeping in the poller, over 90 %, 15 to 70 %
+// it, then plays one ping-pong with PE 2 (the other host) over tcp. A
+// loopback waiter that yields (a Gosched loop of 200 µs) before sleeping
+// on the futex keeps the scheduler from the network poller meanwhile, so
+// no round trip takes less than that but by chance; sleeping in the
+// poller, most take a fraction of it. It logs how many round trips were
+// shorter than that yield phase (sleeping in the poller, over 90 %, 15 to 70 %
 // under -race on a slower host; with the futex, 4 to 15 % on a quiet
 // machine, more where other processes take the CPUs, since the monitor
 // then takes the processor back from a thread held up in sched_yield),
@@ -37,7 +37,7 @@ func TestOneProcFrameNotStarved(t *testing.T) {
 	const rounds = 200
 	const fast = 200 * time.Microsecond
 	// The composite's default (auto: the poller, at GOMAXPROCS=1), then
-	// the futex, as before, for the log.
+	// the futex (yield, then sleep), for the log.
 	var medians [2]time.Duration
 	for i, wake := range []string{"", loopback.WakeFutex} {
 		rtt := oneProcRoundTrips(t, wake, rounds)

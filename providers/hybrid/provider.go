@@ -142,7 +142,7 @@ func (p *Provider) Open(cfg *core.Config) (core.Domain, error) {
 	// The inter-host provider's goroutines wait in the runtime's poller;
 	// with one runtime processor loopback's waiters sleep there too,
 	// unless the user says otherwise, so that one wait hears both (see
-	// Waiting in docs/hybrid.md).
+	// docs/hybrid.md, "Waiting").
 	sub.Env = func(key string) (string, bool) {
 		if v, ok := cfg.Lookup(key); ok || key != loopback.EnvWake {
 			return v, ok

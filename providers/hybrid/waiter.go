@@ -23,7 +23,8 @@ import (
 // poke it after every write to watched bytes. A wake-up is one hand-off,
 // from the writer (or the goroutine that applied its frame) to the
 // waiter; with two runtime processors a namespaced 2x2 barrier took about
-// half the time of the forwarded way (docs/benchmarks.md).
+// half the time of the forwarded way (docs/measuring.md, "Poked
+// waiters").
 //
 // Forwarded, otherwise (an inter-host transport out of process): the
 // waiter sleeps on the composite's own event; two forwarders, goroutines

@@ -636,7 +636,7 @@ func (d *domain) yield(p *uint32, old uint32) uint32 {
 // 92.26-102.57 sleeping at once, 8-byte sum-reduce 39.73-42.18 against
 // 72.75-93.50. Without a look at the input, every waiter yielding
 // starved the reader goroutine of a leader that waited for another
-// host's partial (docs/benchmarks.md).
+// host's partial (docs/measuring.md, "Waits on a shared host").
 func (d *domain) yieldIdle(p *uint32, old uint32) uint32 {
 	for start := time.Now(); time.Since(start) < yieldFor && !d.busy(); {
 		sys.YieldHeld()

@@ -35,13 +35,15 @@ import (
 // "auto": in the poller where this process has one runtime processor
 // (GOMAXPROCS=1), else on the futex: with two or more, an idle processor's
 // thread polls the network while the waiter yields, and the yield phase
-// measured faster (docs/benchmarks.md). What the composite with tcp sets.
+// measured faster (docs/measuring.md, "Sleeping in the poller or on the
+// futex"). What the composite with tcp sets.
 //
 // A PE that sleeps in the poller does not take the asymmetric fence
 // (GOSHMEM_LOOPBACK_FENCE): it does not yield, so every wait would start
 // with a membarrier; with the writers' atomic add instead, 2x2 barrier
 // took 167 µs against 198 and 3x2 247 against 319 on namespaced hosts
-// at GOMAXPROCS=1 (docs/benchmarks.md).
+// at GOMAXPROCS=1 (docs/measuring.md, "Sleeping in the poller or on the
+// futex").
 //
 // Each PE chooses for itself; where any PE of a domain sleeps in the
 // poller, every PE makes a pipe and opens every PE's (Open), and writers

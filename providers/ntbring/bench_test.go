@@ -13,9 +13,10 @@ import (
 	"github.com/goshmem/goshmem/internal/ntb/emu"
 )
 
-// The seed papers' experiments, and part 2's, as benchmarks that run
+// The seed papers' experiments, and the relay's, as benchmarks that run
 // both protocols side by side in one run, so that their ratios hold on a
-// loaded machine:
+// loaded machine (docs/ntbring.md, "Both protocols measured side by
+// side"):
 //
 //	go test -run '^$' -bench . -benchtime 2s ./providers/ntbring
 //
@@ -77,7 +78,7 @@ func BenchmarkPutThroughput(b *testing.B) {
 	}
 }
 
-// BenchmarkPutHopsThroughput is part 2's relay experiment: the stream of
+// BenchmarkPutHopsThroughput is the relay experiment: the stream of
 // BenchmarkPutThroughput to a host one and two hops away on a ring of
 // five; the 2-hop stream is relayed by the host between.
 func BenchmarkPutHopsThroughput(b *testing.B) {

@@ -6,7 +6,7 @@ import (
 	"github.com/goshmem/goshmem/conformance"
 )
 
-// The figures of docs/benchmarks.md: an 8-byte put (then quiet), get and
+// The lanes figures of docs/results.md, "ntbring+loopback: lanes": an 8-byte put (then quiet), get and
 // fetch-add from PE 0 to a PE of another host, in a job of 2 hosts x 2
 // PEs (ntbring+loopback, each PE the node of its lane) to the PE of its
 // own lane and to the PE of the other lane, beside ntbring alone at one

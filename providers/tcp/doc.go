@@ -107,9 +107,9 @@
 // running); one that cannot take it sleeps at once, and the reader that
 // wakes it lets it run on its own thread (runtime.Gosched) before it
 // looks again. A second poller per PE at all times would need a CPU
-// more, and yielding to goroutines
-// between looks wakes a thread for every idle runtime processor (the
-// earlier, rejected attempt did, and lost 3 to 10 times on loaded CPUs).
+// more, and yielding to goroutines between looks wakes a thread for
+// every idle runtime processor, which measured 3 to 10 times slower on
+// loaded CPUs.
 //
 // Nobody polls with GOSHMEM_TCP_POLL=0 or when this host runs more PEs of
 // the job than it has CPUs (counted once, at Open, for this and the
@@ -124,26 +124,27 @@
 // the open side of that gate.
 //
 // Measured side by side with shmemperf (2 PEs as processes, 8 bytes) on
-// two CPUs loaded by other jobs (CPU pressure 83-93%): with GOMAXPROCS=1
-// per PE, polling took put+quiet from 13-16 us to 7.5-9.5 us, get from
-// 10-18 to 7.7-8.4, fetch-add from 13-16 to 7.6-12.6 and the put rate
-// from 1.5 to 4.0 M/s; with the default GOMAXPROCS (2), where the gate
-// was closed, figures stayed those of not polling (16-27 us either way).
+// two CPUs loaded by other jobs (CPU pressure 83-93%), with GOMAXPROCS=1
+// per PE: put+quiet 7.5-9.5 us polling against 13-16 not polling, get
+// 7.7-8.4 against 10-18, fetch-add 7.6-12.6 against 13-16, the put rate
+// 4.0 M/s against 1.5; with the default GOMAXPROCS (2), where the gate
+// is closed, the figures are those of not polling (16-27 us either way).
 // On a nearly idle host, where not polling took 30-42 us, polling with
 // two processors each took 19-21 us.
 //
 // The receive token, measured the same way in alternating runs (CPU
-// pressure 20-68%, GOMAXPROCS=1 per PE, medians of 4 to 8 runs each):
-// put+quiet 8.0-8.4 us before, 7.1-7.5 after; get 7.8-8.1 before, 7.3-7.6
-// after; fetch-add 8.0-8.2 either way, within the noise; the 8-byte put
-// rate 3.6-4.1 M/s before, 4.45-4.5 after, whose windows of 64 puts spend
-// a third issuing (about 80 ns a put) and two thirds in quiet, an
+// pressure 20-68%, GOMAXPROCS=1 per PE, medians of 4 to 8 runs each),
+// with and without it: put+quiet 7.1-7.5 us against 8.0-8.4; get 7.3-7.6
+// against 7.8-8.1; fetch-add 8.0-8.2 either way, within the noise; the
+// 8-byte put rate 4.45-4.5 M/s against 3.6-4.1, whose windows of 64 puts
+// spend a third issuing (about 80 ns a put) and two thirds in quiet, an
 // acknowledgement's round trip. Of a get's 8-10 us, the issuer's write
 // takes 1.6-2.9 us, the wire and the peer's answer 4.5-7 us, and the
 // reader's wake-up of the issuer, which the token saves, 1.2 us: the
 // token cannot take a round trip below the two writes and two reads it
-// needs. With POLL=0 nobody takes the token and figures stay those of
-// not polling.
+// needs. With POLL=0 nobody takes the token and figures are those of
+// not polling. Where a get's time goes today: docs/measuring.md, "Where
+// a get's time goes over tcp".
 //
 // Puts and non-fetching atomics are counted per connection; the target
 // acknowledges how many it has applied whenever it has drained its socket

@@ -155,7 +155,8 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 // reads and applies in order, so a PE waiting on the signal wakes once.
 // Issued apart, the signal would follow the put within burstGap and be
 // left to the writer goroutine, whose wake-up, where PEs have more than
-// one processor, cost more than the put (docs/benchmarks.md). A put that
+// one processor, cost more than the put (docs/measuring.md, "A put and
+// its signal in one write"). A put that
 // does not fit one frame, or a locked caller's large one (putalign.go),
 // goes apart (core.PutFenceSignal): its write outweighs the wake-up.
 func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {

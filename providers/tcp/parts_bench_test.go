@@ -8,7 +8,8 @@ import (
 
 // The parts of a get's round trip apart from the wire, each timed alone,
 // for the breakdown of a get's latency above the floor of TCP itself
-// (docs/benchmarks.md). None allocates.
+// (docs/measuring.md, "Where a get's time goes over tcp"). None
+// allocates.
 
 // BenchmarkPartRequestTable is the request table's share of a blocking
 // request: add, take by the reply's id, release.

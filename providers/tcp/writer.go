@@ -124,8 +124,8 @@ func (w *writer) writeWaiting(buf []byte) error {
 // that had been idle; sysmon then wakes a thread of ours every 20 µs
 // while the PE works, and those wake-ups were about two fifths of the
 // context switches of a 2 x 2 barrier at GOMAXPROCS=1
-// (docs/benchmarks.md). It is a method value made once, so a write
-// allocates nothing.
+// (docs/measuring.md, "Raw writes keep sysmon asleep"). It is a method
+// value made once, so a write allocates nothing.
 func (w *writer) writeAll(fd uintptr) bool {
 	w.writeRaw(fd)
 	return w.rn == len(w.rbuf) || w.rerr != nil
