@@ -119,8 +119,8 @@ func caseSignalBadInput(t *T, w *shmem.World) {
 	require.NoError(t, shmem.Free(w, buf))
 }
 
-// core.PutSignal on the provider's endpoint (its own PutSignaler, or Put,
-// Fence and Atomic): whoever sees the signal sees the data, at sizes from
+// the provider's Endpoint.PutSignal (one operation with CapPutSignal, or
+// Put, Fence and Atomic): whoever sees the signal sees the data, at sizes from
 // none to past what a frame copies; the endpoint's counter completes what
 // it issued; and a bad signal is refused with nothing written.
 func caseCorePutSignal(t *T, j CoreJob) {
@@ -144,7 +144,7 @@ func caseCorePutSignal(t *T, j CoreJob) {
 		if op == core.AtomicAdd {
 			operand = 1
 		}
-		require.NoError(t, core.PutSignal(ep, right, r, data, pattern(me, size, round), r, 0, op, operand), "size %d", size)
+		require.NoError(t, ep.PutSignal(right, r, data, pattern(me, size, round), r, 0, op, operand), "size %d", size)
 		deadline := time.Now().Add(time.Minute)
 		for atomic.LoadUint64(sig) < want {
 			if time.Now().After(deadline) {
@@ -164,14 +164,14 @@ func caseCorePutSignal(t *T, j CoreJob) {
 
 	src := []byte("eight by")
 	var ale *core.AlignError
-	require.ErrorAs(t, core.PutSignal(ep, right, r, data, src, r, 4, core.AtomicWrite, 9), &ale)
-	require.ErrorIs(t, core.PutSignal(ep, right, r, data, src, r, 0, core.AtomicCSwap, 9), core.ErrInvalid)
-	require.ErrorIs(t, core.PutSignal(ep, right, r, data, src, r, 0, core.AtomicRead, 9), core.ErrInvalid)
+	require.ErrorAs(t, ep.PutSignal(right, r, data, src, r, 4, core.AtomicWrite, 9), &ale)
+	require.ErrorIs(t, ep.PutSignal(right, r, data, src, r, 0, core.AtomicCSwap, 9), core.ErrInvalid)
+	require.ErrorIs(t, ep.PutSignal(right, r, data, src, r, 0, core.AtomicRead, 9), core.ErrInvalid)
 	var pee *core.PEError
-	require.ErrorAs(t, core.PutSignal(ep, n, r, data, src, r, 0, core.AtomicWrite, 9), &pee)
+	require.ErrorAs(t, ep.PutSignal(n, r, data, src, r, 0, core.AtomicWrite, 9), &pee)
 	var be *core.BoundsError
-	require.ErrorAs(t, core.PutSignal(ep, right, r, data+max, src, r, 0, core.AtomicWrite, 9), &be)
-	require.ErrorAs(t, core.PutSignal(ep, right, r, data, nil, r, data+max, core.AtomicWrite, 9), &be)
+	require.ErrorAs(t, ep.PutSignal(right, r, data+max, src, r, 0, core.AtomicWrite, 9), &be)
+	require.ErrorAs(t, ep.PutSignal(right, r, data, nil, r, data+max, core.AtomicWrite, 9), &be)
 	require.NoError(t, ep.Quiet())
 	require.NoError(t, j.Boot.Barrier())
 	require.Equal(t, last, r.Local(), "a refused put-signal wrote")

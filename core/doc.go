@@ -17,9 +17,11 @@
 // Optional interfaces say what a transport does beyond the contract, and
 // their users fall back where it does not: DirectAccess (peers' memory
 // mapped here), LocalWaiter (sleep until a watched word changes),
-// Barrierer (a barrier of the transport's own), PutSignaler (a put and the
-// signal after it as one operation; PutSignal falls back on Put, Fence and
-// Atomic), among others.
+// Barrierer (a barrier of the transport's own), among others. Optional
+// operations of an endpoint are no interfaces of their own: they are in
+// the Endpoint contract, with a capability bit that says whether the
+// provider does them as one (CapPutSignal: PutSignal, else PutFenceSignal's
+// Put, Fence and Atomic), so that an endpoint wrapped by another keeps them.
 //
 // Lifetimes and ownership. The caller owns a Domain and must Close it,
 // collectively, once; Close closes the domain's endpoints and regions and

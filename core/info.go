@@ -18,10 +18,11 @@ const (
 	CapAtomicFloat                   // fetch, set and swap on float32 and float64
 	CapDirectAccess                  // load/store access to a peer's region (shmem_ptr)
 	CapLocalAtomics                  // remote atomics are atomic with the target's own sync/atomic
+	CapPutSignal                     // Endpoint.PutSignal carries the data and the signal as one operation
 	capEnd
 )
 
-var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics"}
+var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics", "put-signal"}
 
 // Has reports whether every capability in want is in c.
 func (c Caps) Has(want Caps) bool { return c&want == want }

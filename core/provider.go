@@ -131,6 +131,19 @@ type Endpoint interface {
 	// FetchAtomic executes an atomic and returns the value the target held
 	// before it. compare is used by AtomicCSwap only.
 	FetchAtomic(pe int, r Region, off int, op AtomicOp, t AtomicType, operand, compare uint64) (uint64, error)
+	// PutSignal puts src at off in pe's part of r, then applies op with
+	// operand to the uint64 at sigOff in pe's part of sigR, such that the
+	// signal is seen only once the data has landed (OpenSHMEM's
+	// put-with-signal, libfabric's fi_writedata). op is one of Atomic's
+	// (AtomicWrite and AtomicAdd are OpenSHMEM's signal operations). It
+	// returns when src may be reused; both are complete at the target
+	// after Quiet, and the counter counts them as the two operations they
+	// are. With src empty it is the Atomic alone. A provider with
+	// CapPutSignal carries the two as one (one message, one write: the
+	// target applies them together and its waiter wakes once); one
+	// without it issues PutFenceSignal, Put, Fence and Atomic in turn,
+	// which order the same way.
+	PutSignal(pe int, r Region, off int, src []byte, sigR Region, sigOff int, op AtomicOp, operand uint64) error
 	// Fence orders: puts and atomics issued before it to one PE complete at
 	// that PE before those issued after it.
 	Fence() error

@@ -10,10 +10,15 @@ import (
 )
 
 // calls is an endpoint that records the operations it is asked for; the
-// ones a put-with-signal takes are all it implements.
+// ones a put-with-signal takes are all it implements, and its PutSignal
+// is PutFenceSignal, as a provider's without CapPutSignal is.
 type calls struct {
 	core.Endpoint
 	log []string
+}
+
+func (c *calls) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, v uint64) error {
+	return core.PutFenceSignal(c, pe, r, off, src, sigR, sigOff, op, v)
 }
 
 func (c *calls) Put(pe int, _ core.Region, off int, src []byte) error {
@@ -31,7 +36,7 @@ func (c *calls) Atomic(pe int, _ core.Region, off int, op core.AtomicOp, t core.
 	return nil
 }
 
-// joined also carries a put-with-signal as one operation.
+// joined carries a put-with-signal as one operation.
 type joined struct{ calls }
 
 func (j *joined) PutSignal(pe int, _ core.Region, off int, src []byte, _ core.Region, sigOff int, op core.AtomicOp, v uint64) error {
@@ -39,24 +44,24 @@ func (j *joined) PutSignal(pe int, _ core.Region, off int, src []byte, _ core.Re
 	return nil
 }
 
-// TestPutSignal: an endpoint's own put-with-signal is used where it has
-// one; otherwise Put, Fence and Atomic in turn, the signal alone for no
-// data, and a bad signal refused before anything is put.
+// TestPutSignal: PutFenceSignal is Put, Fence and Atomic in turn, the
+// signal alone for no data, and a bad signal refused before anything is
+// put.
 func TestPutSignal(t *testing.T) {
 	var c calls
-	require.NoError(t, core.PutSignal(&c, 1, nil, 64, make([]byte, 8), nil, 0, core.AtomicWrite, 5))
-	require.NoError(t, core.PutSignal(&c, 2, nil, 64, nil, nil, 8, core.AtomicAdd, 1))
+	require.NoError(t, c.PutSignal(1, nil, 64, make([]byte, 8), nil, 0, core.AtomicWrite, 5))
+	require.NoError(t, c.PutSignal(2, nil, 64, nil, nil, 8, core.AtomicAdd, 1))
 	require.Equal(t, []string{"put 8@64 to 1", "fence", "write uint64 5@0 to 1", "add uint64 1@8 to 2"}, c.log)
 
 	var j joined
-	require.NoError(t, core.PutSignal(&j, 1, nil, 64, make([]byte, 8), nil, 0, core.AtomicWrite, 5))
+	require.NoError(t, j.PutSignal(1, nil, 64, make([]byte, 8), nil, 0, core.AtomicWrite, 5))
 	require.Equal(t, []string{"put-signal 8@64 write 5@0 to 1"}, j.log)
 
 	c.log = nil
 	var ale *core.AlignError
-	require.ErrorAs(t, core.PutSignal(&c, 1, nil, 64, make([]byte, 8), nil, 4, core.AtomicWrite, 5), &ale)
+	require.ErrorAs(t, c.PutSignal(1, nil, 64, make([]byte, 8), nil, 4, core.AtomicWrite, 5), &ale)
 	for _, op := range []core.AtomicOp{core.AtomicRead, core.AtomicSwap, core.AtomicCSwap, core.AtomicOp(0), core.AtomicOp(42)} {
-		err := core.PutSignal(&c, 1, nil, 64, make([]byte, 8), nil, 0, op, 5)
+		err := c.PutSignal(1, nil, 64, make([]byte, 8), nil, 0, op, 5)
 		require.ErrorIs(t, err, core.ErrInvalid, "signal by %s", op)
 		require.ErrorContains(t, err, "put-signal PE 1")
 	}

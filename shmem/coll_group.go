@@ -116,9 +116,9 @@ func (g *group) signal(r int, word gword, v uint64) error {
 
 // putSignal puts data, if any, at off in dr on rank r, then adds v to
 // word there, which announces it: in one operation where the endpoint
-// carries both as one (core.PutSignaler).
+// carries both as one (core.CapPutSignal).
 func (g *group) putSignal(r int, dr core.Region, off int, data []byte, word gword, v uint64) error {
-	return core.PutSignal(g.w.coll.ep, g.pe(r), dr, off, data, g.syncR, g.sync+g.woff(word), core.AtomicAdd, v)
+	return g.w.coll.ep.PutSignal(g.pe(r), dr, off, data, g.syncR, g.sync+g.woff(word), core.AtomicAdd, v)
 }
 
 // await waits for k more signals on word.

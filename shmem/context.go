@@ -50,10 +50,10 @@ func (w *World) newContext(opts ContextOptions, team *Team) (*Context, error) {
 	}
 	c := &Context{w: w, ep: ep, team: team}
 	if team != nil {
-		c.ep = &teamEndpoint{Endpoint: c.ep, t: team}
+		c.ep = &teamEndpoint{ep: c.ep, t: team}
 	}
 	if opts.NoStore {
-		c.ep = noStoreEndpoint{c.ep}
+		c.ep = noStoreEndpoint{ep: c.ep}
 	}
 	w.ctxMu.Lock()
 	w.contexts[c] = struct{}{}
@@ -135,8 +135,12 @@ func (w *World) Quiet() error { return w.def.ep.Quiet() }
 func (w *World) Fence() error { return w.def.ep.Fence() }
 
 // noStoreEndpoint is the endpoint of a NoStore context: it refuses the
-// stores the option promised not to issue.
-type noStoreEndpoint struct{ core.Endpoint }
+// stores the option promised not to issue. Like teamEndpoint it holds the
+// provider's endpoint and implements the whole contract, so no store added
+// to it slips through.
+type noStoreEndpoint struct{ ep core.Endpoint }
+
+var _ core.Endpoint = noStoreEndpoint{}
 
 func noStore(op string) error {
 	return fmt.Errorf("shmem: %s on a context created with NoStore, which allows only gets and fetching atomics: %w", op, core.ErrInvalid)
@@ -150,3 +154,23 @@ func (noStoreEndpoint) PutValue(int, core.Region, int, uint64, int) error {
 func (noStoreEndpoint) Atomic(int, core.Region, int, core.AtomicOp, core.AtomicType, uint64) error {
 	return noStore("non-fetching atomic")
 }
+func (noStoreEndpoint) PutSignal(int, core.Region, int, []byte, core.Region, int, core.AtomicOp, uint64) error {
+	return noStore("put_signal")
+}
+
+func (e noStoreEndpoint) Get(pe int, r core.Region, off int, dst []byte) error {
+	return e.ep.Get(pe, r, off, dst)
+}
+func (e noStoreEndpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
+	return e.ep.GetValue(pe, r, off, size)
+}
+func (e noStoreEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
+	return e.ep.GetNBI(pe, r, off, dst)
+}
+func (e noStoreEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
+	return e.ep.FetchAtomic(pe, r, off, op, t, operand, compare)
+}
+func (e noStoreEndpoint) Fence() error           { return e.ep.Fence() }
+func (e noStoreEndpoint) Quiet() error           { return e.ep.Quiet() }
+func (e noStoreEndpoint) Counter() *core.Counter { return e.ep.Counter() }
+func (e noStoreEndpoint) Close() error           { return e.ep.Close() }

@@ -53,7 +53,7 @@ func PutSignalNBI[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op Si
 
 // putSignal is PutSignal, and with nbi PutSignalNBI: a blocking one goes
 // as one operation where the endpoint carries both as one
-// (core.PutSignaler); a non-blocking one as PutNBI, Fence and Atomic, so a
+// (core.CapPutSignal); a non-blocking one as PutNBI, Fence and Atomic, so a
 // large put is not waited for.
 func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op SignalOp, pe int, nbi bool) error {
 	x := c.context()
@@ -70,7 +70,7 @@ func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 		return err
 	}
 	if !nbi {
-		return core.PutSignal(x.ep, pe, r, off, b, sigReg, sigOff, aop, signal)
+		return x.ep.PutSignal(pe, r, off, b, sigReg, sigOff, aop, signal)
 	}
 	if len(b) > 0 {
 		if err := x.ep.PutNBI(pe, r, off, b); err != nil {

@@ -33,11 +33,16 @@ func (t *Team) destroyContexts() error {
 }
 
 // teamEndpoint is the endpoint of a team context: it translates team ranks
-// into World PEs before the provider sees them.
+// into World PEs before the provider sees them. It holds the provider's
+// endpoint rather than embedding it and implements every operation of
+// the contract, so an operation added to core.Endpoint cannot reach the
+// provider untranslated.
 type teamEndpoint struct {
-	core.Endpoint
-	t *Team
+	ep core.Endpoint
+	t  *Team
 }
+
+var _ core.Endpoint = (*teamEndpoint)(nil)
 
 func (e *teamEndpoint) pe(op string, r int) (int, error) {
 	if r < 0 || r >= len(e.t.members) {
@@ -52,7 +57,7 @@ func (e *teamEndpoint) Put(pe int, r core.Region, off int, src []byte) error {
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.Put(p, r, off, src)
+	return e.ep.Put(p, r, off, src)
 }
 
 func (e *teamEndpoint) Get(pe int, r core.Region, off int, dst []byte) error {
@@ -60,7 +65,7 @@ func (e *teamEndpoint) Get(pe int, r core.Region, off int, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.Get(p, r, off, dst)
+	return e.ep.Get(p, r, off, dst)
 }
 
 func (e *teamEndpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
@@ -68,7 +73,7 @@ func (e *teamEndpoint) PutValue(pe int, r core.Region, off int, v uint64, size i
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.PutValue(p, r, off, v, size)
+	return e.ep.PutValue(p, r, off, v, size)
 }
 
 func (e *teamEndpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
@@ -76,7 +81,7 @@ func (e *teamEndpoint) GetValue(pe int, r core.Region, off int, size int) (uint6
 	if err != nil {
 		return 0, err
 	}
-	return e.Endpoint.GetValue(p, r, off, size)
+	return e.ep.GetValue(p, r, off, size)
 }
 
 func (e *teamEndpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
@@ -84,7 +89,7 @@ func (e *teamEndpoint) PutNBI(pe int, r core.Region, off int, src []byte) error 
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.PutNBI(p, r, off, src)
+	return e.ep.PutNBI(p, r, off, src)
 }
 
 func (e *teamEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
@@ -92,7 +97,7 @@ func (e *teamEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error 
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.GetNBI(p, r, off, dst)
+	return e.ep.GetNBI(p, r, off, dst)
 }
 
 func (e *teamEndpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
@@ -100,7 +105,7 @@ func (e *teamEndpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, 
 	if err != nil {
 		return err
 	}
-	return e.Endpoint.Atomic(p, r, off, op, t, operand)
+	return e.ep.Atomic(p, r, off, op, t, operand)
 }
 
 func (e *teamEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
@@ -108,5 +113,20 @@ func (e *teamEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.Atomi
 	if err != nil {
 		return 0, err
 	}
-	return e.Endpoint.FetchAtomic(p, r, off, op, t, operand, compare)
+	return e.ep.FetchAtomic(p, r, off, op, t, operand, compare)
 }
+
+// PutSignal keeps the provider's own put-with-signal, one operation where
+// it has CapPutSignal, on a team context too.
+func (e *teamEndpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	p, err := e.pe("put_signal", pe)
+	if err != nil {
+		return err
+	}
+	return e.ep.PutSignal(p, r, off, src, sigR, sigOff, op, operand)
+}
+
+func (e *teamEndpoint) Fence() error           { return e.ep.Fence() }
+func (e *teamEndpoint) Quiet() error           { return e.ep.Quiet() }
+func (e *teamEndpoint) Counter() *core.Counter { return e.ep.Counter() }
+func (e *teamEndpoint) Close() error           { return e.ep.Close() }

@@ -76,7 +76,7 @@ func (t *Team) send(rank, k int, gen uint64, data []byte) error {
 // putSignal puts data, if any, at off in the heap of the team's PE rank,
 // then applies op with v to the heap's word at sig there, which announces
 // it: in one operation where the endpoint carries both as one
-// (core.PutSignaler).
+// (core.CapPutSignal).
 func (t *Team) putSignal(rank, off int, data []byte, sig int, op core.AtomicOp, v uint64) error {
 	return t.putSignalIn(rank, t.w.heap, off, data, sig, op, v)
 }
@@ -89,9 +89,9 @@ func (t *Team) putSignal(rank, off int, data []byte, sig int, op core.AtomicOp, 
 func (t *Team) putSignalEach(n int, to func(i int) int, data func(i int) []byte, off, sig int, op core.AtomicOp, v uint64) error {
 	w := t.w
 	ep := w.coll.ep
-	if ps, ok := ep.(core.PutSignaler); ok {
+	if w.info.Caps&core.CapPutSignal != 0 {
 		for i := range n {
-			if err := ps.PutSignal(t.members[to(i)], w.heap, off, data(i), w.heap, sig, op, v); err != nil {
+			if err := ep.PutSignal(t.members[to(i)], w.heap, off, data(i), w.heap, sig, op, v); err != nil {
 				return err
 			}
 		}
@@ -122,7 +122,7 @@ func (t *Team) putSignalEach(n int, to func(i int) int, data func(i int) []byte,
 // putSignalIn is putSignal with the data at off in region dr.
 func (t *Team) putSignalIn(rank int, dr core.Region, off int, data []byte, sig int, op core.AtomicOp, v uint64) error {
 	w := t.w
-	return core.PutSignal(w.coll.ep, t.members[rank], dr, off, data, w.heap, sig, op, v)
+	return w.coll.ep.PutSignal(t.members[rank], dr, off, data, w.heap, sig, op, v)
 }
 
 // recv waits for message k of generation gen and returns its first n

@@ -43,9 +43,15 @@ func TestCheckedOnce(t *testing.T) {
 	}
 }
 
-// plainProvider opens its provider's domains with endpoints that offer
-// core.Endpoint's methods alone: no put-with-signal of their own.
+// plainProvider is its provider without CapPutSignal: its endpoints put
+// with a signal by Put, Fence and Atomic.
 type plainProvider struct{ core.Provider }
+
+func (p plainProvider) Info() core.Info {
+	info := p.Provider.Info()
+	info.Caps &^= core.CapPutSignal
+	return info
+}
 
 func (p plainProvider) Open(cfg *core.Config) (core.Domain, error) {
 	d, err := p.Provider.Open(cfg)
@@ -62,7 +68,13 @@ func (d plainDomain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, erro
 	if err != nil {
 		return nil, err
 	}
-	return struct{ core.Endpoint }{ep}, nil
+	return plainEndpoint{ep}, nil
+}
+
+type plainEndpoint struct{ core.Endpoint }
+
+func (e plainEndpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, v uint64) error {
+	return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, v)
 }
 
 func checkedJob(t *testing.T, p core.Provider, fast, joins bool, opts core.EndpointOptions) {
@@ -116,7 +128,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast, joins bool, 
 		old, err := ep.FetchAtomic(pe, r, 520, core.AtomicAdd, core.Uint64, 1, 0)
 		assert.NoError(t, err)
 		assert.Less(t, old, uint64(2), "fetch-add on PE %d", pe)
-		assert.NoError(t, core.PutSignal(ep, pe, r, 768+16*me, pattern(me+70, 16), r, 1024, core.AtomicAdd, 1))
+		assert.NoError(t, ep.PutSignal(pe, r, 768+16*me, pattern(me+70, 16), r, 1024, core.AtomicAdd, 1))
 	}
 	assert.NoError(t, ep.Quiet())
 	assert.Equal(t, ep.Counter().Issued(), ep.Counter().Completed())
@@ -178,9 +190,9 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast, joins bool, 
 		assert.ErrorIs(t, err, core.ErrInvalid)
 		assert.ErrorIs(t, ep.PutValue(pe, nil, 0, 1, 8), core.ErrInvalid, "nil region")
 		assert.NoError(t, ep.Put(pe, r, 0, nil), "an empty put")
-		assert.ErrorAs(t, core.PutSignal(ep, pe, r, 512, buf, r, 1028, core.AtomicAdd, 1), &ale, "misaligned signal to PE %d", pe)
-		assert.ErrorIs(t, core.PutSignal(ep, pe, r, 512, buf, r, 1024, core.AtomicCSwap, 1), core.ErrInvalid, "compare-swap signal to PE %d", pe)
-		assert.ErrorAs(t, core.PutSignal(ep, pe, r, size-8, buf, r, 1024, core.AtomicAdd, 1), &be, "put-signal past the end on PE %d", pe)
+		assert.ErrorAs(t, ep.PutSignal(pe, r, 512, buf, r, 1028, core.AtomicAdd, 1), &ale, "misaligned signal to PE %d", pe)
+		assert.ErrorIs(t, ep.PutSignal(pe, r, 512, buf, r, 1024, core.AtomicCSwap, 1), core.ErrInvalid, "compare-swap signal to PE %d", pe)
+		assert.ErrorAs(t, ep.PutSignal(pe, r, size-8, buf, r, 1024, core.AtomicAdd, 1), &be, "put-signal past the end on PE %d", pe)
 	}
 	assert.NoError(t, ep.Quiet())
 	assert.NoError(t, b.Barrier())
@@ -193,7 +205,7 @@ func checkedPE(t *testing.T, b core.Bootstrap, d core.Domain, fast, joins bool, 
 	for _, pe := range []int{same, other} {
 		assert.ErrorIs(t, ep.PutValue(pe, r, 0, 1, 8), core.ErrClosed, "put-value to PE %d", pe)
 		assert.ErrorIs(t, ep.Put(pe, r, 0, buf), core.ErrClosed, "put to PE %d", pe)
-		assert.ErrorIs(t, core.PutSignal(ep, pe, r, 0, buf, r, 1024, core.AtomicAdd, 1), core.ErrClosed, "put-signal to PE %d", pe)
+		assert.ErrorIs(t, ep.PutSignal(pe, r, 0, buf, r, 1024, core.AtomicAdd, 1), core.ErrClosed, "put-signal to PE %d", pe)
 		_, err := ep.GetValue(pe, r, 0, 8)
 		assert.ErrorIs(t, err, core.ErrClosed, "get-value from PE %d", pe)
 		_, err = ep.FetchAtomic(pe, r, 520, core.AtomicAdd, core.Uint64, 1, 0)

@@ -250,9 +250,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 		d.endpoints = map[*endpoint]struct{}{}
 	}
 	d.endpoints[e] = struct{}{}
-	if ps, ok := out.(core.PutSignaler); ok {
-		return signalEndpoint{e, ps}, nil
-	}
+	e.interSignal = d.p.Inter.Info().Caps&core.CapPutSignal != 0
 	return e, nil
 }
 

@@ -19,11 +19,14 @@ type endpoint struct {
 	// lb is intra's operations without checks, which the composite's
 	// checks stand in for; fast says intra is loopback's, so lb and every
 	// region's lb are set.
-	lb        loopback.Checked
-	fast      bool
-	closed    atomic.Bool
-	closeOnce sync.Once
-	closeErr  error
+	lb   loopback.Checked
+	fast bool
+	// interSignal: the inter-host transport carries a put-with-signal as
+	// one operation (core.CapPutSignal).
+	interSignal bool
+	closed      atomic.Bool
+	closeOnce   sync.Once
+	closeErr    error
 
 	// serial: the endpoint is Serialized (one goroutine at a time), so
 	// busyS, a plain word, stands in for busyInter.
@@ -265,26 +268,20 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 	return e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
 }
 
-// signalEndpoint is the composite's endpoint where the inter-host
-// transport carries a put-with-signal as one operation (core.PutSignaler):
-// only then does the composite say it does, so that shmem, which sends to
-// several PEs in turn, fences once for them all on a transport whose
-// fence waits rather than once for each.
-type signalEndpoint struct {
-	*endpoint
-	ps core.PutSignaler
-}
-
-// PutSignal implements core.PutSignaler: to a PE of another host through
-// the inter-host transport's own; everything else (a PE of this host,
-// whose stores land in order, what fails the fast path's checks) as the
-// composite's Put, Fence and Atomic.
-func (e signalEndpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+// PutSignal implements core.Endpoint: to a PE of another host through
+// the inter-host transport's own where it carries one as one operation
+// (CapPutSignal); everything else (a PE of this host, whose stores land in
+// order, what fails the fast path's checks) as the composite's Put, Fence
+// and Atomic.
+func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	if !e.interSignal {
+		return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+	}
 	reg, sreg := e.valid(pe, r, off, len(src)), e.valid(pe, sigR, sigOff, 8)
 	if reg == nil || sreg == nil || e.route[pe] >= 0 || !e.atomicValid(sigOff, 8, op, core.Uint64) || core.CheckSignal(sigOff, op) != nil {
-		return core.PutFenceSignal(e.endpoint, pe, r, off, src, sigR, sigOff, op, operand)
+		return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
 	}
-	err := e.ps.PutSignal(pe, reg.inter, off, src, sreg.inter, sigOff, op, operand)
+	err := e.inter.PutSignal(pe, reg.inter, off, src, sreg.inter, sigOff, op, operand)
 	if err == nil {
 		e.deferred(false)
 	}

@@ -5,21 +5,16 @@ import "github.com/goshmem/goshmem/core"
 // FastPath reports whether ep, a composite endpoint, serves the PEs of
 // its host through loopback's operations without checks.
 func FastPath(ep core.Endpoint) bool {
-	switch e := ep.(type) {
-	case *endpoint:
-		return e.fast
-	case signalEndpoint:
-		return e.fast
-	}
-	return false
+	e, ok := ep.(*endpoint)
+	return ok && e.fast
 }
 
 // JoinsPutSignal reports whether ep, a composite endpoint, carries a
 // put-with-signal to another host as one operation of the inter-host
 // transport.
 func JoinsPutSignal(ep core.Endpoint) bool {
-	_, ok := ep.(signalEndpoint)
-	return ok
+	e, ok := ep.(*endpoint)
+	return ok && e.interSignal
 }
 
 // Poked reports whether d, a composite domain, lets its waiters sleep in

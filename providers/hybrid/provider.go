@@ -66,7 +66,9 @@ func (p *Provider) Info() core.Info {
 		// Direct access needs only the intra-host transport: shmem_ptr
 		// answers for the PEs of this host and nil for the others, as
 		// OpenSHMEM allows.
-		Caps:       in.Caps&out.Caps | in.Caps&core.CapDirectAccess,
+		// A put-with-signal is one operation where it matters, to
+		// another host; on this host it is stores in order.
+		Caps:       in.Caps&out.Caps | in.Caps&core.CapDirectAccess | out.Caps&core.CapPutSignal,
 		Locality:   core.AnyHost,
 		Progress:   core.ProgressAuto,
 		Order:      in.Order & out.Order,

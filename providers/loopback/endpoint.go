@@ -263,6 +263,12 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	return nil
 }
 
+// PutSignal implements core.Endpoint: the put and the signal are stores
+// to mapped memory, in order: Put, Fence and Atomic are the one operation.
+func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+}
+
 // FetchAtomic implements core.Endpoint like Atomic, returning the old value.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	n := t.Size()

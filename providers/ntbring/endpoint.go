@@ -487,6 +487,12 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	return err
 }
 
+// PutSignal implements core.Endpoint: Put, Fence and Atomic, whose fence
+// waits for the put (the ring carries no put-with-signal as one).
+func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+}
+
 // FetchAtomic implements core.Endpoint: the request travels to the owner,
 // which executes it and sends the old value back.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {

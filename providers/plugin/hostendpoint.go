@@ -370,6 +370,12 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	return err
 }
 
+// PutSignal implements core.Endpoint: Put, Fence and Atomic over the plugin
+// protocol, which has no put-with-signal message.
+func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+}
+
 // FetchAtomic implements core.Endpoint.
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	return e.amo("fetch-atomic", pe, r, off, op, t, operand, compare, true)

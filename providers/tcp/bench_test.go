@@ -100,7 +100,7 @@ func BenchmarkPutSignal8Rate(b *testing.B) {
 	for _, c := range []struct {
 		name string
 		put  func(core.Endpoint, int, core.Region, int, []byte, core.Region, int, core.AtomicOp, uint64) error
-	}{{"joined", core.PutSignal}, {"apart", core.PutFenceSignal}} {
+	}{{"joined", core.Endpoint.PutSignal}, {"apart", core.PutFenceSignal}} {
 		b.Run(c.name, func(b *testing.B) {
 			ep, r := tcp.BenchPair(b, 1<<20)
 			src := make([]byte, 8)

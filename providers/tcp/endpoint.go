@@ -150,8 +150,9 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 	return e.send("put-value", c, &h, nil)
 }
 
-// PutSignal implements core.PutSignaler: the put's frame and the signal's
-// atomic are queued together and go out in one write, which the target
+// PutSignal implements core.Endpoint as one operation (CapPutSignal): the
+// put's frame and the signal's atomic are queued together and go out in
+// one write, which the target
 // reads and applies in order, so a PE waiting on the signal wakes once.
 // Issued apart, the signal would follow the put within burstGap and be
 // left to the writer goroutine, whose wake-up, where PEs have more than

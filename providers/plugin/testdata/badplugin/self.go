@@ -100,6 +100,11 @@ func (e *selfEndpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, 
 	return err
 }
 
+// PutSignal implements core.Endpoint: Put, Fence and Atomic.
+func (e *selfEndpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR core.Region, sigOff int, op core.AtomicOp, operand uint64) error {
+	return core.PutFenceSignal(e, pe, r, off, src, sigR, sigOff, op, operand)
+}
+
 func (*selfEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	b := r.Local()
 	if err := core.CheckAtomic(pe, 1, off, len(b), op, t, &atomics); err != nil {
