@@ -108,16 +108,18 @@ const (
 // provinfo -e and the README.
 func EnvVars() []core.Param {
 	return []core.Param{
-		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun or PMI)",
-			Help: "host:port of the bootstrap store; under a launcher without PMI, a free port on PE 0's host"},
-		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
+		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun, PMIx or PMI)",
+			Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI, a free port on PE 0's host"},
+		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun, PMIx or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
 		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
 		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
-			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
+			Help: "1 runs a job whose launcher gives no secret (no PMIx or PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
 		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
 			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
 		{Name: "BOOTSTRAP_IFACE", Env: EnvIface, Default: "",
-			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
+			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMIx or PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
+		{Name: "PMIX_LIB", Env: pmix.EnvLibrary, Default: pmix.DefaultLibrary,
+			Help: "under a PMIx launcher (mpirun, srun --mpi=pmix): the PMIx library loaded at run time, a file name the dynamic loader finds or a path (Debian's " + pmix.Package + " installs the default)"},
 		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
 			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
 	}
