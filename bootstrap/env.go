@@ -514,19 +514,30 @@ func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 				return Job{}, fmt.Errorf("bootstrap: PE %d reading %s through PMIx (is PE 0 a goshmem program of this version?): %w", job.Rank, k, err)
 			}
 		}
-		if job.Addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMIx key %s: %w", pmiKeyStore, err)
-		}
-		if job.Secret, err = parseSecret("PMIx key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
+		if job.Addr, job.Secret, job.JobID, err = decodeStoreFacts("PMIx", vals); err != nil {
 			return Job{}, err
-		}
-		if job.JobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMIx key %s: %w", pmiKeyJobID, err)
 		}
 	}
 	job.pmix = c
 	ok = true
 	return job, nil
+}
+
+// decodeStoreFacts decodes what PE 0 published through the launcher's
+// key-value space (via names it: PMI or PMIx), which another process
+// wrote: the store's address, the job secret and the job id. An error
+// names the key and what it must hold, never the secret's value.
+func decodeStoreFacts(via string, vals map[string]string) (addr string, secret []byte, jobID string, err error) {
+	if addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %s key %s: %w", via, pmiKeyStore, err)
+	}
+	if secret, err = parseSecret(via+" key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %w", err)
+	}
+	if jobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %s key %s: %w", via, pmiKeyJobID, err)
+	}
+	return addr, secret, jobID, nil
 }
 
 // pmiJob learns the store's address, the secret and the job id through the
@@ -596,14 +607,8 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 				return Job{}, fmt.Errorf("bootstrap: PE %d reading %s through PMI (is PE 0 a goshmem program of this version?): %w", job.Rank, k, err)
 			}
 		}
-		if job.Addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyStore, err)
-		}
-		if job.Secret, err = parseSecret("PMI key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
+		if job.Addr, job.Secret, job.JobID, err = decodeStoreFacts("PMI", vals); err != nil {
 			return Job{}, err
-		}
-		if job.JobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyJobID, err)
 		}
 	}
 	// PMI has done its part; finalizing now leaves the launcher nothing

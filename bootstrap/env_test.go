@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -439,5 +440,52 @@ func TestDescribe(t *testing.T) {
 		{Job{Launcher: LauncherSlurm}, "srun (a job of one PE)"},
 	} {
 		require.Equal(t, tc.want, tc.job.Describe())
+	}
+}
+
+// FuzzDecodeStoreFacts: the store's address, secret and job id come from
+// PE 0 through the launcher's key-value space. No input panics; what
+// decodes is a dialable address, a secret of an allowed length and a safe
+// job id; an error never holds the secret it was given.
+func FuzzDecodeStoreFacts(f *testing.F) {
+	f.Add("127.0.0.1:40000", hexSecret, "slurm-1a2b")
+	f.Add("node01:1", hexSecret+hexSecret, "openmpi-0123456789abcdef")
+	f.Add("[::1]:29500", "00", "x")
+	f.Add("host", hexSecret, "../etc")
+	f.Add("h:0", "zz"+hexSecret, "")
+	f.Fuzz(func(t *testing.T, addr, secret, jobID string) {
+		vals := map[string]string{pmiKeyStore: addr, pmiKeySecret: secret, pmiKeyJobID: jobID}
+		a, s, id, err := decodeStoreFacts("PMIx", vals)
+		if err != nil {
+			require.ErrorIs(t, err, core.ErrInvalid)
+			if len(strings.TrimSpace(secret)) >= 8 {
+				require.NotContains(t, err.Error(), strings.TrimSpace(secret))
+			}
+			return
+		}
+		_, port, perr := net.SplitHostPort(a)
+		require.NoError(t, perr)
+		p, perr := strconv.Atoi(port)
+		require.NoError(t, perr)
+		require.True(t, p > 0 && p < 65536)
+		require.True(t, len(s) >= minSecretLen && len(s) <= maxSecretLen)
+		require.Equal(t, sanitizeJobID(id), id)
+		require.NotEmpty(t, id)
+	})
+}
+
+func TestDecodeStoreFactsNamesTheKey(t *testing.T) {
+	good := map[string]string{pmiKeyStore: "127.0.0.1:4000", pmiKeySecret: hexSecret, pmiKeyJobID: "j"}
+	a, s, id, err := decodeStoreFacts("PMIx", good)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:4000", a)
+	require.Equal(t, secretBytes, s)
+	require.Equal(t, "j", id)
+	for key, bad := range map[string]string{pmiKeyStore: "nowhere", pmiKeySecret: "abc", pmiKeyJobID: "a/b"} {
+		vals := maps.Clone(good)
+		vals[key] = bad
+		_, _, _, err := decodeStoreFacts("PMIx", vals)
+		require.ErrorIs(t, err, core.ErrInvalid)
+		require.Contains(t, err.Error(), "PMIx key "+key)
 	}
 }
