@@ -20,9 +20,9 @@ import (
 )
 
 // The environment contract between a launcher and its PEs. oshrun sets the
-// GOSHMEM_ variables; under srun or mpirun the user sets GOSHMEM_BOOTSTRAP
-// (and optionally a secret) and the launcher's own variables give rank and
-// size.
+// GOSHMEM_ variables; under a launcher with neither PMIx nor PMI (srun
+// without --mpi) the user sets GOSHMEM_BOOTSTRAP (and a secret) and the
+// launcher's own variables give rank and size.
 const (
 	EnvRank       = "GOSHMEM_RANK"        // this PE's rank, 0..size-1
 	EnvSize       = "GOSHMEM_SIZE"        // the number of PEs

@@ -284,7 +284,7 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 			paramView{Env: core.HybridParam.Env, Default: core.HybridParam.Default, Help: core.HybridParam.Help},
 			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
 			paramView{Env: plugin.EnvStartTimeout, Default: plugin.StartTimeoutParam().Default, Help: plugin.StartTimeoutParam().Help},
-			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},
+			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI (srun without --mpi), PE 0 serves it there"},
 			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
 			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},
 			paramView{Env: bootstrap.EnvJobID, Help: "the job's id (oshrun sets it; derived from the launcher otherwise)"},
