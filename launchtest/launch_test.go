@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 )
 
 func TestMain(m *testing.M) {
@@ -83,6 +85,15 @@ func build() error {
 	}
 	built.ringshift, built.cring = filepath.Join(bin, "ringshift"), filepath.Join(bin, "cring")
 	return nil
+}
+
+// needPMIx skips a test of a PMIx launcher where the PMIx library does
+// not load: the PEs would fail at init, saying so.
+func needPMIx(t *testing.T) {
+	t.Helper()
+	if _, err := pmix.Available(os.LookupEnv); err != nil {
+		t.Skipf("PMIx cannot be used here, so its launch is not tested: %v", err)
+	}
 }
 
 // cleanEnv is this process's environment without any launcher's or

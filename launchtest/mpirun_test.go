@@ -36,6 +36,7 @@ func mpirunArgs(mpirun string, np int, prog ...string) []string {
 
 func TestMpirun(t *testing.T) {
 	mpirun := openMPI(t)
+	needPMIx(t)
 	ringshift, cring := programs(t)
 	env := cleanEnv()
 	const iface = "Open MPI's mpirun through PMIx"

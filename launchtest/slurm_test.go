@@ -269,6 +269,9 @@ func TestSrun(t *testing.T) {
 		{"pmi2", "srun through PMI-2"},
 	} {
 		t.Run(tc.mpi, func(t *testing.T) {
+			if tc.mpi == "pmix" {
+				needPMIx(t)
+			}
 			env := startSlurm(t)
 			ringshift, cring := programs(t)
 			env = cleanEnv(env...)
