@@ -156,7 +156,8 @@ func Open(lookup func(string) (string, bool), timeout time.Duration) (*Client, e
 	}
 	nspace, rank, err := libInit()
 	if err != nil {
-		return nil, fmt.Errorf("pmix: PMIx_Init with the launcher's server (%s=%s): %w", EnvNamespace, envValue(lookup, EnvNamespace), err)
+		return nil, fmt.Errorf("pmix: PMIx_Init with the launcher's server for %s=%s failed (are the PMIX_ variables inherited from a job that ended?): %w",
+			EnvNamespace, envValue(lookup, EnvNamespace), err)
 	}
 	c := &Client{nspace: nspace, rank: int(rank), timeout: timeout}
 	size, err := libGetUint(rankWildcard, keyJobSize, c.seconds())
