@@ -156,7 +156,7 @@ PartitionName=goshmem Nodes=%s Default=YES MaxTime=INFINITE State=UP OverSubscri
 	}
 	sinfo, _ := lookDaemon("sinfo")
 	var state string
-	why := waitFor(30*time.Second, func() bool {
+	why := waitFor(60*time.Second, func() bool {
 		cmd := exec.Command(sinfo, "-h", "-N", "-o", "%T")
 		cmd.Env = env
 		out, _ := cmd.Output()
