@@ -162,9 +162,6 @@ type Job struct {
 	// nothing before it is lost (GOSHMEM_DEAD_AFTER); zero for oshrun's
 	// jobs, whose store is the launcher's.
 	DeadAfter time.Duration
-	// PMI is the PMI version (1 or 2) through which the job learned Addr
-	// and Secret, 0 if it did not use PMI.
-	PMI int
 	// Interface is how the job learned Addr and Secret: one of the
 	// Interface constants.
 	Interface string
@@ -564,7 +561,6 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI says rank %d of %d, its environment rank %d of %d: %w",
 			c.Rank(), c.Size(), job.Rank, job.Size, core.ErrInvalid)
 	}
-	job.PMI = c.Version()
 	job.Interface = fmt.Sprintf("PMI-%d", c.Version())
 	if job.Rank == 0 {
 		if job.Secret == nil {
