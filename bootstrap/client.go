@@ -52,7 +52,7 @@ type Client struct {
 	reported bool       // a loss was reported to the store, or Close began
 	reports  sync.WaitGroup
 
-	// pmix is the process's PMIx session under a PMIx launcher, finalized
+	// pmix is the process's PMIx connection under a PMIx launcher, finalized
 	// by Close; nil otherwise.
 	pmix *pmix.Client
 

@@ -18,7 +18,7 @@
 //     the store as under PMI below, with PMIx_Put, PMIx_Commit and a
 //     PMIx_Fence that collects the data and gives up after the join
 //     timeout. PMIx's local peers say whether every PE is on PE 0's
-//     node. The session stays open in the Client Connect returns: its
+//     node. The connection stays open in the Client Connect returns: its
 //     Close finalizes PMIx, and its AbortJob (core.JobAborter, which a
 //     global exit calls) asks the launcher to end the job.
 //   - Under MPICH's Hydra (mpiexec) or srun --mpi=pmi2, which hand each

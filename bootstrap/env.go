@@ -174,7 +174,7 @@ type Job struct {
 	// ln is the store's listener PE 0 opened before publishing its
 	// address through PMI; Connect serves on it.
 	ln net.Listener
-	// pmix is the PMIx session of a job launched through PMIx, which the
+	// pmix is the PMIx connection of a job launched through PMIx, which the
 	// Client Connect returns keeps until it closes (PMIx_Finalize) or
 	// aborts the job (PMIx_Abort).
 	pmix *pmix.Client
@@ -436,7 +436,7 @@ func pmixLauncherJob(get func(string) (string, bool)) (Job, error) {
 // PMI: PE 0 opens the store's listener (on the loopback address when PMIx
 // says every PE is on its node), puts its address, a fresh secret (or the
 // one the environment gives) and job id, and commits; after the fence
-// every PE reads them from rank 0. The session stays open in job.pmix for
+// every PE reads them from rank 0. The connection stays open in job.pmix for
 // the job's life: PMIx_Abort ends the job on a global exit, and
 // PMIx_Finalize at the store client's Close makes the exit a clean one.
 func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
@@ -456,7 +456,7 @@ func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	}()
 	job.Rank, job.Size, job.PMIxVersion = c.Rank(), c.Size(), c.Version()
 	if job.Size == 1 {
-		// Nobody to find: the session ends here, so that the launcher
+		// Nobody to find: the connection ends here, so that the launcher
 		// counts the exit as clean whenever it comes.
 		if job.JobID == "" {
 			job.JobID = sanitizeJobID("pmix-" + c.Namespace())

@@ -136,7 +136,7 @@ func Available(lookup func(string) (string, bool)) (version string, err error) {
 	return shortVersion(libVersion()), nil
 }
 
-// Client is this process's PMIx session.
+// Client is this process's PMIx connection.
 type Client struct {
 	nspace  string
 	rank    int
@@ -281,7 +281,7 @@ func (c *Client) Abort(status int, msg string) error {
 	return libAbort(status, msg)
 }
 
-// Finalize ends this process's PMIx session: the launcher then counts its
+// Finalize ends this process's PMIx connection: the launcher then counts its
 // exit as a clean one. It is idempotent.
 func (c *Client) Finalize() error {
 	c.mu.Lock()
