@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -265,8 +266,33 @@ func stopSlurm() {
 	}
 	slurm.procs = nil
 	if slurm.dir != "" {
+		// A job's step daemon, which slurmd started in its directory,
+		// may outlive the job by a moment.
+		waitFor(10*time.Second, func() bool { return len(stepDaemons(slurm.dir)) == 0 })
 		os.RemoveAll(slurm.dir)
 	}
+}
+
+// stepDaemons lists the slurmstepd processes that run in dir, where
+// this test's slurmd runs (their environment is overwritten by their
+// process title, their working directory is not).
+func stepDaemons(dir string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, err := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if err != nil || strings.TrimSpace(string(comm)) != "slurmstepd" {
+			continue
+		}
+		if cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd")); err == nil && (cwd == dir || strings.HasPrefix(cwd, dir+"/")) {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
 
 // srunArgs is srun with plugin mpi on np tasks, more than the CPUs if so.
