@@ -333,6 +333,22 @@ func TestSrun(t *testing.T) {
 	}
 }
 
+// TestSrunPMIxFenceBounded: a PE that dies before it reaches the PMIx
+// fence (srun, told not to, does not end the job) leaves the others
+// waiting there only for GOSHMEM_JOIN_TIMEOUT; then they fail saying why.
+func TestSrunPMIxFenceBounded(t *testing.T) {
+	needPMIx(t)
+	env := startSlurm(t)
+	ringshift, _ := programs(t)
+	start := time.Now()
+	out, code := run(t, cleanEnv(append(env, "GOSHMEM_JOIN_TIMEOUT=3s")...), srunArgs("pmix", 4, "sh", "-c",
+		`if [ "$SLURM_PROCID" = 2 ]; then exit 3; fi; exec "$0" -rounds 10`, ringshift)...)
+	require.NotZero(t, code, "%s", out)
+	require.Contains(t, out, "waiting for every PE at the launcher's PMIx fence", "%s", out)
+	require.Contains(t, out, "task 2: Exited with exit code 3", "%s", out)
+	require.Less(t, time.Since(start), time.Minute, "%s", out)
+}
+
 // TestSrunWithoutInterface: plain srun gives rank and size but no way to
 // the other PEs; every PE says so, naming what it looked for.
 func TestSrunWithoutInterface(t *testing.T) {
