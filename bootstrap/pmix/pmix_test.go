@@ -131,10 +131,6 @@ func TestShortVersion(t *testing.T) {
 	require.Equal(t, "OpenPMIx 5.0.1", shortVersion("OpenPMIx 5.0.1"))
 }
 
-// pmixInclude is where Debian's libpmix-dev puts pmix.h; the build needs
-// none, this test compares the layout the client declares with it.
-var pmixInclude = []string{"/usr/include", "/usr/lib/x86_64-linux-gnu/pmix2/include", "/usr/lib/aarch64-linux-gnu/pmix2/include"}
-
 // TestLayoutMatchesHeader: the client declares the few PMIx structures it
 // passes (pmix_proc_t, pmix_value_t, pmix_info_t) itself; where pmix.h is
 // installed, their sizes must be the header's.
@@ -142,15 +138,14 @@ func TestLayoutMatchesHeader(t *testing.T) {
 	if !cgoBuilt {
 		t.Skip("built without cgo: no PMIx structures are declared")
 	}
+	// libpmix-dev's pkg-config file says where pmix.h is (Debian keeps
+	// it out of the default include path).
 	dir := ""
-	for _, d := range pmixInclude {
-		if _, err := os.Stat(filepath.Join(d, "pmix.h")); err == nil {
-			dir = d
-			break
-		}
+	if out, err := exec.Command("pkg-config", "--variable=includedir", "pmix").Output(); err == nil {
+		dir = strings.TrimSpace(string(out))
 	}
-	if dir == "" {
-		t.Skip("pmix.h is not installed (apt-get install libpmix-dev): the declared layout is not compared")
+	if _, err := os.Stat(filepath.Join(dir, "pmix.h")); dir == "" || err != nil {
+		t.Skip("pmix.h is not installed (apt-get install libpmix-dev pkg-config): the declared layout is not compared")
 	}
 	cc, err := exec.LookPath("gcc")
 	if err != nil {
