@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/auth"
 )
@@ -50,6 +51,10 @@ type Client struct {
 	reportMu sync.Mutex // guards reported and the Add of reports
 	reported bool       // a loss was reported to the store, or Close began
 	reports  sync.WaitGroup
+
+	// pmix is the process's PMIx connection under a PMIx launcher, finalized
+	// by Close; nil otherwise.
+	pmix *pmix.Client
 
 	// When this member hosts the store (rank 0 under srun or mpirun).
 	server    *Server
@@ -531,11 +536,43 @@ func (c *Client) Close() error {
 			c.server.waitDrained(c.linger)
 			err = errors.Join(err, c.server.Close(), <-c.serveDone)
 		}
+		if c.pmix != nil {
+			// Last, after the store: the launcher may count a process
+			// that finalized as done with the job.
+			err = errors.Join(err, c.pmix.Finalize())
+		}
 	})
 	return err
+}
+
+// abortWait bounds how long Abort waits for the launcher to end the job.
+const abortWait = 5 * time.Second
+
+// AbortJob implements core.JobAborter: under a PMIx launcher it asks the
+// launcher (PMIx_Abort) to end every PE of the job, for it to exit with
+// status and report reason; it returns once the launcher answered, or
+// after a few seconds without an answer. Without PMIx it does nothing and
+// returns false: the launcher sees the PE's exit.
+func (c *Client) AbortJob(status int, reason string) bool {
+	if c.pmix == nil {
+		return false
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.pmix.Abort(status, reason)
+	}()
+	t := time.NewTimer(abortWait)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	return true
 }
 
 var (
 	_ core.Bootstrap    = (*Client)(nil)
 	_ core.LossReporter = (*Client)(nil)
+	_ core.JobAborter   = (*Client)(nil)
 )

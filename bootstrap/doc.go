@@ -11,6 +11,16 @@
 //
 //   - oshrun runs the store itself and sets GOSHMEM_RANK, GOSHMEM_SIZE,
 //     GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP and GOSHMEM_SECRET; every PE dials.
+//   - Under a PMIx launcher (Open MPI's mpirun, srun --mpi=pmix), which
+//     sets PMIX_NAMESPACE and PMIX_RANK, nothing need be set: JobFromEnv
+//     initializes PMIx through OpenPMIx's library, loaded at run time
+//     (package pmix), learns the rank and size from it, and publishes
+//     the store as under PMI below, with PMIx_Put, PMIx_Commit and a
+//     PMIx_Fence that collects the data and gives up after the join
+//     timeout. PMIx's local peers say whether every PE is on PE 0's
+//     node. The connection stays open in the Client Connect returns: its
+//     Close finalizes PMIx, and its AbortJob (core.JobAborter, which a
+//     global exit calls) asks the launcher to end the job.
 //   - Under MPICH's Hydra (mpiexec) or srun --mpi=pmi2, which hand each
 //     process a PMI socket (PMI_FD or PMI_PORT), nothing need be set:
 //     JobFromEnv asks the launcher (package pmi; PMI-1 for Hydra, PMI-2
@@ -20,15 +30,17 @@
 //     of GOSHMEM_BOOTSTRAP_IFACE or of PE 0's host name. It makes a
 //     secret and a job id and puts them with that address in the
 //     launcher's key-value space, which only the job's processes see;
-//     after the fence the others read them.
-//   - Under srun without PMI (SLURM_PROCID, SLURM_NTASKS) or Open MPI's
-//     mpirun (OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE), which speaks
-//     PMIx only, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
+//     after the fence the others read them (decodeStoreFacts).
+//   - Under srun without --mpi (SLURM_PROCID, SLURM_NTASKS) or any
+//     launcher that gives the rank and size in variables but no PMIx or
+//     PMI, the user sets GOSHMEM_BOOTSTRAP=host:port, a free port
 //     on PE 0's host; PE 0 serves the store on that port (on that
 //     address if it is one of this host's, on GOSHMEM_BOOTSTRAP_IFACE's
 //     if set, else on every interface) and every PE, PE 0 included,
-//     dials it. GOSHMEM_BOOTSTRAP
-//     also wins over PMI wherever it is set. Such a launcher gives no
+//     dials it. Unset, every PE fails with a NoLauncherError listing
+//     what was looked for. GOSHMEM_BOOTSTRAP also takes the place of
+//     PMI or PMIx wherever it is set and the launcher's variables give
+//     the rank and size. Such a launcher gives no
 //     secret, so the user gives one (GOSHMEM_SECRET or
 //     GOSHMEM_SECRET_FILE, the same for every PE); without one the job is
 //     refused, since anyone who can reach an unauthenticated store while
@@ -39,7 +51,7 @@
 // # Joining, bounded
 //
 // GOSHMEM_JOIN_TIMEOUT (Job.JoinTimeout, 60s by default) bounds every wait
-// while the job assembles: the PMI fence, a PE's dialling of the store,
+// while the job assembles: the PMI or PMIx fence, a PE's dialling of the store,
 // and PE 0's wait in Connect until every rank has joined. PE 0 then loses
 // the ranks that never came, so the members that did join hear which and
 // why, and fails naming them and the address they were told. SHMEM_DEBUG
@@ -97,7 +109,9 @@
 //
 // Client: Dial starts one reader goroutine, which alone reads the
 // connection and records losses; ReportLost starts one more, once, to
-// send the report, which Close waits for. Collectives run on the caller's goroutine
+// send the report, which Close waits for. AbortJob, under PMIx, calls
+// PMIx_Abort on a goroutine it waits for a few seconds at most: its caller
+// then ends the process, as a global exit does. Collectives run on the caller's goroutine
 // and are serialized. Close sends the clean close, waits (boundedly) for
 // the server to acknowledge by closing its end, closes the connection and
 // returns after the reader has ended. A Client made by Connect for PE 0

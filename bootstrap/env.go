@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -14,13 +15,14 @@ import (
 	"time"
 
 	"github.com/goshmem/goshmem/bootstrap/pmi"
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 	"github.com/goshmem/goshmem/core"
 )
 
 // The environment contract between a launcher and its PEs. oshrun sets the
-// GOSHMEM_ variables; under srun or mpirun the user sets GOSHMEM_BOOTSTRAP
-// (and optionally a secret) and the launcher's own variables give rank and
-// size.
+// GOSHMEM_ variables; under a launcher with neither PMIx nor PMI (srun
+// without --mpi) the user sets GOSHMEM_BOOTSTRAP (and a secret) and the
+// launcher's own variables give rank and size.
 const (
 	EnvRank       = "GOSHMEM_RANK"        // this PE's rank, 0..size-1
 	EnvSize       = "GOSHMEM_SIZE"        // the number of PEs
@@ -62,6 +64,18 @@ const (
 	LauncherSlurm   = "slurm"   // srun; PE 0 runs the store
 	LauncherOpenMPI = "openmpi" // Open MPI's mpirun; PE 0 runs the store
 	LauncherHydra   = "hydra"   // MPICH's mpiexec (Hydra); PE 0 runs the store
+	LauncherPMIx    = "pmix"    // another PMIx launcher (PRRTE's prterun); PE 0 runs the store
+)
+
+// The interfaces through which a PE learns where the job's store is, as
+// Job.Interface names them.
+const (
+	InterfaceNone      = ""           // a single PE: no store
+	InterfaceOshrun    = "oshrun"     // oshrun's GOSHMEM_ variables
+	InterfacePMIx      = "PMIx"       // the launcher's PMIx server, through libpmix
+	InterfacePMI2      = "PMI-2"      // the launcher's PMI-2 socket
+	InterfacePMI1      = "PMI-1"      // the launcher's PMI-1 socket
+	InterfaceBootstrap = EnvBootstrap // the address the user set
 )
 
 // DefaultJoinTimeout is GOSHMEM_JOIN_TIMEOUT's default; MinJoinTimeout and
@@ -94,16 +108,18 @@ const (
 // provinfo -e and the README.
 func EnvVars() []core.Param {
 	return []core.Param{
-		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun or PMI)",
-			Help: "host:port of the bootstrap store; under a launcher without PMI, a free port on PE 0's host"},
-		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
+		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun, PMIx or PMI)",
+			Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI, a free port on PE 0's host"},
+		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun, PMIx or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
 		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
 		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
-			Help: "1 runs a job whose launcher gives no secret (no PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
+			Help: "1 runs a job whose launcher gives no secret (no PMIx or PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
 		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
 			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
 		{Name: "BOOTSTRAP_IFACE", Env: EnvIface, Default: "",
-			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
+			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMIx or PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
+		{Name: "PMIX_LIB", Env: pmix.EnvLibrary, Default: pmix.DefaultLibrary,
+			Help: "under a PMIx launcher (mpirun, srun --mpi=pmix): the PMIx library loaded at run time, a file name the dynamic loader finds or a path (Debian's " + pmix.Package + " installs the default)"},
 		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
 			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
 	}
@@ -146,9 +162,11 @@ type Job struct {
 	// nothing before it is lost (GOSHMEM_DEAD_AFTER); zero for oshrun's
 	// jobs, whose store is the launcher's.
 	DeadAfter time.Duration
-	// PMI is the PMI version (1 or 2) through which the job learned Addr
-	// and Secret, 0 if it did not use PMI.
-	PMI int
+	// Interface is how the job learned Addr and Secret: one of the
+	// Interface constants.
+	Interface string
+	// PMIxVersion is the PMIx library's version, under a PMIx launcher.
+	PMIxVersion string
 	// Iface is the network interface PE 0's store listens on
 	// (GOSHMEM_BOOTSTRAP_IFACE); empty, PE 0 chooses where its PEs are.
 	Iface string
@@ -156,6 +174,10 @@ type Job struct {
 	// ln is the store's listener PE 0 opened before publishing its
 	// address through PMI; Connect serves on it.
 	ln net.Listener
+	// pmix is the PMIx connection of a job launched through PMIx, which the
+	// Client Connect returns keeps until it closes (PMIx_Finalize) or
+	// aborts the job (PMIx_Abort).
+	pmix *pmix.Client
 }
 
 // JobFromEnv reads the job from the environment; lookup nil means the
@@ -163,15 +185,20 @@ type Job struct {
 // process: the caller then runs as the only PE (job has Size 1 and a fresh
 // JobID). A malformed or missing variable is a *core.EnvError naming it.
 //
-// Launchers are recognised in this order, so that variables inherited from
-// an enclosing allocation do not win over the launcher that started the
-// process: oshrun (GOSHMEM_RANK), Open MPI (OMPI_COMM_WORLD_RANK),
-// MPICH/Hydra (PMI_RANK), Slurm (SLURM_PROCID).
+// The interface to the launcher is looked for in this order, so that
+// variables inherited from an enclosing allocation do not win over the
+// launcher that started the process: oshrun (GOSHMEM_RANK); PMIx
+// (PMIX_NAMESPACE and PMIX_RANK: Open MPI's mpirun, srun --mpi=pmix);
+// PMI-2 (Slurm's PMI_FD with PMI_JOBID) and PMI-1 (PMI_FD or PMI_PORT:
+// MPICH's Hydra); else GOSHMEM_BOOTSTRAP, with the rank and size in the
+// launcher's variables (OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK). A
+// GOSHMEM_BOOTSTRAP the user set takes the place of the launcher's PMI
+// or PMIx wherever that launcher gives the rank and size in variables too.
 //
-// When a job of more than one PE under Hydra or Slurm has no
-// GOSHMEM_BOOTSTRAP but a PMI socket, JobFromEnv talks to the launcher
-// (see pmiJob): it is then to be called once per process, and PE
-// 0's Job holds the store's open listener, which Connect serves on.
+// When a job of more than one PE finds the store through PMI or PMIx,
+// JobFromEnv talks to the launcher (see pmiJob and pmixJob): it is then to
+// be called once per process, and PE 0's Job holds the store's open
+// listener, which Connect serves on.
 func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
@@ -182,9 +209,14 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 		return v, ok && v != ""
 	}
 	launched = true
+	// Under a PMIx launcher, GOSHMEM_BOOTSTRAP replaces PMIx only where
+	// the launcher's own variables give the rank and size.
+	rankVars := has(get, EnvOMPIRank) || has(get, EnvSlurmRank) || has(get, EnvPMIRank)
 	switch {
 	case has(get, EnvRank):
 		job, err = oshrunJob(get)
+	case pmix.Present(get) && !(has(get, EnvBootstrap) && rankVars):
+		job, err = pmixLauncherJob(get)
 	case has(get, EnvOMPIRank):
 		job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
 	case has(get, EnvPMIRank) && !(has(get, EnvSlurmRank) && has(get, pmi.EnvJobID)):
@@ -203,13 +235,18 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 			job.DeadAfter, err = deadAfter(get)
 			job.Iface, _ = get(EnvIface)
 		}
-		if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
+		if err == nil && job.Interface == InterfacePMIx {
+			job, err = pmixJob(get, lookup, job)
+		} else if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
 			job, err = pmiJob(get, lookup, job)
 		}
 		if err == nil {
 			err = requireSecret(get, &job)
 		}
 		if err != nil {
+			if job.pmix != nil {
+				job.pmix.Finalize()
+			}
 			return Job{}, true, err
 		}
 		return job, true, nil
@@ -231,7 +268,7 @@ func has(get func(string) (string, bool), k string) bool {
 }
 
 func oshrunJob(get func(string) (string, bool)) (Job, error) {
-	job := Job{Launcher: LauncherOshrun}
+	job := Job{Launcher: LauncherOshrun, Interface: InterfaceOshrun}
 	var err error
 	if job.Rank, job.Size, err = rankSize(get, EnvRank, EnvSize); err != nil {
 		return Job{}, err
@@ -266,8 +303,14 @@ func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar stri
 	// Without GOSHMEM_BOOTSTRAP, a launcher that offers PMI tells the PEs
 	// where the store is; JobFromEnv asks it after this.
 	needAddr := job.Size > 1 && (launcher == LauncherOpenMPI || !pmi.Present(get))
+	if needAddr && !has(get, EnvBootstrap) {
+		return Job{}, &NoLauncherError{Rank: job.Rank, Size: job.Size, Launcher: launcher, RankVar: rankVar, SizeVar: sizeVar}
+	}
 	if job.Addr, err = bootstrapAddr(get, needAddr); err != nil {
 		return Job{}, err
+	}
+	if job.Addr != "" {
+		job.Interface = InterfaceBootstrap
 	}
 	if job.Secret, err = secretFromEnv(get); err != nil {
 		return Job{}, err
@@ -292,6 +335,30 @@ func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar stri
 		job.JobID = launcher + "-" + id
 	}
 	return job, nil
+}
+
+// NoLauncherError is a PE of a job of several PEs whose launcher gave
+// its rank and size but no way to find the others: no PMIx, no PMI and
+// no GOSHMEM_BOOTSTRAP.
+type NoLauncherError struct {
+	Rank, Size       int
+	Launcher         string // the launcher whose variables gave the rank
+	RankVar, SizeVar string
+}
+
+func (e *NoLauncherError) Error() string {
+	return fmt.Sprintf("bootstrap: PE %d of %d (from %s's %s and %s) found no launcher interface to reach the other PEs through; "+
+		"looked for oshrun (%s), PMIx (%s and %s: srun --mpi=pmix, Open MPI's mpirun), PMI-2 (%s with %s: srun --mpi=pmi2), "+
+		"PMI-1 (%s or %s: MPICH's mpiexec) and %s (host:port of a free port on PE 0's host), and none is set",
+		e.Rank, e.Size, launcherName(e.Launcher), e.RankVar, e.SizeVar,
+		EnvRank, pmix.EnvNamespace, pmix.EnvRank, pmi.EnvFD, pmi.EnvJobID, pmi.EnvFD, pmi.EnvPort, EnvBootstrap)
+}
+
+// Unwrap makes the error a *core.EnvError of the unset GOSHMEM_BOOTSTRAP,
+// the one variable the user can set to run such a job.
+func (e *NoLauncherError) Unwrap() error {
+	return &core.EnvError{Var: EnvBootstrap, Unset: true,
+		Allowed: addrForms + "; it is required for a job of more than one PE whose launcher offers no PMIx or PMI: set it to a free port on the node of PE 0"}
 }
 
 func slurmJobID(get func(string) (string, bool)) string {
@@ -341,6 +408,135 @@ func joinTimeout(get func(string) (string, bool)) (time.Duration, error) {
 	return core.ParseDurationVar(EnvJoinTimeout, v, MinJoinTimeout, MaxJoinTimeout)
 }
 
+// pmixLauncherJob is a job whose launcher speaks PMIx: the launcher is
+// named from its other variables, the rank and size come from PMIx
+// (pmixJob).
+func pmixLauncherJob(get func(string) (string, bool)) (Job, error) {
+	job := Job{Launcher: LauncherPMIx, Interface: InterfacePMIx, Rank: -1}
+	switch {
+	case has(get, EnvOMPIRank):
+		job.Launcher = LauncherOpenMPI
+	case has(get, EnvSlurmRank):
+		job.Launcher = LauncherSlurm
+	}
+	var err error
+	if job.Secret, err = secretFromEnv(get); err != nil {
+		return Job{}, err
+	}
+	if id, ok := get(EnvJobID); ok {
+		if job.JobID, err = checkJobID(id); err != nil {
+			return Job{}, err
+		}
+	}
+	return job, nil
+}
+
+// pmixJob learns the rank, the size, the store's address, the secret and
+// the job id through the launcher's PMIx server, as pmiJob does through
+// PMI: PE 0 opens the store's listener (on the loopback address when PMIx
+// says every PE is on its node), puts its address, a fresh secret (or the
+// one the environment gives) and job id, and commits; after the fence
+// every PE reads them from rank 0. The connection stays open in job.pmix for
+// the job's life: PMIx_Abort ends the job on a global exit, and
+// PMIx_Finalize at the store client's Close makes the exit a clean one.
+func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
+	c, err := pmix.Open(lookup, job.JoinTimeout)
+	if err != nil {
+		return Job{}, fmt.Errorf("bootstrap: %s: %w", launcherName(job.Launcher), err)
+	}
+	logJoin("PMIx initialized", "pe", c.Rank(), "npes", c.Size(), "namespace", c.Namespace(), "version", c.Version())
+	ok := false
+	defer func() {
+		if !ok {
+			c.Finalize()
+			if job.ln != nil {
+				job.ln.Close()
+			}
+		}
+	}()
+	job.Rank, job.Size, job.PMIxVersion = c.Rank(), c.Size(), c.Version()
+	if job.Size == 1 {
+		// Nobody to find: the connection ends here, so that the launcher
+		// counts the exit as clean whenever it comes.
+		if job.JobID == "" {
+			job.JobID = sanitizeJobID("pmix-" + c.Namespace())
+		}
+		if err := c.Finalize(); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 finalizing PMIx: %w", err)
+		}
+		ok = true
+		return job, nil
+	}
+	if job.Rank == 0 {
+		if job.Secret == nil {
+			if job.Secret, err = NewSecret(); err != nil {
+				return Job{}, err
+			}
+		}
+		if job.JobID == "" {
+			id, err := NewJobID()
+			if err != nil {
+				return Job{}, err
+			}
+			job.JobID = job.Launcher + "-" + id
+		}
+		place, err := pmixStorePlace(job.Iface, c)
+		if err != nil {
+			return Job{}, err
+		}
+		if job.ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, "0")); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store (%s): %w", place.why, err)
+		}
+		_, port, _ := net.SplitHostPort(job.ln.Addr().String())
+		job.Addr = net.JoinHostPort(place.publish, port)
+		logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
+		for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
+			if err := c.Put(kv[0], kv[1]); err != nil {
+				return Job{}, fmt.Errorf("bootstrap: PE 0 publishing %s through PMIx: %w", kv[0], err)
+			}
+		}
+		if err := c.Commit(); err != nil {
+			return Job{}, fmt.Errorf("bootstrap: PE 0 publishing the store through PMIx: %w", err)
+		}
+		logJoin("store published through PMIx", "pe", 0, "addr", job.Addr)
+	}
+	logJoin("waiting at the PMIx fence", "pe", job.Rank)
+	if err := c.Fence(); err != nil {
+		return Job{}, fmt.Errorf("bootstrap: PE %d waiting for every PE at the launcher's PMIx fence: %w", job.Rank, err)
+	}
+	if job.Rank != 0 {
+		vals := map[string]string{}
+		for _, k := range []string{pmiKeyStore, pmiKeySecret, pmiKeyJobID} {
+			if vals[k], err = c.Get(0, k); err != nil {
+				return Job{}, fmt.Errorf("bootstrap: PE %d reading %s through PMIx (is PE 0 a goshmem program of this version?): %w", job.Rank, k, err)
+			}
+		}
+		if job.Addr, job.Secret, job.JobID, err = decodeStoreFacts("PMIx", vals); err != nil {
+			return Job{}, err
+		}
+	}
+	job.pmix = c
+	ok = true
+	return job, nil
+}
+
+// decodeStoreFacts decodes what PE 0 published through the launcher's
+// key-value space (via names it: PMI or PMIx), which another process
+// wrote: the store's address, the job secret and the job id. An error
+// names the key and what it must hold, never the secret's value.
+func decodeStoreFacts(via string, vals map[string]string) (addr string, secret []byte, jobID string, err error) {
+	if addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %s key %s: %w", via, pmiKeyStore, err)
+	}
+	if secret, err = parseSecret(via+" key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %w", err)
+	}
+	if jobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
+		return "", nil, "", fmt.Errorf("bootstrap: %s key %s: %w", via, pmiKeyJobID, err)
+	}
+	return addr, secret, jobID, nil
+}
+
 // pmiJob learns the store's address, the secret and the job id through the
 // launcher's PMI: PE 0 opens the store's listener on a free port and puts
 // its address there, with a fresh secret (or the one the environment
@@ -365,7 +561,7 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI says rank %d of %d, its environment rank %d of %d: %w",
 			c.Rank(), c.Size(), job.Rank, job.Size, core.ErrInvalid)
 	}
-	job.PMI = c.Version()
+	job.Interface = fmt.Sprintf("PMI-%d", c.Version())
 	if job.Rank == 0 {
 		if job.Secret == nil {
 			if job.Secret, err = NewSecret(); err != nil {
@@ -407,14 +603,8 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 				return Job{}, fmt.Errorf("bootstrap: PE %d reading %s through PMI (is PE 0 a goshmem program of this version?): %w", job.Rank, k, err)
 			}
 		}
-		if job.Addr, err = bootstrapAddr(func(string) (string, bool) { return vals[pmiKeyStore], true }, true); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyStore, err)
-		}
-		if job.Secret, err = parseSecret("PMI key "+pmiKeySecret, vals[pmiKeySecret]); err != nil {
+		if job.Addr, job.Secret, job.JobID, err = decodeStoreFacts("PMI", vals); err != nil {
 			return Job{}, err
-		}
-		if job.JobID, err = checkJobID(vals[pmiKeyJobID]); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PMI key %s: %w", pmiKeyJobID, err)
 		}
 	}
 	// PMI has done its part; finalizing now leaves the launcher nothing
@@ -475,6 +665,23 @@ func insecureFromEnv(get func(string) (string, bool)) (bool, error) {
 		Allowed: "1 (run without a job secret, unauthenticated) or 0 (refuse to; the default)"}
 }
 
+// Describe names the launcher that started the job and the interface
+// through which its PEs found each other, for SHMEM_INFO: "srun through
+// PMIx (OpenPMIx 4.2.2)", "mpiexec (Hydra) through PMI-1", "oshrun".
+func (j Job) Describe() string {
+	switch {
+	case j.Launcher == LauncherNone:
+		return "no launcher (a job of one PE)"
+	case j.Launcher == LauncherOshrun:
+		return "oshrun"
+	case j.Interface == InterfacePMIx && j.PMIxVersion != "":
+		return launcherName(j.Launcher) + " through PMIx (" + j.PMIxVersion + ")"
+	case j.Interface != "":
+		return launcherName(j.Launcher) + " through " + j.Interface
+	}
+	return launcherName(j.Launcher) + " (a job of one PE)"
+}
+
 // launcherName names a launcher for a message.
 func launcherName(l string) string {
 	switch l {
@@ -486,6 +693,8 @@ func launcherName(l string) string {
 		return "mpiexec (Hydra)"
 	case LauncherOshrun:
 		return "oshrun"
+	case LauncherPMIx:
+		return "the PMIx launcher"
 	}
 	return "the launcher"
 }
@@ -671,6 +880,24 @@ func NewSecret() ([]byte, error) {
 // job.JoinTimeout, when set (JobFromEnv always sets it), takes its place
 // for a store PE 0 serves.
 func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
+	b, err := connect(job, timeout)
+	if job.pmix == nil {
+		return b, err
+	}
+	if err != nil {
+		return nil, errors.Join(err, job.pmix.Finalize())
+	}
+	c, isClient := b.(*Client)
+	if !isClient {
+		b.Close()
+		return nil, errors.Join(fmt.Errorf("bootstrap: connect: a PMIx job of %d PEs without a store: %w", job.Size, core.ErrInvalid),
+			job.pmix.Finalize())
+	}
+	c.pmix = job.pmix
+	return c, nil
+}
+
+func connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 	if job.Size == 1 && (job.Launcher == LauncherNone || job.Addr == "") {
 		return NewLocal(1)[0], nil
 	}
@@ -679,7 +906,7 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 		return nil, fmt.Errorf("bootstrap: connect: a job of %d PEs needs a launcher: %w", job.Size, core.ErrInvalid)
 	case LauncherOshrun:
 		return Dial(job.Addr, job.Rank, job.Size, job.Secret, timeout)
-	case LauncherSlurm, LauncherOpenMPI, LauncherHydra:
+	case LauncherSlurm, LauncherOpenMPI, LauncherHydra, LauncherPMIx:
 	default:
 		return nil, fmt.Errorf("bootstrap: connect: unknown launcher %q: %w", job.Launcher, core.ErrInvalid)
 	}
@@ -687,8 +914,8 @@ func Connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 		timeout = job.JoinTimeout
 	}
 	told := EnvBootstrap
-	if job.PMI != 0 {
-		told = fmt.Sprintf("PMI-%d", job.PMI)
+	if job.Interface != "" {
+		told = job.Interface
 	}
 	if job.Rank != 0 {
 		logJoin("dialling the store", "pe", job.Rank, "addr", job.Addr, "from", told)

@@ -3,6 +3,7 @@ package bootstrap
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 	"github.com/goshmem/goshmem/core"
 )
 
@@ -36,28 +38,31 @@ func TestJobFromEnvLaunchers(t *testing.T) {
 		want Job
 	}{
 		{"oshrun", []string{EnvRank, "2", EnvSize, "4", EnvJobID, "j1a2b", EnvBootstrap, "127.0.0.1:4000", EnvSecret, hexSecret},
-			Job{Rank: 2, Size: 4, JobID: "j1a2b", Secret: secretBytes, Addr: "127.0.0.1:4000", Launcher: LauncherOshrun}},
+			Job{Rank: 2, Size: 4, JobID: "j1a2b", Secret: secretBytes, Addr: "127.0.0.1:4000", Launcher: LauncherOshrun, Interface: InterfaceOshrun}},
 		{"oshrun wins over inherited slurm", []string{EnvRank, "0", EnvSize, "1", EnvJobID, "x", EnvBootstrap, "h:1", EnvSecret, hexSecret,
 			EnvSlurmRank, "3", EnvSlurmSize, "8"},
-			Job{Rank: 0, Size: 1, JobID: "x", Secret: secretBytes, Addr: "h:1", Launcher: LauncherOshrun}},
+			Job{Rank: 0, Size: 1, JobID: "x", Secret: secretBytes, Addr: "h:1", Launcher: LauncherOshrun, Interface: InterfaceOshrun}},
 		{"srun", []string{EnvSlurmRank, "3", EnvSlurmSize, "8", EnvSlurmJobID, "1234", EnvSlurmStepID, "0", EnvBootstrap, "node01:29500",
 			EnvSecret, hexSecret},
-			Job{Rank: 3, Size: 8, JobID: "slurm-1234.0", Secret: secretBytes, Addr: "node01:29500", Launcher: LauncherSlurm}},
+			Job{Rank: 3, Size: 8, JobID: "slurm-1234.0", Secret: secretBytes, Addr: "node01:29500", Launcher: LauncherSlurm, Interface: InterfaceBootstrap}},
 		{"srun with secret and jobid override", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvSlurmJobID, "1234",
 			EnvBootstrap, "[fe80::1%eth0]:29500", EnvSecret, hexSecret, EnvJobID, "mine"},
-			Job{Rank: 0, Size: 2, JobID: "mine", Secret: secretBytes, Addr: "[fe80::1%eth0]:29500", Launcher: LauncherSlurm}},
+			Job{Rank: 0, Size: 2, JobID: "mine", Secret: secretBytes, Addr: "[fe80::1%eth0]:29500", Launcher: LauncherSlurm, Interface: InterfaceBootstrap}},
 		{"srun without step, insecure", []string{EnvSlurmRank, "1", EnvSlurmSize, "2", EnvSlurmJobID, "77", EnvBootstrap, ":29500",
 			EnvInsecure, "1"},
-			Job{Rank: 1, Size: 2, JobID: "slurm-77", Addr: ":29500", Launcher: LauncherSlurm, Insecure: true}},
+			Job{Rank: 1, Size: 2, JobID: "slurm-77", Addr: ":29500", Launcher: LauncherSlurm, Insecure: true, Interface: InterfaceBootstrap}},
 		{"srun single task needs no store", []string{EnvSlurmRank, "0", EnvSlurmSize, "1", EnvSlurmJobID, "5"},
 			Job{Rank: 0, Size: 1, JobID: "slurm-5", Launcher: LauncherSlurm}},
 		{"open mpi", []string{EnvOMPIRank, "1", EnvOMPISize, "2", envPMIxNamespace, "prterun-host-123@1", EnvBootstrap, "h:2",
 			EnvSlurmRank, "0", EnvSlurmSize, "1", EnvSecret, hexSecret},
-			Job{Rank: 1, Size: 2, JobID: "ompi-prterun-host-123_1", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI}},
+			Job{Rank: 1, Size: 2, JobID: "ompi-prterun-host-123_1", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI, Interface: InterfaceBootstrap}},
 		{"open mpi without namespace", []string{EnvOMPIRank, "0", EnvOMPISize, "2", EnvBootstrap, "h:2", EnvSecret, hexSecret},
-			Job{Rank: 0, Size: 2, JobID: "openmpi-h_2", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI}},
+			Job{Rank: 0, Size: 2, JobID: "openmpi-h_2", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI, Interface: InterfaceBootstrap}},
+		{"mpirun's PMIx, replaced by GOSHMEM_BOOTSTRAP", []string{EnvOMPIRank, "1", EnvOMPISize, "2", pmix.EnvNamespace, "123", pmix.EnvRank, "1",
+			EnvBootstrap, "h:2", EnvSecret, hexSecret},
+			Job{Rank: 1, Size: 2, JobID: "ompi-123", Secret: secretBytes, Addr: "h:2", Launcher: LauncherOpenMPI, Interface: InterfaceBootstrap}},
 		{"hydra", []string{EnvPMIRank, "5", EnvPMISize, "6", EnvBootstrap, "10.0.0.1:7000", EnvSecret, " " + hexSecret + "\n"},
-			Job{Rank: 5, Size: 6, JobID: "hydra-10.0.0.1_7000", Secret: secretBytes, Addr: "10.0.0.1:7000", Launcher: LauncherHydra}},
+			Job{Rank: 5, Size: 6, JobID: "hydra-10.0.0.1_7000", Secret: secretBytes, Addr: "10.0.0.1:7000", Launcher: LauncherHydra, Interface: InterfaceBootstrap}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -138,6 +143,7 @@ func TestJobFromEnvMalformed(t *testing.T) {
 		{"srun rank >= size", []string{EnvSlurmRank, "2", EnvSlurmSize, "2", EnvBootstrap, "h:1"}, EnvSlurmRank, "from 0 to 1"},
 		{"srun size zero", []string{EnvSlurmRank, "0", EnvSlurmSize, "0", EnvBootstrap, "h:1"}, EnvSlurmSize, "from 1"},
 		{"srun needs bootstrap", []string{EnvSlurmRank, "0", EnvSlurmSize, "2"}, EnvBootstrap, "free port on the node of PE 0"},
+		{"srun needs bootstrap with PMIx's rank but no namespace", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", pmix.EnvRank, "0"}, EnvBootstrap, "no PMIx or PMI"},
 		{"srun bad bootstrap", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1:2"}, EnvBootstrap, "host:port"},
 		{"srun bad secret", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvSecret, "nothex"}, EnvSecret, "in hex"},
 		{"srun bad jobid", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvJobID, "a b"}, EnvJobID, "letters"},
@@ -372,4 +378,114 @@ func TestMalformedSecretNotEchoed(t *testing.T) {
 	_, _, err := JobFromEnv(envMap(EnvRank, "0", EnvSize, "2", EnvJobID, "j", EnvBootstrap, "h:1"))
 	require.ErrorContains(t, err, EnvSecret+" is not set", "an unset secret is not called malformed")
 	require.NotContains(t, err.Error(), "malformed")
+}
+
+// TestNoLauncherSaysWhatWasLookedFor: srun without --mpi and without
+// GOSHMEM_BOOTSTRAP gives a rank and a size but no way to the others;
+// the message says so and names every interface looked for, instead of
+// calling an unset variable malformed.
+func TestNoLauncherSaysWhatWasLookedFor(t *testing.T) {
+	for _, env := range [][]string{
+		{EnvSlurmRank, "1", EnvSlurmSize, "4"},
+		{EnvOMPIRank, "1", EnvOMPISize, "4"},
+	} {
+		_, launched, err := JobFromEnv(envMap(env...))
+		require.True(t, launched)
+		var nl *NoLauncherError
+		require.ErrorAs(t, err, &nl)
+		require.ErrorIs(t, err, core.ErrInvalid)
+		msg := err.Error()
+		require.NotContains(t, msg, "malformed")
+		require.Contains(t, msg, "PE 1 of 4")
+		require.Contains(t, msg, "found no launcher interface")
+		for _, want := range []string{"oshrun", "PMIx", "PMI-2", "PMI-1", EnvBootstrap, pmix.EnvNamespace, "PMI_FD", "PMI_PORT"} {
+			require.Contains(t, msg, want)
+		}
+	}
+}
+
+// TestPMIxWithoutLibrary: a PE a PMIx launcher started, on a host where
+// the PMIx library cannot be loaded, fails with one line naming the
+// library and the package that provides it.
+func TestPMIxWithoutLibrary(t *testing.T) {
+	for _, env := range [][]string{
+		{pmix.EnvNamespace, "slurm.pmix.7.0", pmix.EnvRank, "1", EnvSlurmRank, "1", EnvSlurmSize, "2"},
+		{pmix.EnvNamespace, "1234", pmix.EnvRank, "0", EnvOMPIRank, "0", EnvOMPISize, "2"},
+		{pmix.EnvNamespace, "prterun-x@1", pmix.EnvRank, "0"},
+	} {
+		env = append(env, pmix.EnvLibrary, "libpmix-absent-for-this-test.so.2")
+		_, launched, err := JobFromEnv(envMap(env...))
+		require.True(t, launched)
+		var le *pmix.LibError
+		require.ErrorAs(t, err, &le)
+		require.ErrorIs(t, err, core.ErrNotSupported)
+		msg := err.Error()
+		require.NotContains(t, msg, "\n")
+		require.Contains(t, msg, "libpmix-absent-for-this-test.so.2")
+		require.Contains(t, msg, "libpmix2")
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	for _, tc := range []struct {
+		job  Job
+		want string
+	}{
+		{Job{}, "no launcher (a job of one PE)"},
+		{Job{Launcher: LauncherOshrun, Interface: InterfaceOshrun}, "oshrun"},
+		{Job{Launcher: LauncherSlurm, Interface: InterfacePMIx, PMIxVersion: "OpenPMIx 4.2.2"}, "srun through PMIx (OpenPMIx 4.2.2)"},
+		{Job{Launcher: LauncherSlurm, Interface: InterfacePMI2}, "srun through PMI-2"},
+		{Job{Launcher: LauncherHydra, Interface: InterfacePMI1}, "mpiexec (Hydra) through PMI-1"},
+		{Job{Launcher: LauncherOpenMPI, Interface: InterfaceBootstrap}, "Open MPI's mpirun through " + EnvBootstrap},
+		{Job{Launcher: LauncherSlurm}, "srun (a job of one PE)"},
+	} {
+		require.Equal(t, tc.want, tc.job.Describe())
+	}
+}
+
+// FuzzDecodeStoreFacts: the store's address, secret and job id come from
+// PE 0 through the launcher's key-value space. No input panics; what
+// decodes is a dialable address, a secret of an allowed length and a safe
+// job id; an error never holds the secret it was given.
+func FuzzDecodeStoreFacts(f *testing.F) {
+	f.Add("127.0.0.1:40000", hexSecret, "slurm-1a2b")
+	f.Add("node01:1", hexSecret+hexSecret, "openmpi-0123456789abcdef")
+	f.Add("[::1]:29500", "00", "x")
+	f.Add("host", hexSecret, "../etc")
+	f.Add("h:0", "zz"+hexSecret, "")
+	f.Fuzz(func(t *testing.T, addr, secret, jobID string) {
+		vals := map[string]string{pmiKeyStore: addr, pmiKeySecret: secret, pmiKeyJobID: jobID}
+		a, s, id, err := decodeStoreFacts("PMIx", vals)
+		if err != nil {
+			require.ErrorIs(t, err, core.ErrInvalid)
+			if len(strings.TrimSpace(secret)) >= 8 {
+				require.NotContains(t, err.Error(), strings.TrimSpace(secret))
+			}
+			return
+		}
+		_, port, perr := net.SplitHostPort(a)
+		require.NoError(t, perr)
+		p, perr := strconv.Atoi(port)
+		require.NoError(t, perr)
+		require.True(t, p > 0 && p < 65536)
+		require.True(t, len(s) >= minSecretLen && len(s) <= maxSecretLen)
+		require.Equal(t, sanitizeJobID(id), id)
+		require.NotEmpty(t, id)
+	})
+}
+
+func TestDecodeStoreFactsNamesTheKey(t *testing.T) {
+	good := map[string]string{pmiKeyStore: "127.0.0.1:4000", pmiKeySecret: hexSecret, pmiKeyJobID: "j"}
+	a, s, id, err := decodeStoreFacts("PMIx", good)
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:4000", a)
+	require.Equal(t, secretBytes, s)
+	require.Equal(t, "j", id)
+	for key, bad := range map[string]string{pmiKeyStore: "nowhere", pmiKeySecret: "abc", pmiKeyJobID: "a/b"} {
+		vals := maps.Clone(good)
+		vals[key] = bad
+		_, _, _, err := decodeStoreFacts("PMIx", vals)
+		require.ErrorIs(t, err, core.ErrInvalid)
+		require.Contains(t, err.Error(), "PMIx key "+key)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/goshmem/goshmem/bootstrap/pmi"
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/netif"
 )
@@ -58,6 +59,32 @@ func pmiStorePlace(iface string, c *pmi.Client) (storePlace, error) {
 	case found:
 		why = fmt.Sprintf("PMI's %s=%q is of no known form", pmi.MappingKey, mapping)
 	}
+	return hostPlace(why)
+}
+
+// pmixStorePlace chooses where the store of a PMIx job listens, as
+// pmiStorePlace does, from PMIx's ranks on this node (PMIX_LOCAL_PEERS):
+// every rank of the job on PE 0's node puts it on the loopback address.
+func pmixStorePlace(iface string, c *pmix.Client) (storePlace, error) {
+	if iface != "" {
+		return ifacePlace(iface)
+	}
+	peers, err := c.LocalPeers()
+	if err == nil && len(peers) == c.Size() {
+		return storePlace{listen: loopbackHost, publish: loopbackHost,
+			why: fmt.Sprintf("every PE on this node (PMIx's local peers: %d of %d)", len(peers), c.Size())}, nil
+	}
+	why := fmt.Sprintf("PMIx names no ranks on this node (%v)", err)
+	if err == nil {
+		why = fmt.Sprintf("%d of the %d PEs on this node (PMIx's local peers)", len(peers), c.Size())
+	}
+	return hostPlace(why)
+}
+
+// hostPlace is the store of a job on several nodes, or whose launcher
+// does not say: the address of this host its name resolves to, else every
+// interface under the host's name.
+func hostPlace(why string) (storePlace, error) {
 	host, err := os.Hostname()
 	if err != nil {
 		return storePlace{}, fmt.Errorf("bootstrap: PE 0 cannot name its host for the store's address: %w", err)

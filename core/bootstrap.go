@@ -42,6 +42,15 @@ type LossReporter interface {
 	ReportLost(e *PeerLostError)
 }
 
+// JobAborter is implemented by bootstraps whose launcher can be asked to
+// end the whole job (PMIx_Abort), as a global exit or a fatal error must.
+type JobAborter interface {
+	// AbortJob asks the launcher to end every PE of the job, exiting
+	// with status and reporting reason (empty for a global exit). It
+	// returns whether the launcher was asked, boundedly.
+	AbortJob(status int, reason string) bool
+}
+
 // ReportLost tells b that the PE err names is lost, if err wraps a
 // *PeerLostError naming a member and b can be told (see LossReporter).
 // Providers call it when they fail on a peer they found lost themselves.

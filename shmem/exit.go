@@ -139,6 +139,15 @@ func (w *World) exit(status int, reason string) error {
 		w.syn.exit.hook(status)
 		return &GlobalExitError{PE: w.me, Status: status}
 	}
+	// A launcher that can be asked to (PMIx) ends the others itself,
+	// and exits with status, as oshrun does from the record above.
+	if a, ok := w.boot.(core.JobAborter); ok {
+		msg := reason
+		if msg == "" {
+			msg = fmt.Sprintf("goshmem: PE %d called global exit with status %d", w.me, status)
+		}
+		a.AbortJob(status, msg)
+	}
 	os.Exit(status)
 	return nil
 }

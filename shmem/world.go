@@ -37,6 +37,7 @@ const (
 type World struct {
 	me, npes int
 	boot     core.Bootstrap
+	launch   string // the launcher and its interface (bootstrap.Job.Describe)
 	provider core.Provider
 	info     core.Info
 	dom      core.Domain
@@ -218,6 +219,7 @@ func Init(opts ...Option) (*World, error) {
 
 	boot, jobID, secret := o.boot, o.jobID, o.secret
 	exitDir := "" // where the launcher looks for a global exit
+	launch := ""  // the launcher and its interface, for SHMEM_INFO
 	if boot == nil {
 		job, launched, err := bootstrap.JobFromEnv(lookup)
 		if err != nil {
@@ -233,6 +235,7 @@ func Init(opts ...Option) (*World, error) {
 		} else {
 			boot, jobID = bootstrap.NewLocal(1)[0], singletonJobID()
 		}
+		launch = job.Describe()
 	}
 	log = log.With("pe", boot.Rank())
 
@@ -243,6 +246,7 @@ func Init(opts ...Option) (*World, error) {
 	}
 	worldsHere.Add(1)
 	w.syn.exit = exitState{hook: o.exitHook, jobDir: exitDir}
+	w.launch = launch
 	for _, m := range o.static {
 		if err := w.RegisterStatic(m); err != nil {
 			return nil, fmt.Errorf("shmem: init: %w", errors.Join(err, w.Finalize()))
@@ -406,6 +410,9 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 	}
 	fmt.Fprintf(out, "goshmem: provider %s (%s), %d PEs, symmetric heap %s per PE\n",
 		w.provider.Name(), w.info.Description, w.npes, core.FormatSize(int64(w.heapSize)))
+	if w.launch != "" {
+		fmt.Fprintf(out, "goshmem: launched by %s\n", w.launch)
+	}
 	if td, ok := w.dom.(core.TransportDescriber); ok {
 		fmt.Fprintf(out, "goshmem: transports: %s\n", td.Transports())
 	}

@@ -30,6 +30,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/goshmem/goshmem/bootstrap"
+	"github.com/goshmem/goshmem/bootstrap/pmix"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/providers/plugin"
@@ -130,6 +131,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = printVerbose(stdout, infos)
 	default:
 		err = printTable(stdout, infos)
+		if err == nil && *name == "" {
+			err = printLaunchers(stdout)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "provinfo:", err)
@@ -187,6 +191,20 @@ func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// printLaunchers says which launcher interfaces this program speaks, and
+// whether PMIx's library loads here (GOSHMEM_PMIX_LIB names another).
+func printLaunchers(w io.Writer) error {
+	pmixLine := "available: " + pmix.Library(os.LookupEnv)
+	if v, err := pmix.Available(os.LookupEnv); err != nil {
+		pmixLine = "not available: " + strings.TrimPrefix(err.Error(), "pmix: ")
+	} else if v != "" {
+		pmixLine += ", " + v
+	}
+	_, err := fmt.Fprintf(w, "\nLaunchers: oshrun; MPICH's mpiexec (PMI-1); srun --mpi=pmi2 (PMI-2); Open MPI's mpirun and srun --mpi=pmix (PMIx); any other with %s\nPMIx: %s\n",
+		bootstrap.EnvBootstrap, pmixLine)
+	return err
 }
 
 func printTable(w io.Writer, infos []core.Info) error {
@@ -266,7 +284,7 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 			paramView{Env: core.HybridParam.Env, Default: core.HybridParam.Default, Help: core.HybridParam.Help},
 			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
 			paramView{Env: plugin.EnvStartTimeout, Default: plugin.StartTimeoutParam().Default, Help: plugin.StartTimeoutParam().Help},
-			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under srun or mpirun, PE 0 serves it there"},
+			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI (srun without --mpi), PE 0 serves it there"},
 			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
 			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},
 			paramView{Env: bootstrap.EnvJobID, Help: "the job's id (oshrun sets it; derived from the launcher otherwise)"},

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -89,4 +91,26 @@ func TestCheckUsage(t *testing.T) {
 	code, _, errOut = runArgs("-h")
 	require.Equal(t, 0, code)
 	require.Contains(t, errOut, "Exit status: 0 success; 1 failure")
+}
+
+// TestSaysWhetherPMIxLoads: the listing ends saying whether the PMIx
+// library loads here; where it cannot (here: GOSHMEM_PMIX_LIB names one
+// that is not installed, in a child, since a process loads it once),
+// it says why and which package provides it.
+func TestSaysWhetherPMIxLoads(t *testing.T) {
+	code, out, _ := runArgs()
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "Launchers: oshrun;")
+	require.Regexp(t, `(?m)^PMIx: (available|not available): `, out)
+	if os.Getenv("PROVINFO_PMIX_CHILD") != "" {
+		require.Contains(t, out, "PMIx: not available: ")
+		require.Contains(t, out, "libpmix-absent-for-this-test.so.2")
+		require.Contains(t, out, "libpmix2")
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestSaysWhetherPMIxLoads$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROVINFO_PMIX_CHILD=1", "GOSHMEM_PMIX_LIB=libpmix-absent-for-this-test.so.2")
+	child, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", child)
+	require.Contains(t, string(child), "--- PASS: TestSaysWhetherPMIxLoads")
 }
