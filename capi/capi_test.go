@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 
 // programs are testdata's C programs, each of which prints "NAME ok PE"
 // on every PE when all its checks pass.
-var programs = []string{"rma", "amo", "wait", "coll", "reduce", "teams", "memory", "threads", "pshmem", "defer"}
+var programs = []string{"rma", "amo", "wait", "coll", "reduce", "teams", "memory", "threads", "pshmem", "defer", "v16"}
 
 // setup builds everything once, or skips the test where no C compiler is.
 func setup(t *testing.T) string {

@@ -10,6 +10,7 @@
 extern __typeof__(shmem_init) pshmem_init __attribute__((weak, alias("shmem_init")));
 extern __typeof__(shmem_init_thread) pshmem_init_thread __attribute__((weak, alias("shmem_init_thread")));
 extern __typeof__(shmem_query_thread) pshmem_query_thread __attribute__((weak, alias("shmem_query_thread")));
+extern __typeof__(shmem_query_initialized) pshmem_query_initialized __attribute__((weak, alias("shmem_query_initialized")));
 extern __typeof__(shmem_finalize) pshmem_finalize __attribute__((weak, alias("shmem_finalize")));
 extern __typeof__(shmem_global_exit) pshmem_global_exit __attribute__((weak, alias("shmem_global_exit")));
 extern __typeof__(shmem_my_pe) pshmem_my_pe __attribute__((weak, alias("shmem_my_pe")));

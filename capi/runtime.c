@@ -212,7 +212,8 @@ static int gsh_find_static(struct dl_phdr_info *info, size_t size, void *data)
 static void gsh_at_exit(int status, void *arg)
 {
 	(void)arg;
-	if (status == 0 && gsh_state == GSH_RUNNING)
+	/* Every init the program did not balance, so the library ends. */
+	while (status == 0 && gsh_state == GSH_RUNNING)
 		shmem_finalize();
 }
 
@@ -222,14 +223,16 @@ static int gsh_init(int requested, int *provided, const char *fn)
 	int rc = 0;
 	pthread_mutex_lock(&gsh_init_mu);
 	if (gsh_state == GSH_RUNNING) {
-		/* Later calls change nothing. */
-		if (provided)
-			*provided = gshgo_query_thread(GSH_FN(fn));
+		/*
+		 * 1.6 allows more than one call: a later one is counted, for
+		 * shmem_finalize to balance, and changes nothing else.
+		 */
+		rc = gshgo_init(requested, provided, NULL, 0, GSH_FN(fn));
 		goto out;
 	}
 	if (gsh_state == GSH_FINALIZED) {
 		pthread_mutex_unlock(&gsh_init_mu);
-		gsh_fatal(fn, "called after shmem_finalize: the library cannot be initialised again");
+		gsh_fatal(fn, "called after the last shmem_finalize: the library cannot be initialised again");
 	}
 	struct gsh_segment seg = { 0, 0 };
 	dl_iterate_phdr(gsh_find_static, &seg);
@@ -268,6 +271,12 @@ void start_pes(int npes)
 		exit(1);
 }
 
+void shmem_query_initialized(int *initialized)
+{
+	if (initialized)
+		*initialized = gshgo_query_initialized();
+}
+
 void shmem_query_thread(int *provided)
 {
 	gsh_need_running("shmem_query_thread");
@@ -284,6 +293,13 @@ void shmem_finalize(void)
 		if (never)
 			gsh_fatal("shmem_finalize", "called before shmem_init");
 		return; /* finalized already */
+	}
+	if (gshgo_inits() > 1) {
+		/* Not the last: it balances one of several inits, and the
+		 * library stays initialized until the last. */
+		gshgo_finalize(GSH_FN("shmem_finalize"));
+		pthread_mutex_unlock(&gsh_init_mu);
+		return;
 	}
 	gsh_flush();
 	gsh_defer_off(); /* later calls go to Go, which reports them */

@@ -3,7 +3,7 @@
  * edit. Change the generator and run "go generate ./capi" instead.
  */
 /*
- * OpenSHMEM 1.5 for C and C++, as goshmem implements it: every routine of
+ * OpenSHMEM 1.6 for C and C++, as goshmem implements it: every routine of
  * the specification, the deprecated names it keeps, and its type-generic
  * interfaces (C11 _Generic selections in C, overloads in C++).
  */
@@ -15,7 +15,7 @@
 
 /* Library version and name */
 #define SHMEM_MAJOR_VERSION 1
-#define SHMEM_MINOR_VERSION 5
+#define SHMEM_MINOR_VERSION 6
 #define SHMEM_MAX_NAME_LEN 256
 #define SHMEM_VENDOR_STRING "goshmem"
 #define _SHMEM_MAJOR_VERSION SHMEM_MAJOR_VERSION
@@ -107,6 +107,7 @@ extern struct gsh_team gsh_team_world, gsh_team_shared;
 void shmem_init(void);
 int shmem_init_thread(int requested, int *provided);
 void shmem_query_thread(int *provided);
+void shmem_query_initialized(int *initialized);
 void shmem_finalize(void);
 void shmem_global_exit(int status);
 int shmem_my_pe(void);

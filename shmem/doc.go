@@ -1,4 +1,4 @@
-// Package shmem is OpenSHMEM 1.5 in idiomatic Go, written once against
+// Package shmem is OpenSHMEM 1.6 in idiomatic Go, written once against
 // core, so a program never knows which provider carries it.
 //
 //	w, err := shmem.Init()             // join the job oshrun, srun or mpirun started

@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// build assembles the whole C API: every routine of OpenSHMEM 1.5 (and the
+// build assembles the whole C API: every routine of OpenSHMEM 1.6 (and the
 // deprecated names it keeps), in the order shmem.h declares them, and the
 // type-generic names over them.
 func build() *api {
@@ -38,6 +38,7 @@ func (a *api) setup() {
 		"void shmem_init(void)",
 		"int shmem_init_thread(int requested, int *provided)",
 		"void shmem_query_thread(int *provided)",
+		"void shmem_query_initialized(int *initialized)",
 		"void shmem_finalize(void)",
 		"void shmem_global_exit(int status)",
 		"int shmem_my_pe(void)",

@@ -41,7 +41,7 @@ func (a *api) header() string {
 	var b strings.Builder
 	b.WriteString(banner)
 	b.WriteString(`/*
- * OpenSHMEM 1.5 for C and C++, as goshmem implements it: every routine of
+ * OpenSHMEM 1.6 for C and C++, as goshmem implements it: every routine of
  * the specification, the deprecated names it keeps, and its type-generic
  * interfaces (C11 _Generic selections in C, overloads in C++).
  */

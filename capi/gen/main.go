@@ -1,6 +1,6 @@
 // Command gen writes goshmem's public C header (include/shmem.h and
 // include/shmemx.h) and the typed routines behind it (capi/typed_gen.c)
-// from one set of tables of the OpenSHMEM 1.5 types, so the header's
+// from one set of tables of the OpenSHMEM 1.6 types, so the header's
 // declarations, the type-generic interfaces and the definitions cannot
 // disagree. It runs from capi by go generate.
 package main
