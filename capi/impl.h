@@ -122,6 +122,12 @@ void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 	uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi, const char *fn);
 
 /*
+ * shmem_signal_set and shmem_signal_add: the signal update of
+ * gsh_put_signal with no data, one atomic on *sig_addr on pe.
+ */
+void gsh_signal(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *fn);
+
+/*
  * Atomics on an element of kind and size (4 or 8) at dest on pe. operand
  * is the value (for INC and FINC: 1), compare is CSWAP's condition. The
  * result is the value dest held before, as bits (0 for the non-fetching

@@ -108,6 +108,20 @@ func gshgo_put_signal(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, n C.size_t,
 	}
 }
 
+// gshgo_signal is shmem_[ctx_]signal_set and _add where the fast path
+// does not reach the word.
+//
+//export gshgo_signal
+func gshgo_signal(x *C.struct_gsh_ctx, sig *C.uint64_t, signal C.uint64_t, sigOp, pe C.int, fn *C.char) {
+	e := ctxOf(x, fn)
+	sw := &mem.Slice[uint64](cbytes(fn, unsafe.Pointer(sig), 8))[0]
+	if signalOp(sigOp) == shmem.SignalAdd {
+		check(fn, shmem.AddSignal(e.c, sw, uint64(signal), int(pe)))
+	} else {
+		check(fn, shmem.SetSignal(e.c, sw, uint64(signal), int(pe)))
+	}
+}
+
 // gshgo_quiet and gshgo_fence are shmem_[ctx_]quiet and _fence.
 //
 //export gshgo_quiet

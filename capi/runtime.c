@@ -1242,6 +1242,20 @@ void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, 
 	gsh_go_get(ctx, result, src, size, pe, 0, fn);
 }
 
+/*
+ * The signal update of a put-with-signal, and shmem_signal_set and _add,
+ * on the mapped word s of pe: one atomic, with release order, so a PE
+ * that sees the signal sees what this context wrote before it.
+ */
+static inline void gsh_fast_signal(shmem_ctx_t ctx, void *s, uint64_t signal, int sig_op, int pe)
+{
+	if (sig_op == SHMEM_SIGNAL_SET)
+		__atomic_store_n((uint64_t *)s, signal, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_add((uint64_t *)s, signal, __ATOMIC_RELEASE);
+	gsh_fast_written(ctx, s, sizeof(uint64_t), pe);
+}
+
 void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 	uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi, const char *fn)
 {
@@ -1254,16 +1268,24 @@ void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 			memcpy(t, src, nbytes);
 			gsh_fast_written(ctx, t, nbytes, pe);
 		}
-		/* Release: a PE that sees the signal sees the data. */
-		if (sig_op == SHMEM_SIGNAL_SET)
-			__atomic_store_n((uint64_t *)s, signal, __ATOMIC_RELEASE);
-		else
-			__atomic_fetch_add((uint64_t *)s, signal, __ATOMIC_RELEASE);
-		gsh_fast_written(ctx, s, sizeof *sig_addr, pe);
+		gsh_fast_signal(ctx, s, signal, sig_op, pe);
 		return;
 	}
 	gsh_flush_ctx(ctx);
 	gshgo_put_signal(ctx, dest, (void *)src, nbytes, sig_addr, signal, sig_op, pe, nbi, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+void gsh_signal(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *fn)
+{
+	void *s;
+	if (ctx && (sig_op == SHMEM_SIGNAL_SET || sig_op == SHMEM_SIGNAL_ADD) &&
+	    ((uintptr_t)sig_addr & 7) == 0 && (s = gsh_fast_target(ctx, sig_addr, sizeof *sig_addr, pe))) {
+		gsh_fast_signal(ctx, s, signal, sig_op, pe);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_signal(ctx, sig_addr, signal, sig_op, pe, GSH_FN(fn));
 	gsh_issued(gsh_ctx_canon(ctx));
 }
 

@@ -3014,6 +3014,26 @@ void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source
 	gsh_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_putmem_signal_nbi");
 }
 
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe, "shmem_signal_set");
+}
+
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(ctx, sig_addr, signal, SHMEM_SIGNAL_SET, pe, "shmem_ctx_signal_set");
+}
+
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, "shmem_signal_add");
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(ctx, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, "shmem_ctx_signal_add");
+}
+
 /* Atomic memory operations */
 
 float shmem_float_atomic_fetch(const float *source, int pe)
@@ -9018,6 +9038,10 @@ extern __typeof__(shmem_put128_signal_nbi) pshmem_put128_signal_nbi __attribute_
 extern __typeof__(shmem_ctx_put128_signal_nbi) pshmem_ctx_put128_signal_nbi __attribute__((weak, alias("shmem_ctx_put128_signal_nbi")));
 extern __typeof__(shmem_putmem_signal_nbi) pshmem_putmem_signal_nbi __attribute__((weak, alias("shmem_putmem_signal_nbi")));
 extern __typeof__(shmem_ctx_putmem_signal_nbi) pshmem_ctx_putmem_signal_nbi __attribute__((weak, alias("shmem_ctx_putmem_signal_nbi")));
+extern __typeof__(shmem_signal_set) pshmem_signal_set __attribute__((weak, alias("shmem_signal_set")));
+extern __typeof__(shmem_ctx_signal_set) pshmem_ctx_signal_set __attribute__((weak, alias("shmem_ctx_signal_set")));
+extern __typeof__(shmem_signal_add) pshmem_signal_add __attribute__((weak, alias("shmem_signal_add")));
+extern __typeof__(shmem_ctx_signal_add) pshmem_ctx_signal_add __attribute__((weak, alias("shmem_ctx_signal_add")));
 extern __typeof__(shmem_float_atomic_fetch) pshmem_float_atomic_fetch __attribute__((weak, alias("shmem_float_atomic_fetch")));
 extern __typeof__(shmem_ctx_float_atomic_fetch) pshmem_ctx_float_atomic_fetch __attribute__((weak, alias("shmem_ctx_float_atomic_fetch")));
 extern __typeof__(shmem_double_atomic_fetch) pshmem_double_atomic_fetch __attribute__((weak, alias("shmem_double_atomic_fetch")));

@@ -238,6 +238,14 @@ func (a *api) signal() {
 				return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbi, q(fn))
 			}})
 	}
+	for _, op := range []struct{ name, c string }{{"signal_set", "SHMEM_SIGNAL_SET"}, {"signal_add", "SHMEM_SIGNAL_ADD"}} {
+		op := op
+		pair(s, builder{ret: "void", base: op.name,
+			params: []param{{"uint64_t *", "sig_addr"}, {"uint64_t", "signal"}, {"int", "pe"}},
+			body: func(ctx, fn string) string {
+				return fmt.Sprintf("gsh_signal(%s, sig_addr, signal, %s, pe, %s);", ctx, op.c, q(fn))
+			}})
+	}
 	s.add(decl("uint64_t shmem_signal_fetch(const uint64_t *sig_addr)"),
 		decl("uint64_t shmem_signal_wait_until(uint64_t *sig_addr, int cmp, uint64_t cmp_value)"))
 }
