@@ -167,6 +167,12 @@ int gsh_alltoalls(shmem_team_t team, void *dest, const void *src, ptrdiff_t dst,
 /* nreduce elements of kind and size, operator op (a gsh_op). */
 int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 	int op, int kind, int size, const char *fn);
+/*
+ * The sum scans of nelems elements of kind and size: inclusive, or with
+ * exclusive set, exclusive.
+ */
+int gsh_sum_scan(shmem_team_t team, void *dest, const void *src, size_t nelems,
+	int exclusive, int kind, int size, const char *fn);
 /* acc[i] = acc[i] op in[i] for n long doubles; op is max, min, sum or prod. */
 void gsh_combine_ld(void *acc, const void *in, size_t n, int op);
 

@@ -1639,6 +1639,16 @@ int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 	return 0;
 }
 
+int gsh_sum_scan(shmem_team_t team, void *dest, const void *src, size_t nelems,
+	int exclusive, int kind, int size, const char *fn)
+{
+	if (team == SHMEM_TEAM_INVALID)
+		return -1;
+	gsh_flush();
+	gshgo_scan(team, dest, (void *)src, nelems, exclusive, kind, size, GSH_FN(fn));
+	return 0;
+}
+
 /* ---- Collectives on active sets (deprecated) ---- */
 
 void gsh_broadcast_as(void *dest, const void *src, size_t nbytes, int PE_root,

@@ -7179,6 +7179,268 @@ int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const fl
 	return gsh_reduce(team, dest, source, nreduce, GSH_OP_PROD, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_prod_reduce");
 }
 
+/* Scans on teams */
+
+int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_CHAR_KIND, sizeof(char), "shmem_char_sum_inscan");
+}
+
+int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(signed char), "shmem_schar_sum_inscan");
+}
+
+int shmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(short), "shmem_short_sum_inscan");
+}
+
+int shmem_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int), "shmem_int_sum_inscan");
+}
+
+int shmem_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(long), "shmem_long_sum_inscan");
+}
+
+int shmem_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(long long), "shmem_longlong_sum_inscan");
+}
+
+int shmem_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(ptrdiff_t), "shmem_ptrdiff_sum_inscan");
+}
+
+int shmem_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned char), "shmem_uchar_sum_inscan");
+}
+
+int shmem_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned short), "shmem_ushort_sum_inscan");
+}
+
+int shmem_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned int), "shmem_uint_sum_inscan");
+}
+
+int shmem_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned long), "shmem_ulong_sum_inscan");
+}
+
+int shmem_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned long long), "shmem_ulonglong_sum_inscan");
+}
+
+int shmem_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int8_t), "shmem_int8_sum_inscan");
+}
+
+int shmem_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int16_t), "shmem_int16_sum_inscan");
+}
+
+int shmem_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int32_t), "shmem_int32_sum_inscan");
+}
+
+int shmem_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int64_t), "shmem_int64_sum_inscan");
+}
+
+int shmem_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint8_t), "shmem_uint8_sum_inscan");
+}
+
+int shmem_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint16_t), "shmem_uint16_sum_inscan");
+}
+
+int shmem_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint32_t), "shmem_uint32_sum_inscan");
+}
+
+int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint64_t), "shmem_uint64_sum_inscan");
+}
+
+int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(size_t), "shmem_size_sum_inscan");
+}
+
+int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(float), "shmem_float_sum_inscan");
+}
+
+int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(double), "shmem_double_sum_inscan");
+}
+
+int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(long double), "shmem_longdouble_sum_inscan");
+}
+
+int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_COMPLEX, sizeof(double _Complex), "shmem_complexd_sum_inscan");
+}
+
+int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_sum_inscan");
+}
+
+int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_CHAR_KIND, sizeof(char), "shmem_char_sum_exscan");
+}
+
+int shmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(signed char), "shmem_schar_sum_exscan");
+}
+
+int shmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(short), "shmem_short_sum_exscan");
+}
+
+int shmem_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int), "shmem_int_sum_exscan");
+}
+
+int shmem_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(long), "shmem_long_sum_exscan");
+}
+
+int shmem_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(long long), "shmem_longlong_sum_exscan");
+}
+
+int shmem_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(ptrdiff_t), "shmem_ptrdiff_sum_exscan");
+}
+
+int shmem_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned char), "shmem_uchar_sum_exscan");
+}
+
+int shmem_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned short), "shmem_ushort_sum_exscan");
+}
+
+int shmem_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned int), "shmem_uint_sum_exscan");
+}
+
+int shmem_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned long), "shmem_ulong_sum_exscan");
+}
+
+int shmem_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned long long), "shmem_ulonglong_sum_exscan");
+}
+
+int shmem_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int8_t), "shmem_int8_sum_exscan");
+}
+
+int shmem_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int16_t), "shmem_int16_sum_exscan");
+}
+
+int shmem_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int32_t), "shmem_int32_sum_exscan");
+}
+
+int shmem_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int64_t), "shmem_int64_sum_exscan");
+}
+
+int shmem_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint8_t), "shmem_uint8_sum_exscan");
+}
+
+int shmem_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint16_t), "shmem_uint16_sum_exscan");
+}
+
+int shmem_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint32_t), "shmem_uint32_sum_exscan");
+}
+
+int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint64_t), "shmem_uint64_sum_exscan");
+}
+
+int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(size_t), "shmem_size_sum_exscan");
+}
+
+int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(float), "shmem_float_sum_exscan");
+}
+
+int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(double), "shmem_double_sum_exscan");
+}
+
+int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(long double), "shmem_longdouble_sum_exscan");
+}
+
+int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_COMPLEX, sizeof(double _Complex), "shmem_complexd_sum_exscan");
+}
+
+int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_sum_exscan");
+}
+
 /* Deprecated: collectives on active sets */
 
 void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)
@@ -9869,6 +10131,58 @@ extern __typeof__(shmem_double_prod_reduce) pshmem_double_prod_reduce __attribut
 extern __typeof__(shmem_longdouble_prod_reduce) pshmem_longdouble_prod_reduce __attribute__((weak, alias("shmem_longdouble_prod_reduce")));
 extern __typeof__(shmem_complexd_prod_reduce) pshmem_complexd_prod_reduce __attribute__((weak, alias("shmem_complexd_prod_reduce")));
 extern __typeof__(shmem_complexf_prod_reduce) pshmem_complexf_prod_reduce __attribute__((weak, alias("shmem_complexf_prod_reduce")));
+extern __typeof__(shmem_char_sum_inscan) pshmem_char_sum_inscan __attribute__((weak, alias("shmem_char_sum_inscan")));
+extern __typeof__(shmem_schar_sum_inscan) pshmem_schar_sum_inscan __attribute__((weak, alias("shmem_schar_sum_inscan")));
+extern __typeof__(shmem_short_sum_inscan) pshmem_short_sum_inscan __attribute__((weak, alias("shmem_short_sum_inscan")));
+extern __typeof__(shmem_int_sum_inscan) pshmem_int_sum_inscan __attribute__((weak, alias("shmem_int_sum_inscan")));
+extern __typeof__(shmem_long_sum_inscan) pshmem_long_sum_inscan __attribute__((weak, alias("shmem_long_sum_inscan")));
+extern __typeof__(shmem_longlong_sum_inscan) pshmem_longlong_sum_inscan __attribute__((weak, alias("shmem_longlong_sum_inscan")));
+extern __typeof__(shmem_ptrdiff_sum_inscan) pshmem_ptrdiff_sum_inscan __attribute__((weak, alias("shmem_ptrdiff_sum_inscan")));
+extern __typeof__(shmem_uchar_sum_inscan) pshmem_uchar_sum_inscan __attribute__((weak, alias("shmem_uchar_sum_inscan")));
+extern __typeof__(shmem_ushort_sum_inscan) pshmem_ushort_sum_inscan __attribute__((weak, alias("shmem_ushort_sum_inscan")));
+extern __typeof__(shmem_uint_sum_inscan) pshmem_uint_sum_inscan __attribute__((weak, alias("shmem_uint_sum_inscan")));
+extern __typeof__(shmem_ulong_sum_inscan) pshmem_ulong_sum_inscan __attribute__((weak, alias("shmem_ulong_sum_inscan")));
+extern __typeof__(shmem_ulonglong_sum_inscan) pshmem_ulonglong_sum_inscan __attribute__((weak, alias("shmem_ulonglong_sum_inscan")));
+extern __typeof__(shmem_int8_sum_inscan) pshmem_int8_sum_inscan __attribute__((weak, alias("shmem_int8_sum_inscan")));
+extern __typeof__(shmem_int16_sum_inscan) pshmem_int16_sum_inscan __attribute__((weak, alias("shmem_int16_sum_inscan")));
+extern __typeof__(shmem_int32_sum_inscan) pshmem_int32_sum_inscan __attribute__((weak, alias("shmem_int32_sum_inscan")));
+extern __typeof__(shmem_int64_sum_inscan) pshmem_int64_sum_inscan __attribute__((weak, alias("shmem_int64_sum_inscan")));
+extern __typeof__(shmem_uint8_sum_inscan) pshmem_uint8_sum_inscan __attribute__((weak, alias("shmem_uint8_sum_inscan")));
+extern __typeof__(shmem_uint16_sum_inscan) pshmem_uint16_sum_inscan __attribute__((weak, alias("shmem_uint16_sum_inscan")));
+extern __typeof__(shmem_uint32_sum_inscan) pshmem_uint32_sum_inscan __attribute__((weak, alias("shmem_uint32_sum_inscan")));
+extern __typeof__(shmem_uint64_sum_inscan) pshmem_uint64_sum_inscan __attribute__((weak, alias("shmem_uint64_sum_inscan")));
+extern __typeof__(shmem_size_sum_inscan) pshmem_size_sum_inscan __attribute__((weak, alias("shmem_size_sum_inscan")));
+extern __typeof__(shmem_float_sum_inscan) pshmem_float_sum_inscan __attribute__((weak, alias("shmem_float_sum_inscan")));
+extern __typeof__(shmem_double_sum_inscan) pshmem_double_sum_inscan __attribute__((weak, alias("shmem_double_sum_inscan")));
+extern __typeof__(shmem_longdouble_sum_inscan) pshmem_longdouble_sum_inscan __attribute__((weak, alias("shmem_longdouble_sum_inscan")));
+extern __typeof__(shmem_complexd_sum_inscan) pshmem_complexd_sum_inscan __attribute__((weak, alias("shmem_complexd_sum_inscan")));
+extern __typeof__(shmem_complexf_sum_inscan) pshmem_complexf_sum_inscan __attribute__((weak, alias("shmem_complexf_sum_inscan")));
+extern __typeof__(shmem_char_sum_exscan) pshmem_char_sum_exscan __attribute__((weak, alias("shmem_char_sum_exscan")));
+extern __typeof__(shmem_schar_sum_exscan) pshmem_schar_sum_exscan __attribute__((weak, alias("shmem_schar_sum_exscan")));
+extern __typeof__(shmem_short_sum_exscan) pshmem_short_sum_exscan __attribute__((weak, alias("shmem_short_sum_exscan")));
+extern __typeof__(shmem_int_sum_exscan) pshmem_int_sum_exscan __attribute__((weak, alias("shmem_int_sum_exscan")));
+extern __typeof__(shmem_long_sum_exscan) pshmem_long_sum_exscan __attribute__((weak, alias("shmem_long_sum_exscan")));
+extern __typeof__(shmem_longlong_sum_exscan) pshmem_longlong_sum_exscan __attribute__((weak, alias("shmem_longlong_sum_exscan")));
+extern __typeof__(shmem_ptrdiff_sum_exscan) pshmem_ptrdiff_sum_exscan __attribute__((weak, alias("shmem_ptrdiff_sum_exscan")));
+extern __typeof__(shmem_uchar_sum_exscan) pshmem_uchar_sum_exscan __attribute__((weak, alias("shmem_uchar_sum_exscan")));
+extern __typeof__(shmem_ushort_sum_exscan) pshmem_ushort_sum_exscan __attribute__((weak, alias("shmem_ushort_sum_exscan")));
+extern __typeof__(shmem_uint_sum_exscan) pshmem_uint_sum_exscan __attribute__((weak, alias("shmem_uint_sum_exscan")));
+extern __typeof__(shmem_ulong_sum_exscan) pshmem_ulong_sum_exscan __attribute__((weak, alias("shmem_ulong_sum_exscan")));
+extern __typeof__(shmem_ulonglong_sum_exscan) pshmem_ulonglong_sum_exscan __attribute__((weak, alias("shmem_ulonglong_sum_exscan")));
+extern __typeof__(shmem_int8_sum_exscan) pshmem_int8_sum_exscan __attribute__((weak, alias("shmem_int8_sum_exscan")));
+extern __typeof__(shmem_int16_sum_exscan) pshmem_int16_sum_exscan __attribute__((weak, alias("shmem_int16_sum_exscan")));
+extern __typeof__(shmem_int32_sum_exscan) pshmem_int32_sum_exscan __attribute__((weak, alias("shmem_int32_sum_exscan")));
+extern __typeof__(shmem_int64_sum_exscan) pshmem_int64_sum_exscan __attribute__((weak, alias("shmem_int64_sum_exscan")));
+extern __typeof__(shmem_uint8_sum_exscan) pshmem_uint8_sum_exscan __attribute__((weak, alias("shmem_uint8_sum_exscan")));
+extern __typeof__(shmem_uint16_sum_exscan) pshmem_uint16_sum_exscan __attribute__((weak, alias("shmem_uint16_sum_exscan")));
+extern __typeof__(shmem_uint32_sum_exscan) pshmem_uint32_sum_exscan __attribute__((weak, alias("shmem_uint32_sum_exscan")));
+extern __typeof__(shmem_uint64_sum_exscan) pshmem_uint64_sum_exscan __attribute__((weak, alias("shmem_uint64_sum_exscan")));
+extern __typeof__(shmem_size_sum_exscan) pshmem_size_sum_exscan __attribute__((weak, alias("shmem_size_sum_exscan")));
+extern __typeof__(shmem_float_sum_exscan) pshmem_float_sum_exscan __attribute__((weak, alias("shmem_float_sum_exscan")));
+extern __typeof__(shmem_double_sum_exscan) pshmem_double_sum_exscan __attribute__((weak, alias("shmem_double_sum_exscan")));
+extern __typeof__(shmem_longdouble_sum_exscan) pshmem_longdouble_sum_exscan __attribute__((weak, alias("shmem_longdouble_sum_exscan")));
+extern __typeof__(shmem_complexd_sum_exscan) pshmem_complexd_sum_exscan __attribute__((weak, alias("shmem_complexd_sum_exscan")));
+extern __typeof__(shmem_complexf_sum_exscan) pshmem_complexf_sum_exscan __attribute__((weak, alias("shmem_complexf_sum_exscan")));
 extern __typeof__(shmem_broadcast32) pshmem_broadcast32 __attribute__((weak, alias("shmem_broadcast32")));
 extern __typeof__(shmem_collect32) pshmem_collect32 __attribute__((weak, alias("shmem_collect32")));
 extern __typeof__(shmem_fcollect32) pshmem_fcollect32 __attribute__((weak, alias("shmem_fcollect32")));

@@ -18,6 +18,7 @@ func build() *api {
 	a.signal()
 	a.amo()
 	a.collectives()
+	a.scans()
 	a.activeSet()
 	a.p2p()
 	a.ordering()
@@ -435,6 +436,31 @@ func (a *api) collectives() {
 				params: []param{team, {ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nreduce"}},
 				body: func(_, fn string) string {
 					return fmt.Sprintf("return gsh_reduce(team, dest, source, nreduce, %s, %s, %s, %s);", op.op, t.kind, sizeOf(t), q(fn))
+				}}.plain()
+			s.add(r)
+			g.member(gen, t, r, nil)
+		}
+	}
+}
+
+// scans adds the team scans of OpenSHMEM 1.6 on every type the sum
+// reduction takes: shmem_TYPENAME_sum_inscan and _sum_exscan.
+func (a *api) scans() {
+	s := a.section("Scans on teams")
+	team := param{"shmem_team_t", "team"}
+	for _, op := range []struct {
+		name      string
+		exclusive int
+	}{{"sum_inscan", 0}, {"sum_exscan", 1}} {
+		op := op
+		g := a.family("shmem_"+op.name, 1)
+		gen := genericTypes(redArithTypes)
+		for _, t := range redArithTypes {
+			t := t
+			r := builder{ret: "int", base: t.name + "_" + op.name,
+				params: []param{team, {ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}},
+				body: func(_, fn string) string {
+					return fmt.Sprintf("return gsh_sum_scan(team, dest, source, nelems, %d, %s, %s, %s);", op.exclusive, t.kind, sizeOf(t), q(fn))
 				}}.plain()
 			s.add(r)
 			g.member(gen, t, r, nil)

@@ -2,6 +2,7 @@
  * What OpenSHMEM 1.6 adds, through the generated header: each part cites
  * the specification's wording in brief.
  */
+#include <complex.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -85,10 +86,66 @@ static void test_signal(void)
 	shmem_ctx_destroy(ctx);
 }
 
+/*
+ * 1.6, shmem_sum_inscan and shmem_sum_exscan: dest[i] becomes the sum of
+ * source[i] over the team's PEs of rank up to this one's (inscan) or
+ * below it (exscan); in place is allowed. Through the typed names and
+ * the C11 generic ones.
+ */
+static void test_scan(void)
+{
+	int me = shmem_my_pe(), n = shmem_n_pes();
+	enum { N = 40 };
+	long src[N], dst[N];
+	double dsrc[N], ddst[N];
+	long double lsrc[N], ldst[N];
+	double _Complex csrc[N], cdst[N];
+	for (int i = 0; i < N; i++) {
+		src[i] = me * 10 + i;
+		dsrc[i] = me + 0.5 * i;
+		lsrc[i] = me * 2 + i;
+		csrc[i] = me + i * 1.0 * _Complex_I;
+	}
+	CHECK(shmem_long_sum_inscan(SHMEM_TEAM_WORLD, dst, src, N) == 0, "long_sum_inscan");
+	for (int i = 0; i < N; i++)
+		CHECK(dst[i] == 10L * me * (me + 1) / 2 + (long)(me + 1) * i, "inscan[%d] %ld", i, dst[i]);
+	CHECK(shmem_sum_exscan(SHMEM_TEAM_WORLD, dst, src, N) == 0, "generic exscan");
+	for (int i = 0; i < N; i++)
+		CHECK(dst[i] == 10L * me * (me - 1) / 2 + (long)me * i, "exscan[%d] %ld", i, dst[i]);
+	CHECK(shmem_sum_inscan(SHMEM_TEAM_WORLD, ddst, dsrc, N) == 0, "double inscan");
+	for (int i = 0; i < N; i++)
+		CHECK(ddst[i] == me * (me + 1) / 2.0 + (me + 1) * 0.5 * i, "double inscan[%d] %g", i, ddst[i]);
+	CHECK(shmem_longdouble_sum_exscan(SHMEM_TEAM_WORLD, ldst, lsrc, N) == 0, "long double exscan");
+	for (int i = 0; i < N; i++)
+		CHECK(ldst[i] == (long double)me * (me - 1) + (long double)me * i, "long double exscan[%d]", i);
+	CHECK(shmem_complexd_sum_inscan(SHMEM_TEAM_WORLD, cdst, csrc, N) == 0, "complex inscan");
+	for (int i = 0; i < N; i++)
+		CHECK(cdst[i] == me * (me + 1) / 2.0 + (me + 1) * i * 1.0 * _Complex_I, "complex inscan[%d]", i);
+	/* In place. */
+	CHECK(shmem_sum_inscan(SHMEM_TEAM_WORLD, src, src, N) == 0, "inscan in place");
+	for (int i = 0; i < N; i++)
+		CHECK(src[i] == 10L * me * (me + 1) / 2 + (long)(me + 1) * i, "in place inscan[%d] %ld", i, src[i]);
+	/* A team other than the World's: every other PE. */
+	shmem_team_t evens;
+	int r = shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (n + 1) / 2, NULL, 0, &evens);
+	CHECK(r == 0, "split");
+	if (evens != SHMEM_TEAM_INVALID) {
+		int tme = shmem_team_my_pe(evens);
+		int one = 1, got = -1;
+		CHECK(shmem_int_sum_exscan(evens, &got, &one, 1) == 0, "team exscan");
+		CHECK(got == tme, "team exscan %d on team PE %d", got, tme);
+		shmem_team_destroy(evens);
+	}
+	/* The invalid team: the routine returns nonzero and does nothing. */
+	CHECK(shmem_long_sum_inscan(SHMEM_TEAM_INVALID, dst, src, N) != 0, "inscan on SHMEM_TEAM_INVALID");
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
 	test_signal();
+	test_scan();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
