@@ -43,7 +43,7 @@ func caseScanTeams(t *T, w *shmem.World) {
 				dest, src := make([]int, 1), []int{tm.MyPE()}
 				require.NoError(t, shmem.SumReduce(tm, dest, src))
 				require.Equal(t, size*(size-1)/2, dest[0])
-				scanOf(t, tm, 2000, func(r, i int) float32 { return float32(r*i%5) })
+				scanOf(t, tm, 2000, func(r, i int) float32 { return float32(r * i % 5) })
 			}
 		}
 		require.NoError(t, w.BarrierAll())
