@@ -172,6 +172,8 @@ func TestErrors(t *testing.T) {
 		{"overflow-put_signal", 1, []string{"goshmem: shmem_long_put_signal: ", "overflow"}},
 		{"overflow-iput", 1, []string{"goshmem: shmem_long_iput: ", "overflow"}},
 		{"overflow-iget", 1, []string{"goshmem: shmem_long_iget: ", "overflow"}},
+		{"overflow-ibput", 1, []string{"goshmem: shmem_long_ibput: ", "overflow"}},
+		{"overflow-ibget", 1, []string{"goshmem: shmem_long_ibget: ", "overflow"}},
 		{"overflow-test_all", 1, []string{"goshmem: shmem_long_test_all: ", "overflow"}},
 		{"overflow-wait_until_any", 1, []string{"goshmem: shmem_long_wait_until_any: ", "overflow"}},
 		{"overflow-broadcast", 1, []string{"goshmem: shmem_long_broadcast: ", "overflow"}},

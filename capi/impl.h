@@ -109,6 +109,15 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 	size_t nelems, size_t esize, int pe, const char *fn);
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn);
+/*
+ * Blocks (1.6's ibput and ibget): nblocks blocks of bsize elements of
+ * esize bytes, each block contiguous, block i at element i*dst of dest
+ * and i*sst of src. A span that overflows size_t ends the job naming fn.
+ */
+void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn);
+void gsh_ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn);
 /* Single elements of size bytes (1 to 16), by pointer to a local copy. */
 void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, const char *fn);
 void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, const char *fn);

@@ -77,6 +77,52 @@ func gshgo_strided(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptr
 	check(fn, err)
 }
 
+// gshgo_blocked is ibput (get 0) and ibget (get 1): nblocks blocks of
+// bsize elements of esize bytes, strides in elements.
+//
+//export gshgo_blocked
+func gshgo_blocked(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptrdiff_t, bsize, nblocks, esize C.size_t, pe, get C.int, fn *C.char) {
+	e := ctxOf(x, fn)
+	if nblocks == 0 || bsize == 0 {
+		return
+	}
+	if dst < 1 || sst < 1 {
+		failf(fn, "strides %d and %d: strides must be at least 1", int64(dst), int64(sst))
+	}
+	nb, bs := cint(fn, nblocks), cint(fn, bsize)
+	span := func(stride C.ptrdiff_t) C.size_t {
+		n := cmul(fn, nblocks-1, C.size_t(stride)) + bsize
+		if n < bsize {
+			failf(fn, "%d blocks of %d elements at a stride of %d overflow size_t", uint64(nblocks), uint64(bsize), int64(stride))
+		}
+		return cmul(fn, n, esize)
+	}
+	d, s := cbytes(fn, dest, span(dst)), cbytes(fn, src, span(sst))
+	var err error
+	switch esize {
+	case 1:
+		err = blocked[uint8](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 2:
+		err = blocked[uint16](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 4:
+		err = blocked[uint32](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 8:
+		err = blocked[uint64](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 16:
+		err = blocked[complex128](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	default:
+		failf(fn, "no blocked transfer of %d-byte elements", uint64(esize))
+	}
+	check(fn, err)
+}
+
+func blocked[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, bsize, nblocks, pe int, get bool) error {
+	if get {
+		return shmem.IBGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
+	}
+	return shmem.IBPut(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
+}
+
 func strided[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, n, pe int, get bool) error {
 	if get {
 		return shmem.IGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, n, pe)

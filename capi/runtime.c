@@ -1187,6 +1187,62 @@ void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 }
 
 /*
+ * The bytes from the first block's start to the last block's end of
+ * nblocks blocks of bsize elements of esize bytes, stride elements apart;
+ * 0 where nothing moves or the stride is below 1 (Go reports it). A span
+ * size_t cannot hold ends the job, as gsh_span's does.
+ */
+static inline size_t gsh_bspan(ptrdiff_t stride, size_t bsize, size_t nblocks, size_t esize, const char *fn)
+{
+	size_t n;
+	if (stride < 1 || nblocks == 0 || bsize == 0)
+		return 0;
+	if (__builtin_mul_overflow(nblocks - 1, (size_t)stride, &n) || __builtin_add_overflow(n, bsize, &n) ||
+	    __builtin_mul_overflow(n, esize, &n)) {
+		char msg[240];
+		snprintf(msg, sizeof msg, "%zu blocks of %zu elements of %zu bytes at a stride of %td elements overflow size_t: the span is more bytes than any buffer",
+			nblocks, bsize, esize, stride);
+		gsh_fatal(fn, msg);
+	}
+	return n;
+}
+
+void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
+{
+	size_t span = gsh_bspan(dst, bsize, nblocks, esize, fn);
+	char *t;
+	(void)gsh_bspan(sst, bsize, nblocks, esize, fn);
+	if (ctx && span && sst >= 1 && (t = gsh_fast_target(ctx, dest, span, pe))) {
+		const char *s = src;
+		for (size_t i = 0; i < nblocks; i++)
+			memcpy(t + i * dst * esize, s + i * sst * esize, bsize * esize);
+		gsh_fast_written(ctx, t, span, pe);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_blocked(ctx, dest, (void *)src, dst, sst, bsize, nblocks, esize, pe, 0, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+void gsh_ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
+{
+	size_t span = gsh_bspan(sst, bsize, nblocks, esize, fn);
+	const char *t;
+	(void)gsh_bspan(dst, bsize, nblocks, esize, fn);
+	if (ctx && span && dst >= 1 && (t = gsh_fast_target(ctx, src, span, pe))) {
+		char *d = dest;
+		for (size_t i = 0; i < nblocks; i++)
+			memcpy(d + i * dst * esize, t + i * sst * esize, bsize * esize);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_blocked(ctx, dest, (void *)src, dst, sst, bsize, nblocks, esize, pe, 1, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+/*
  * One element through a mapping: an aligned element of 1, 2, 4 or 8
  * bytes moves in one access, as a remote PE's single store or load would,
  * so a concurrent reader never sees it torn.

@@ -2412,6 +2412,588 @@ void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_
 	gsh_iget(ctx, dest, source, dst, sst, nelems, 16, pe, "shmem_ctx_iget128");
 }
 
+/* RMA: blocks at strides */
+
+void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_float_ibput");
+}
+
+void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibput");
+}
+
+void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_double_ibput");
+}
+
+void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_ctx_double_ibput");
+}
+
+void shmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_longdouble_ibput");
+}
+
+void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_ctx_longdouble_ibput");
+}
+
+void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_char_ibput");
+}
+
+void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibput");
+}
+
+void shmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_schar_ibput");
+}
+
+void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_ctx_schar_ibput");
+}
+
+void shmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_short_ibput");
+}
+
+void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibput");
+}
+
+void shmem_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_int_ibput");
+}
+
+void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibput");
+}
+
+void shmem_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_long_ibput");
+}
+
+void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibput");
+}
+
+void shmem_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_longlong_ibput");
+}
+
+void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_ctx_longlong_ibput");
+}
+
+void shmem_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_uchar_ibput");
+}
+
+void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_ctx_uchar_ibput");
+}
+
+void shmem_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ushort_ibput");
+}
+
+void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ctx_ushort_ibput");
+}
+
+void shmem_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_uint_ibput");
+}
+
+void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_ctx_uint_ibput");
+}
+
+void shmem_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ulong_ibput");
+}
+
+void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ctx_ulong_ibput");
+}
+
+void shmem_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ulonglong_ibput");
+}
+
+void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_ibput");
+}
+
+void shmem_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_int8_ibput");
+}
+
+void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibput");
+}
+
+void shmem_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_int16_ibput");
+}
+
+void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_ctx_int16_ibput");
+}
+
+void shmem_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_int32_ibput");
+}
+
+void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_ctx_int32_ibput");
+}
+
+void shmem_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_int64_ibput");
+}
+
+void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_ctx_int64_ibput");
+}
+
+void shmem_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_uint8_ibput");
+}
+
+void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_ctx_uint8_ibput");
+}
+
+void shmem_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_uint16_ibput");
+}
+
+void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_ctx_uint16_ibput");
+}
+
+void shmem_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_uint32_ibput");
+}
+
+void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_ctx_uint32_ibput");
+}
+
+void shmem_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_uint64_ibput");
+}
+
+void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_ctx_uint64_ibput");
+}
+
+void shmem_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_size_ibput");
+}
+
+void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibput");
+}
+
+void shmem_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_ibput");
+}
+
+void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_ibput");
+}
+
+void shmem_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibput8");
+}
+
+void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibput8");
+}
+
+void shmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibput16");
+}
+
+void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibput16");
+}
+
+void shmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibput32");
+}
+
+void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibput32");
+}
+
+void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibput64");
+}
+
+void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibput64");
+}
+
+void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibput128");
+}
+
+void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibput128");
+}
+
+void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_float_ibget");
+}
+
+void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibget");
+}
+
+void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_double_ibget");
+}
+
+void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_ctx_double_ibget");
+}
+
+void shmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_longdouble_ibget");
+}
+
+void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_ctx_longdouble_ibget");
+}
+
+void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_char_ibget");
+}
+
+void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibget");
+}
+
+void shmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_schar_ibget");
+}
+
+void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_ctx_schar_ibget");
+}
+
+void shmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_short_ibget");
+}
+
+void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibget");
+}
+
+void shmem_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_int_ibget");
+}
+
+void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibget");
+}
+
+void shmem_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_long_ibget");
+}
+
+void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibget");
+}
+
+void shmem_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_longlong_ibget");
+}
+
+void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_ctx_longlong_ibget");
+}
+
+void shmem_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_uchar_ibget");
+}
+
+void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_ctx_uchar_ibget");
+}
+
+void shmem_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ushort_ibget");
+}
+
+void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ctx_ushort_ibget");
+}
+
+void shmem_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_uint_ibget");
+}
+
+void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_ctx_uint_ibget");
+}
+
+void shmem_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ulong_ibget");
+}
+
+void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ctx_ulong_ibget");
+}
+
+void shmem_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ulonglong_ibget");
+}
+
+void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_ibget");
+}
+
+void shmem_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_int8_ibget");
+}
+
+void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibget");
+}
+
+void shmem_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_int16_ibget");
+}
+
+void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_ctx_int16_ibget");
+}
+
+void shmem_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_int32_ibget");
+}
+
+void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_ctx_int32_ibget");
+}
+
+void shmem_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_int64_ibget");
+}
+
+void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_ctx_int64_ibget");
+}
+
+void shmem_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_uint8_ibget");
+}
+
+void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_ctx_uint8_ibget");
+}
+
+void shmem_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_uint16_ibget");
+}
+
+void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_ctx_uint16_ibget");
+}
+
+void shmem_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_uint32_ibget");
+}
+
+void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_ctx_uint32_ibget");
+}
+
+void shmem_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_uint64_ibget");
+}
+
+void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_ctx_uint64_ibget");
+}
+
+void shmem_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_size_ibget");
+}
+
+void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibget");
+}
+
+void shmem_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_ibget");
+}
+
+void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_ibget");
+}
+
+void shmem_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibget8");
+}
+
+void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibget8");
+}
+
+void shmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibget16");
+}
+
+void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibget16");
+}
+
+void shmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibget32");
+}
+
+void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibget32");
+}
+
+void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibget64");
+}
+
+void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibget64");
+}
+
+void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibget128");
+}
+
+void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibget128");
+}
+
 /* Put with signal */
 
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
@@ -9180,6 +9762,122 @@ extern __typeof__(shmem_iget64) pshmem_iget64 __attribute__((weak, alias("shmem_
 extern __typeof__(shmem_ctx_iget64) pshmem_ctx_iget64 __attribute__((weak, alias("shmem_ctx_iget64")));
 extern __typeof__(shmem_iget128) pshmem_iget128 __attribute__((weak, alias("shmem_iget128")));
 extern __typeof__(shmem_ctx_iget128) pshmem_ctx_iget128 __attribute__((weak, alias("shmem_ctx_iget128")));
+extern __typeof__(shmem_float_ibput) pshmem_float_ibput __attribute__((weak, alias("shmem_float_ibput")));
+extern __typeof__(shmem_ctx_float_ibput) pshmem_ctx_float_ibput __attribute__((weak, alias("shmem_ctx_float_ibput")));
+extern __typeof__(shmem_double_ibput) pshmem_double_ibput __attribute__((weak, alias("shmem_double_ibput")));
+extern __typeof__(shmem_ctx_double_ibput) pshmem_ctx_double_ibput __attribute__((weak, alias("shmem_ctx_double_ibput")));
+extern __typeof__(shmem_longdouble_ibput) pshmem_longdouble_ibput __attribute__((weak, alias("shmem_longdouble_ibput")));
+extern __typeof__(shmem_ctx_longdouble_ibput) pshmem_ctx_longdouble_ibput __attribute__((weak, alias("shmem_ctx_longdouble_ibput")));
+extern __typeof__(shmem_char_ibput) pshmem_char_ibput __attribute__((weak, alias("shmem_char_ibput")));
+extern __typeof__(shmem_ctx_char_ibput) pshmem_ctx_char_ibput __attribute__((weak, alias("shmem_ctx_char_ibput")));
+extern __typeof__(shmem_schar_ibput) pshmem_schar_ibput __attribute__((weak, alias("shmem_schar_ibput")));
+extern __typeof__(shmem_ctx_schar_ibput) pshmem_ctx_schar_ibput __attribute__((weak, alias("shmem_ctx_schar_ibput")));
+extern __typeof__(shmem_short_ibput) pshmem_short_ibput __attribute__((weak, alias("shmem_short_ibput")));
+extern __typeof__(shmem_ctx_short_ibput) pshmem_ctx_short_ibput __attribute__((weak, alias("shmem_ctx_short_ibput")));
+extern __typeof__(shmem_int_ibput) pshmem_int_ibput __attribute__((weak, alias("shmem_int_ibput")));
+extern __typeof__(shmem_ctx_int_ibput) pshmem_ctx_int_ibput __attribute__((weak, alias("shmem_ctx_int_ibput")));
+extern __typeof__(shmem_long_ibput) pshmem_long_ibput __attribute__((weak, alias("shmem_long_ibput")));
+extern __typeof__(shmem_ctx_long_ibput) pshmem_ctx_long_ibput __attribute__((weak, alias("shmem_ctx_long_ibput")));
+extern __typeof__(shmem_longlong_ibput) pshmem_longlong_ibput __attribute__((weak, alias("shmem_longlong_ibput")));
+extern __typeof__(shmem_ctx_longlong_ibput) pshmem_ctx_longlong_ibput __attribute__((weak, alias("shmem_ctx_longlong_ibput")));
+extern __typeof__(shmem_uchar_ibput) pshmem_uchar_ibput __attribute__((weak, alias("shmem_uchar_ibput")));
+extern __typeof__(shmem_ctx_uchar_ibput) pshmem_ctx_uchar_ibput __attribute__((weak, alias("shmem_ctx_uchar_ibput")));
+extern __typeof__(shmem_ushort_ibput) pshmem_ushort_ibput __attribute__((weak, alias("shmem_ushort_ibput")));
+extern __typeof__(shmem_ctx_ushort_ibput) pshmem_ctx_ushort_ibput __attribute__((weak, alias("shmem_ctx_ushort_ibput")));
+extern __typeof__(shmem_uint_ibput) pshmem_uint_ibput __attribute__((weak, alias("shmem_uint_ibput")));
+extern __typeof__(shmem_ctx_uint_ibput) pshmem_ctx_uint_ibput __attribute__((weak, alias("shmem_ctx_uint_ibput")));
+extern __typeof__(shmem_ulong_ibput) pshmem_ulong_ibput __attribute__((weak, alias("shmem_ulong_ibput")));
+extern __typeof__(shmem_ctx_ulong_ibput) pshmem_ctx_ulong_ibput __attribute__((weak, alias("shmem_ctx_ulong_ibput")));
+extern __typeof__(shmem_ulonglong_ibput) pshmem_ulonglong_ibput __attribute__((weak, alias("shmem_ulonglong_ibput")));
+extern __typeof__(shmem_ctx_ulonglong_ibput) pshmem_ctx_ulonglong_ibput __attribute__((weak, alias("shmem_ctx_ulonglong_ibput")));
+extern __typeof__(shmem_int8_ibput) pshmem_int8_ibput __attribute__((weak, alias("shmem_int8_ibput")));
+extern __typeof__(shmem_ctx_int8_ibput) pshmem_ctx_int8_ibput __attribute__((weak, alias("shmem_ctx_int8_ibput")));
+extern __typeof__(shmem_int16_ibput) pshmem_int16_ibput __attribute__((weak, alias("shmem_int16_ibput")));
+extern __typeof__(shmem_ctx_int16_ibput) pshmem_ctx_int16_ibput __attribute__((weak, alias("shmem_ctx_int16_ibput")));
+extern __typeof__(shmem_int32_ibput) pshmem_int32_ibput __attribute__((weak, alias("shmem_int32_ibput")));
+extern __typeof__(shmem_ctx_int32_ibput) pshmem_ctx_int32_ibput __attribute__((weak, alias("shmem_ctx_int32_ibput")));
+extern __typeof__(shmem_int64_ibput) pshmem_int64_ibput __attribute__((weak, alias("shmem_int64_ibput")));
+extern __typeof__(shmem_ctx_int64_ibput) pshmem_ctx_int64_ibput __attribute__((weak, alias("shmem_ctx_int64_ibput")));
+extern __typeof__(shmem_uint8_ibput) pshmem_uint8_ibput __attribute__((weak, alias("shmem_uint8_ibput")));
+extern __typeof__(shmem_ctx_uint8_ibput) pshmem_ctx_uint8_ibput __attribute__((weak, alias("shmem_ctx_uint8_ibput")));
+extern __typeof__(shmem_uint16_ibput) pshmem_uint16_ibput __attribute__((weak, alias("shmem_uint16_ibput")));
+extern __typeof__(shmem_ctx_uint16_ibput) pshmem_ctx_uint16_ibput __attribute__((weak, alias("shmem_ctx_uint16_ibput")));
+extern __typeof__(shmem_uint32_ibput) pshmem_uint32_ibput __attribute__((weak, alias("shmem_uint32_ibput")));
+extern __typeof__(shmem_ctx_uint32_ibput) pshmem_ctx_uint32_ibput __attribute__((weak, alias("shmem_ctx_uint32_ibput")));
+extern __typeof__(shmem_uint64_ibput) pshmem_uint64_ibput __attribute__((weak, alias("shmem_uint64_ibput")));
+extern __typeof__(shmem_ctx_uint64_ibput) pshmem_ctx_uint64_ibput __attribute__((weak, alias("shmem_ctx_uint64_ibput")));
+extern __typeof__(shmem_size_ibput) pshmem_size_ibput __attribute__((weak, alias("shmem_size_ibput")));
+extern __typeof__(shmem_ctx_size_ibput) pshmem_ctx_size_ibput __attribute__((weak, alias("shmem_ctx_size_ibput")));
+extern __typeof__(shmem_ptrdiff_ibput) pshmem_ptrdiff_ibput __attribute__((weak, alias("shmem_ptrdiff_ibput")));
+extern __typeof__(shmem_ctx_ptrdiff_ibput) pshmem_ctx_ptrdiff_ibput __attribute__((weak, alias("shmem_ctx_ptrdiff_ibput")));
+extern __typeof__(shmem_ibput8) pshmem_ibput8 __attribute__((weak, alias("shmem_ibput8")));
+extern __typeof__(shmem_ctx_ibput8) pshmem_ctx_ibput8 __attribute__((weak, alias("shmem_ctx_ibput8")));
+extern __typeof__(shmem_ibput16) pshmem_ibput16 __attribute__((weak, alias("shmem_ibput16")));
+extern __typeof__(shmem_ctx_ibput16) pshmem_ctx_ibput16 __attribute__((weak, alias("shmem_ctx_ibput16")));
+extern __typeof__(shmem_ibput32) pshmem_ibput32 __attribute__((weak, alias("shmem_ibput32")));
+extern __typeof__(shmem_ctx_ibput32) pshmem_ctx_ibput32 __attribute__((weak, alias("shmem_ctx_ibput32")));
+extern __typeof__(shmem_ibput64) pshmem_ibput64 __attribute__((weak, alias("shmem_ibput64")));
+extern __typeof__(shmem_ctx_ibput64) pshmem_ctx_ibput64 __attribute__((weak, alias("shmem_ctx_ibput64")));
+extern __typeof__(shmem_ibput128) pshmem_ibput128 __attribute__((weak, alias("shmem_ibput128")));
+extern __typeof__(shmem_ctx_ibput128) pshmem_ctx_ibput128 __attribute__((weak, alias("shmem_ctx_ibput128")));
+extern __typeof__(shmem_float_ibget) pshmem_float_ibget __attribute__((weak, alias("shmem_float_ibget")));
+extern __typeof__(shmem_ctx_float_ibget) pshmem_ctx_float_ibget __attribute__((weak, alias("shmem_ctx_float_ibget")));
+extern __typeof__(shmem_double_ibget) pshmem_double_ibget __attribute__((weak, alias("shmem_double_ibget")));
+extern __typeof__(shmem_ctx_double_ibget) pshmem_ctx_double_ibget __attribute__((weak, alias("shmem_ctx_double_ibget")));
+extern __typeof__(shmem_longdouble_ibget) pshmem_longdouble_ibget __attribute__((weak, alias("shmem_longdouble_ibget")));
+extern __typeof__(shmem_ctx_longdouble_ibget) pshmem_ctx_longdouble_ibget __attribute__((weak, alias("shmem_ctx_longdouble_ibget")));
+extern __typeof__(shmem_char_ibget) pshmem_char_ibget __attribute__((weak, alias("shmem_char_ibget")));
+extern __typeof__(shmem_ctx_char_ibget) pshmem_ctx_char_ibget __attribute__((weak, alias("shmem_ctx_char_ibget")));
+extern __typeof__(shmem_schar_ibget) pshmem_schar_ibget __attribute__((weak, alias("shmem_schar_ibget")));
+extern __typeof__(shmem_ctx_schar_ibget) pshmem_ctx_schar_ibget __attribute__((weak, alias("shmem_ctx_schar_ibget")));
+extern __typeof__(shmem_short_ibget) pshmem_short_ibget __attribute__((weak, alias("shmem_short_ibget")));
+extern __typeof__(shmem_ctx_short_ibget) pshmem_ctx_short_ibget __attribute__((weak, alias("shmem_ctx_short_ibget")));
+extern __typeof__(shmem_int_ibget) pshmem_int_ibget __attribute__((weak, alias("shmem_int_ibget")));
+extern __typeof__(shmem_ctx_int_ibget) pshmem_ctx_int_ibget __attribute__((weak, alias("shmem_ctx_int_ibget")));
+extern __typeof__(shmem_long_ibget) pshmem_long_ibget __attribute__((weak, alias("shmem_long_ibget")));
+extern __typeof__(shmem_ctx_long_ibget) pshmem_ctx_long_ibget __attribute__((weak, alias("shmem_ctx_long_ibget")));
+extern __typeof__(shmem_longlong_ibget) pshmem_longlong_ibget __attribute__((weak, alias("shmem_longlong_ibget")));
+extern __typeof__(shmem_ctx_longlong_ibget) pshmem_ctx_longlong_ibget __attribute__((weak, alias("shmem_ctx_longlong_ibget")));
+extern __typeof__(shmem_uchar_ibget) pshmem_uchar_ibget __attribute__((weak, alias("shmem_uchar_ibget")));
+extern __typeof__(shmem_ctx_uchar_ibget) pshmem_ctx_uchar_ibget __attribute__((weak, alias("shmem_ctx_uchar_ibget")));
+extern __typeof__(shmem_ushort_ibget) pshmem_ushort_ibget __attribute__((weak, alias("shmem_ushort_ibget")));
+extern __typeof__(shmem_ctx_ushort_ibget) pshmem_ctx_ushort_ibget __attribute__((weak, alias("shmem_ctx_ushort_ibget")));
+extern __typeof__(shmem_uint_ibget) pshmem_uint_ibget __attribute__((weak, alias("shmem_uint_ibget")));
+extern __typeof__(shmem_ctx_uint_ibget) pshmem_ctx_uint_ibget __attribute__((weak, alias("shmem_ctx_uint_ibget")));
+extern __typeof__(shmem_ulong_ibget) pshmem_ulong_ibget __attribute__((weak, alias("shmem_ulong_ibget")));
+extern __typeof__(shmem_ctx_ulong_ibget) pshmem_ctx_ulong_ibget __attribute__((weak, alias("shmem_ctx_ulong_ibget")));
+extern __typeof__(shmem_ulonglong_ibget) pshmem_ulonglong_ibget __attribute__((weak, alias("shmem_ulonglong_ibget")));
+extern __typeof__(shmem_ctx_ulonglong_ibget) pshmem_ctx_ulonglong_ibget __attribute__((weak, alias("shmem_ctx_ulonglong_ibget")));
+extern __typeof__(shmem_int8_ibget) pshmem_int8_ibget __attribute__((weak, alias("shmem_int8_ibget")));
+extern __typeof__(shmem_ctx_int8_ibget) pshmem_ctx_int8_ibget __attribute__((weak, alias("shmem_ctx_int8_ibget")));
+extern __typeof__(shmem_int16_ibget) pshmem_int16_ibget __attribute__((weak, alias("shmem_int16_ibget")));
+extern __typeof__(shmem_ctx_int16_ibget) pshmem_ctx_int16_ibget __attribute__((weak, alias("shmem_ctx_int16_ibget")));
+extern __typeof__(shmem_int32_ibget) pshmem_int32_ibget __attribute__((weak, alias("shmem_int32_ibget")));
+extern __typeof__(shmem_ctx_int32_ibget) pshmem_ctx_int32_ibget __attribute__((weak, alias("shmem_ctx_int32_ibget")));
+extern __typeof__(shmem_int64_ibget) pshmem_int64_ibget __attribute__((weak, alias("shmem_int64_ibget")));
+extern __typeof__(shmem_ctx_int64_ibget) pshmem_ctx_int64_ibget __attribute__((weak, alias("shmem_ctx_int64_ibget")));
+extern __typeof__(shmem_uint8_ibget) pshmem_uint8_ibget __attribute__((weak, alias("shmem_uint8_ibget")));
+extern __typeof__(shmem_ctx_uint8_ibget) pshmem_ctx_uint8_ibget __attribute__((weak, alias("shmem_ctx_uint8_ibget")));
+extern __typeof__(shmem_uint16_ibget) pshmem_uint16_ibget __attribute__((weak, alias("shmem_uint16_ibget")));
+extern __typeof__(shmem_ctx_uint16_ibget) pshmem_ctx_uint16_ibget __attribute__((weak, alias("shmem_ctx_uint16_ibget")));
+extern __typeof__(shmem_uint32_ibget) pshmem_uint32_ibget __attribute__((weak, alias("shmem_uint32_ibget")));
+extern __typeof__(shmem_ctx_uint32_ibget) pshmem_ctx_uint32_ibget __attribute__((weak, alias("shmem_ctx_uint32_ibget")));
+extern __typeof__(shmem_uint64_ibget) pshmem_uint64_ibget __attribute__((weak, alias("shmem_uint64_ibget")));
+extern __typeof__(shmem_ctx_uint64_ibget) pshmem_ctx_uint64_ibget __attribute__((weak, alias("shmem_ctx_uint64_ibget")));
+extern __typeof__(shmem_size_ibget) pshmem_size_ibget __attribute__((weak, alias("shmem_size_ibget")));
+extern __typeof__(shmem_ctx_size_ibget) pshmem_ctx_size_ibget __attribute__((weak, alias("shmem_ctx_size_ibget")));
+extern __typeof__(shmem_ptrdiff_ibget) pshmem_ptrdiff_ibget __attribute__((weak, alias("shmem_ptrdiff_ibget")));
+extern __typeof__(shmem_ctx_ptrdiff_ibget) pshmem_ctx_ptrdiff_ibget __attribute__((weak, alias("shmem_ctx_ptrdiff_ibget")));
+extern __typeof__(shmem_ibget8) pshmem_ibget8 __attribute__((weak, alias("shmem_ibget8")));
+extern __typeof__(shmem_ctx_ibget8) pshmem_ctx_ibget8 __attribute__((weak, alias("shmem_ctx_ibget8")));
+extern __typeof__(shmem_ibget16) pshmem_ibget16 __attribute__((weak, alias("shmem_ibget16")));
+extern __typeof__(shmem_ctx_ibget16) pshmem_ctx_ibget16 __attribute__((weak, alias("shmem_ctx_ibget16")));
+extern __typeof__(shmem_ibget32) pshmem_ibget32 __attribute__((weak, alias("shmem_ibget32")));
+extern __typeof__(shmem_ctx_ibget32) pshmem_ctx_ibget32 __attribute__((weak, alias("shmem_ctx_ibget32")));
+extern __typeof__(shmem_ibget64) pshmem_ibget64 __attribute__((weak, alias("shmem_ibget64")));
+extern __typeof__(shmem_ctx_ibget64) pshmem_ctx_ibget64 __attribute__((weak, alias("shmem_ctx_ibget64")));
+extern __typeof__(shmem_ibget128) pshmem_ibget128 __attribute__((weak, alias("shmem_ibget128")));
+extern __typeof__(shmem_ctx_ibget128) pshmem_ctx_ibget128 __attribute__((weak, alias("shmem_ctx_ibget128")));
 extern __typeof__(shmem_float_put_signal) pshmem_float_put_signal __attribute__((weak, alias("shmem_float_put_signal")));
 extern __typeof__(shmem_ctx_float_put_signal) pshmem_ctx_float_put_signal __attribute__((weak, alias("shmem_ctx_float_put_signal")));
 extern __typeof__(shmem_double_put_signal) pshmem_double_put_signal __attribute__((weak, alias("shmem_double_put_signal")));

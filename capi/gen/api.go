@@ -15,6 +15,7 @@ func build() *api {
 	a.teams()
 	a.contexts()
 	a.rma()
+	a.blocks()
 	a.signal()
 	a.amo()
 	a.collectives()
@@ -188,6 +189,36 @@ func (a *api) rma() {
 				params: []param{{"void *", "dest"}, {"const void *", "source"}, {"ptrdiff_t", "dst"}, {"ptrdiff_t", "sst"}, {"size_t", "nelems"}, {"int", "pe"}},
 				body: func(ctx, fn string) string {
 					return fmt.Sprintf("%s(%s, dest, source, dst, sst, nelems, %d, pe, %s);", op.fn, ctx, bits/8, q(fn))
+				}})
+		}
+	}
+}
+
+// blocks adds 1.6's interleaved blocks: shmem_ibput and shmem_ibget in
+// every typed, sized and context form.
+func (a *api) blocks() {
+	s := a.section("RMA: blocks at strides")
+	gen := genericTypes(rmaTypes)
+	for _, op := range []struct{ name, fn string }{{"ibput", "gsh_ibput"}, {"ibget", "gsh_ibget"}} {
+		op := op
+		g := a.family("shmem_"+op.name, 0)
+		ps := func(dt, st string) []param {
+			return []param{{dt, "dest"}, {st, "source"}, {"ptrdiff_t", "dst"}, {"ptrdiff_t", "sst"},
+				{"size_t", "bsize"}, {"size_t", "nblocks"}, {"int", "pe"}}
+		}
+		for _, t := range rmaTypes {
+			t := t
+			pp, cp := pair(s, builder{ret: "void", base: t.name + "_" + op.name, params: ps(ptr(t.c), constPtr(t.c)),
+				body: func(ctx, fn string) string {
+					return fmt.Sprintf("%s(%s, dest, source, dst, sst, bsize, nblocks, %s, pe, %s);", op.fn, ctx, sizeOf(t), q(fn))
+				}})
+			g.member(gen, t, pp, cp)
+		}
+		for _, bits := range []int{8, 16, 32, 64, 128} {
+			bits := bits
+			pair(s, builder{ret: "void", base: fmt.Sprintf("%s%d", op.name, bits), params: ps("void *", "const void *"),
+				body: func(ctx, fn string) string {
+					return fmt.Sprintf("%s(%s, dest, source, dst, sst, bsize, nblocks, %d, pe, %s);", op.fn, ctx, bits/8, q(fn))
 				}})
 		}
 	}

@@ -51,6 +51,11 @@ int main(int argc, char **argv)
 			else if (strcmp(r, "iput") == 0)
 				/* 2 strides of 2^60 elements of 8 bytes are 2^64 bytes: 0 */
 				shmem_long_iput(x, x, (ptrdiff_t)1 << 60, 1, 3, 1);
+			else if (strcmp(r, "ibput") == 0)
+				/* 3 blocks 2^60 elements apart, of 8 bytes, wrap to 8 bytes */
+				shmem_long_ibput(x, x, (ptrdiff_t)1 << 60, 1, 1, 3, 1);
+			else if (strcmp(r, "ibget") == 0)
+				shmem_long_ibget(x, x, 1, (ptrdiff_t)1 << 62, 1, 5, 1);
 			else if (strcmp(r, "iget") == 0)
 				shmem_long_iget(x, x, 1, 1, huge, 1);
 			else if (strcmp(r, "test_all") == 0)

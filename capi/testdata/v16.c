@@ -141,11 +141,65 @@ static void test_scan(void)
 	shmem_barrier_all();
 }
 
+/*
+ * 1.6, shmem_ibput and shmem_ibget: nblocks blocks of bsize contiguous
+ * elements, dst elements apart in dest and sst apart in source; strides
+ * are at least 1 and scaled by the element size.
+ */
+static int iblk[64];
+static double dblk[64];
+
+static void test_blocks(void)
+{
+	int me = shmem_my_pe(), n = shmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+	int src[64], got[64];
+	for (int i = 0; i < 64; i++)
+		src[i] = me * 100 + i;
+	memset(iblk, 0, sizeof iblk);
+	shmem_barrier_all();
+	/* 4 blocks of 3, 5 apart in dest and 4 in source. */
+	shmem_int_ibput(iblk, src, 5, 4, 3, 4, right);
+	shmem_barrier_all();
+	for (int b = 0; b < 4; b++) {
+		for (int j = 0; j < 5; j++) {
+			int want = j < 3 ? left * 100 + b * 4 + j : 0;
+			if (b * 5 + j < 64)
+				CHECK(iblk[b * 5 + j] == want, "ibput block %d element %d: %d, want %d", b, j, iblk[b * 5 + j], want);
+		}
+	}
+	memset(got, 0, sizeof got);
+	shmem_ibget(got, iblk, 4, 5, 3, 4, right); /* C11 generic */
+	for (int b = 0; b < 4; b++)
+		for (int j = 0; j < 3; j++)
+			CHECK(got[b * 4 + j] == me * 100 + b * 4 + j, "ibget block %d element %d: %d", b, j, got[b * 4 + j]);
+	shmem_barrier_all();
+	/* Context, sized and generic context forms. */
+	shmem_ctx_t ctx;
+	CHECK(shmem_ctx_create(0, &ctx) == 0, "ctx_create");
+	double d[8];
+	for (int i = 0; i < 8; i++)
+		d[i] = me + i / 4.0;
+	memset(dblk, 0, sizeof dblk);
+	shmem_barrier_all();
+	shmem_ibput(ctx, dblk, d, 3, 2, 2, 4, right);
+	shmem_ctx_quiet(ctx);
+	shmem_barrier_all();
+	for (int b = 0; b < 4; b++)
+		for (int j = 0; j < 2; j++)
+			CHECK(dblk[b * 3 + j] == left + (b * 2 + j) / 4.0, "ctx ibput block %d element %d", b, j);
+	uint64_t back[8] = {0};
+	shmem_ctx_ibget64(ctx, back, dblk, 2, 3, 2, 4, right);
+	CHECK(memcmp(back, d, sizeof d) == 0, "ctx ibget64 gave other bytes");
+	shmem_ctx_destroy(ctx);
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
 	test_signal();
 	test_scan();
+	test_blocks();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
