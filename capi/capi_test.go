@@ -159,6 +159,7 @@ func TestErrors(t *testing.T) {
 		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3",
 			"oshrun: PE 0 ended the job with status 1: the goshmem library failed in shmem_long_p: "}},
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
+		{"pe-quiet-bad-pe", 1, []string{"goshmem: shmem_pe_quiet: ", "target_pes[1]", "PE 3"}},
 		{"bad-free", 1, []string{"goshmem: shmem_free: ", "is not a block of the symmetric heap", "takes only what"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
 		{"global-exit", 7, []string{"oshrun: PE 2 called global_exit(7)"}},

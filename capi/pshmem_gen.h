@@ -50,6 +50,8 @@ extern __typeof__(shmem_fence) pshmem_fence __attribute__((weak, alias("shmem_fe
 extern __typeof__(shmem_ctx_fence) pshmem_ctx_fence __attribute__((weak, alias("shmem_ctx_fence")));
 extern __typeof__(shmem_quiet) pshmem_quiet __attribute__((weak, alias("shmem_quiet")));
 extern __typeof__(shmem_ctx_quiet) pshmem_ctx_quiet __attribute__((weak, alias("shmem_ctx_quiet")));
+extern __typeof__(shmem_pe_quiet) pshmem_pe_quiet __attribute__((weak, alias("shmem_pe_quiet")));
+extern __typeof__(shmem_ctx_pe_quiet) pshmem_ctx_pe_quiet __attribute__((weak, alias("shmem_ctx_pe_quiet")));
 extern __typeof__(shmem_set_lock) pshmem_set_lock __attribute__((weak, alias("shmem_set_lock")));
 extern __typeof__(shmem_clear_lock) pshmem_clear_lock __attribute__((weak, alias("shmem_clear_lock")));
 extern __typeof__(shmem_test_lock) pshmem_test_lock __attribute__((weak, alias("shmem_test_lock")));

@@ -175,6 +175,18 @@ func gshgo_quiet(x *C.struct_gsh_ctx, fn *C.char) {
 	check(fn, ctxOf(x, fn).q.Quiet())
 }
 
+// gshgo_pe_quiet is shmem_[ctx_]pe_quiet's part in Go.
+//
+//export gshgo_pe_quiet
+func gshgo_pe_quiet(x *C.struct_gsh_ctx, pes *C.int, npes C.size_t, fn *C.char) {
+	e := ctxOf(x, fn)
+	list := make([]int, cint(fn, npes))
+	for i, pe := range unsafe.Slice(pes, len(list)) {
+		list[i] = int(pe)
+	}
+	check(fn, e.q.PEQuiet(list...))
+}
+
 //export gshgo_fence
 func gshgo_fence(x *C.struct_gsh_ctx, fn *C.char) {
 	check(fn, ctxOf(x, fn).q.Fence())

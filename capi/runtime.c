@@ -351,9 +351,9 @@ void *shmem_ptr(const void *dest, int pe)
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 {
-	if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->n_pes)
+	if (team == SHMEM_TEAM_INVALID)
 		return NULL;
-	return gshgo_ptr((void *)dest, gsh_team_world_pe(team, pe), GSH_FN("shmem_team_ptr"));
+	return gshgo_team_ptr(team, (void *)dest, pe, GSH_FN("shmem_team_ptr"));
 }
 
 void shmem_info_get_version(int *major, int *minor)
@@ -945,6 +945,33 @@ void shmem_ctx_quiet(shmem_ctx_t ctx)
 void shmem_quiet(void)
 {
 	gsh_quiet(SHMEM_CTX_DEFAULT, "shmem_quiet");
+}
+
+/*
+ * 1.6's per-PE quiet: the context's whole quiet, which completes its
+ * operations to the listed PEs with the rest, then shmem's, which checks
+ * the list and completes what Go holds for them.
+ */
+static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *fn)
+{
+	if (npes == 0)
+		return;
+	if (!target_pes)
+		gsh_fatal(fn, "target_pes is NULL, and npes is not 0");
+	gsh_quiet(ctx, fn);
+	gshgo_pe_quiet(ctx, (int *)target_pes, npes, GSH_FN(fn));
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	gsh_pe_quiet(ctx, target_pes, npes, "shmem_ctx_pe_quiet");
+}
+
+void shmem_pe_quiet(const int *target_pes, size_t npes)
+{
+	gsh_pe_quiet(SHMEM_CTX_DEFAULT, target_pes, npes, "shmem_pe_quiet");
 }
 
 void shmem_ctx_fence(shmem_ctx_t ctx)

@@ -1923,6 +1923,8 @@ void pshmem_fence(void);
 void pshmem_ctx_fence(shmem_ctx_t ctx);
 void pshmem_quiet(void);
 void pshmem_ctx_quiet(shmem_ctx_t ctx);
+void pshmem_pe_quiet(const int *target_pes, size_t npes);
+void pshmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* Distributed locks */
 void pshmem_set_lock(long *lock);

@@ -2012,6 +2012,8 @@ void shmem_fence(void);
 void shmem_ctx_fence(shmem_ctx_t ctx);
 void shmem_quiet(void);
 void shmem_ctx_quiet(shmem_ctx_t ctx);
+void shmem_pe_quiet(const int *target_pes, size_t npes);
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes);
 
 /* Distributed locks */
 void shmem_set_lock(long *lock);

@@ -669,6 +669,8 @@ func (a *api) ordering() {
 		"void shmem_ctx_fence(shmem_ctx_t ctx)",
 		"void shmem_quiet(void)",
 		"void shmem_ctx_quiet(shmem_ctx_t ctx)",
+		"void shmem_pe_quiet(const int *target_pes, size_t npes)",
+		"void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)",
 	)
 }
 

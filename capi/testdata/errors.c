@@ -71,6 +71,11 @@ int main(int argc, char **argv)
 			printf("returned from %s\n", r);
 		}
 		shmem_barrier_all();
+	} else if (strcmp(what, "pe-quiet-bad-pe") == 0) {
+		int pes[2] = { 0, n };
+		if (me == 0)
+			shmem_pe_quiet(pes, 2);
+		shmem_barrier_all();
 	} else if (strcmp(what, "bad-free") == 0) {
 		long local;
 		shmem_free(&local);

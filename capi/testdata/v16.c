@@ -194,12 +194,46 @@ static void test_blocks(void)
 	shmem_barrier_all();
 }
 
+/*
+ * 1.6, shmem_team_ptr: a team member's copy of a symmetric object, by its
+ * number in the team, where loads and stores reach it; NULL elsewhere.
+ * shmem_pe_quiet: completes the operations to the listed PEs, visible to
+ * every PE on return.
+ */
+static long tp[4];
+
+static void test_team_ptr_pe_quiet(void)
+{
+	int me = shmem_my_pe(), n = shmem_n_pes(), right = (me + 1) % n, left = (me + n - 1) % n;
+	CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, tp, me) == (void *)tp, "team_ptr of this PE");
+	CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, tp, n) == NULL, "team_ptr past the team");
+	CHECK(shmem_team_ptr(SHMEM_TEAM_INVALID, tp, 0) == NULL, "team_ptr on SHMEM_TEAM_INVALID");
+	CHECK(shmem_team_ptr(SHMEM_TEAM_WORLD, tp, right) == shmem_ptr(tp, right), "team_ptr and ptr disagree");
+	int sr = (shmem_team_my_pe(SHMEM_TEAM_SHARED) + 1) % shmem_team_n_pes(SHMEM_TEAM_SHARED);
+	int wr = shmem_team_translate_pe(SHMEM_TEAM_SHARED, sr, SHMEM_TEAM_WORLD);
+	CHECK(shmem_team_ptr(SHMEM_TEAM_SHARED, tp, sr) == shmem_ptr(tp, wr), "team_ptr on SHMEM_TEAM_SHARED");
+
+	long src[4] = { me, me + 1, me + 2, me + 3 };
+	shmem_long_put_nbi(tp, src, 4, right);
+	int pes[1] = { right };
+	shmem_pe_quiet(pes, 1);
+	shmem_signal_set(&sig, 1000, right);
+	shmem_signal_wait_until(&sig, SHMEM_CMP_EQ, 1000);
+	for (int i = 0; i < 4; i++)
+		CHECK(tp[i] == left + i, "pe_quiet: tp[%d] %ld", i, tp[i]);
+	shmem_pe_quiet(NULL, 0); /* nothing to complete */
+	shmem_ctx_pe_quiet(SHMEM_CTX_INVALID, pes, 1); /* no operation */
+	shmem_ctx_pe_quiet(SHMEM_CTX_DEFAULT, pes, 1);
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
 	test_signal();
 	test_scan();
 	test_blocks();
+	test_team_ptr_pe_quiet();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
