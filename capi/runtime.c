@@ -21,6 +21,7 @@
 
 #include "handles.h"
 #include "impl.h"
+#include "shmemx.h"
 #include "fast.h"
 #include "window.h"
 #include "_cgo_export.h"
@@ -354,6 +355,13 @@ void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 	if (team == SHMEM_TEAM_INVALID)
 		return NULL;
 	return gshgo_team_ptr(team, (void *)dest, pe, GSH_FN("shmem_team_ptr"));
+}
+
+static uint64_t (*gsh_gettid)(void);
+
+void shmemx_register_gettid(uint64_t (*gettid_fn)(void))
+{
+	__atomic_store_n(&gsh_gettid, gettid_fn, __ATOMIC_RELAXED);
 }
 
 void shmem_info_get_version(int *major, int *minor)

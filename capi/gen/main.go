@@ -17,11 +17,13 @@ import (
 func files() map[string][]byte {
 	a := build()
 	return map[string][]byte{
-		"include/shmem.h":   []byte(a.header()),
-		"include/shmemx.h":  []byte(shmemx),
-		"capi/typed_gen.c":  []byte(a.typed()),
-		"include/pshmem.h":  []byte(a.pheader()),
-		"capi/pshmem_gen.h": []byte(a.runtimeAliases()),
+		"include/shmem.h":      []byte(a.header()),
+		"include/shmemx.h":     []byte(a.shmemxHeader()),
+		"include/mpp/shmem.h":  []byte(mppHeader("shmem.h")),
+		"include/mpp/shmemx.h": []byte(mppHeader("shmemx.h")),
+		"capi/typed_gen.c":     []byte(a.typed()),
+		"include/pshmem.h":     []byte(a.pheader()),
+		"capi/pshmem_gen.h":    []byte(a.runtimeAliases()),
 	}
 }
 

@@ -8,6 +8,10 @@
 
 #include "check.h"
 
+/* The legacy paths forward to the same headers. */
+#include <mpp/shmem.h>
+#include <mpp/shmemx.h>
+
 /*
  * 1.6, shmem_init: the routines may be called more than once; the library
  * stays initialized until as many shmem_finalize calls balance them.
@@ -230,6 +234,8 @@ static void test_team_ptr_pe_quiet(void)
 int main(void)
 {
 	test_init();
+	shmemx_register_gettid(NULL);
+	CHECK(SHMEMX_TEAM_NODE == SHMEM_TEAM_SHARED, "SHMEMX_TEAM_NODE");
 	test_signal();
 	test_scan();
 	test_blocks();
