@@ -8577,212 +8577,212 @@ size_t shmem_ptrdiff_wait_until_some(ptrdiff_t *ivars, size_t nelems, size_t *in
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, (uint64_t)cmp_value, NULL, "shmem_ptrdiff_wait_until_some");
 }
 
-void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_all_vector");
 }
 
-void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_all_vector");
 }
 
-void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_all_vector");
 }
 
-void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_all_vector");
 }
 
-void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_all_vector");
 }
 
-void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_all_vector");
 }
 
-void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_all_vector");
 }
 
-void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_all_vector");
 }
 
-void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_all_vector");
 }
 
-void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_all_vector");
 }
 
-void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_all_vector");
 }
 
-void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_all_vector");
 }
 
-void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_all_vector");
 }
 
-void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_all_vector");
 }
 
-size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_any_vector");
 }
 
-size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_any_vector");
 }
 
-size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_any_vector");
 }
 
-size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_any_vector");
 }
 
-size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_any_vector");
 }
 
-size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_any_vector");
 }
 
-size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_any_vector");
 }
 
-size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_any_vector");
 }
 
-size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_any_vector");
 }
 
-size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_any_vector");
 }
 
-size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_any_vector");
 }
 
-size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_any_vector");
 }
 
-size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_any_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_any_vector");
 }
 
-size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_some_vector");
 }
 
-size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_some_vector");
 }
 
-size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_some_vector");
 }
 
-size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_some_vector");
 }
 
-size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_some_vector");
 }
 
-size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_some_vector");
 }
 
-size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_some_vector");
 }
 
-size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_some_vector");
 }
 
-size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_some_vector");
 }
 
-size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_some_vector");
 }
 
-size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_some_vector");
 }
 
-size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_some_vector");
 }
 
-size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_some_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_some_vector");
 }
@@ -9067,212 +9067,212 @@ size_t shmem_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices,
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, (uint64_t)cmp_value, NULL, "shmem_ptrdiff_test_some");
 }
 
-int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_all_vector");
 }
 
-int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_all_vector");
 }
 
-int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_all_vector");
 }
 
-int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_all_vector");
 }
 
-int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_all_vector");
 }
 
-int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_all_vector");
 }
 
-int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_all_vector");
 }
 
-int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_all_vector");
 }
 
-int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_all_vector");
 }
 
-int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_all_vector");
 }
 
-int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_all_vector");
 }
 
-int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_all_vector");
 }
 
-int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_all_vector");
 }
 
-int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_all_vector");
 }
 
-size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_any_vector");
 }
 
-size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_any_vector");
 }
 
-size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_any_vector");
 }
 
-size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_any_vector");
 }
 
-size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_any_vector");
 }
 
-size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_any_vector");
 }
 
-size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_any_vector");
 }
 
-size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_any_vector");
 }
 
-size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_any_vector");
 }
 
-size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_any_vector");
 }
 
-size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_any_vector");
 }
 
-size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_any_vector");
 }
 
-size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_any_vector");
 }
 
-size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_any_vector");
 }
 
-size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_some_vector");
 }
 
-size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_some_vector");
 }
 
-size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_some_vector");
 }
 
-size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_some_vector");
 }
 
-size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_some_vector");
 }
 
-size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_some_vector");
 }
 
-size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_some_vector");
 }
 
-size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_some_vector");
 }
 
-size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_some_vector");
 }
 
-size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_some_vector");
 }
 
-size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_some_vector");
 }
 
-size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_some_vector");
 }
 
-size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_some_vector");
 }
 
-size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_some_vector");
 }

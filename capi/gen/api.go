@@ -602,7 +602,7 @@ func (a *api) p2p() {
 			}
 			ps = append(ps, param{"int", "cmp"})
 			if op.vector {
-				ps = append(ps, param{ptr(t.c), "cmp_values"})
+				ps = append(ps, param{constPtr(t.c), "cmp_values"}) // const since 1.6
 			} else {
 				ps = append(ps, param{t.c, "cmp_value"})
 			}

@@ -231,6 +231,22 @@ static void test_team_ptr_pe_quiet(void)
 	shmem_barrier_all();
 }
 
+/*
+ * 1.6's clarifications: test_all on an empty set (no elements, or every
+ * one excluded) is satisfied; the vector forms' cmp_values are const.
+ */
+static long flags3[3];
+
+static void test_clarifications(void)
+{
+	const int all[3] = { 1, 1, 1 };
+	CHECK(shmem_long_test_all(flags3, 0, NULL, SHMEM_CMP_EQ, 7) == 1, "test_all of no elements");
+	CHECK(shmem_long_test_all(flags3, 3, all, SHMEM_CMP_EQ, 7) == 1, "test_all of excluded elements");
+	const long want[3] = { 0, 0, 0 };
+	CHECK(shmem_long_test_all_vector(flags3, 3, NULL, SHMEM_CMP_EQ, want) == 1, "test_all_vector, const cmp_values");
+	shmem_long_wait_until_all(flags3, 3, all, SHMEM_CMP_EQ, 7);
+}
+
 int main(void)
 {
 	test_init();
@@ -240,6 +256,7 @@ int main(void)
 	test_scan();
 	test_blocks();
 	test_team_ptr_pe_quiet();
+	test_clarifications();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
