@@ -229,10 +229,11 @@ func caseWaitBadInput(t *T, w *shmem.World) {
 	require.NoError(t, shmem.Free(w, flags))
 }
 
-// OpenSHMEM 1.6 clarifies the tests on an empty set, of no elements or
-// with every element excluded by status: test_all is satisfied (every
-// element of none is), test_any finds none and test_some none, and
-// wait_until_all returns at once.
+// The tests on an empty set, which 1.6 takes up: shmem_test_all returns 1
+// when nelems is 0, the wait set being empty. A set whose every element
+// status excludes is empty too, and gets the same answer, as
+// wait_until_all returns at once on it; test_any finds none and
+// test_some none.
 func caseWaitEmptySet(t *T, w *shmem.World) {
 	flags, err := shmem.Malloc[int64](w, 3)
 	require.NoError(t, err)

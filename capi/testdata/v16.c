@@ -232,8 +232,9 @@ static void test_team_ptr_pe_quiet(void)
 }
 
 /*
- * 1.6's clarifications: test_all on an empty set (no elements, or every
- * one excluded) is satisfied; the vector forms' cmp_values are const.
+ * 1.6's clarifications: shmem_test_all returns 1 when nelems is 0, the
+ * set being empty (and, here, when status excludes every element); the
+ * vector forms' cmp_values are const.
  */
 static long flags3[3];
 
