@@ -248,6 +248,35 @@ static void test_clarifications(void)
 	shmem_long_wait_until_all(flags3, 3, all, SHMEM_CMP_EQ, 7);
 }
 
+/*
+ * The invalid handles, as 1.5 and 1.6 say of each routine: a routine
+ * that returns a status returns nonzero (and a team or context it would
+ * create is the invalid one), one that returns a PE or count returns -1
+ * or NULL, and one that returns nothing performs no operation.
+ */
+static void test_invalid_handles(void)
+{
+	shmem_team_t t = SHMEM_TEAM_WORLD, x = SHMEM_TEAM_WORLD;
+	shmem_team_config_t cfg = { 0 };
+	shmem_ctx_t c = SHMEM_CTX_DEFAULT;
+	long v = 1, d = 0;
+	CHECK(shmem_team_split_strided(SHMEM_TEAM_INVALID, 0, 1, 1, NULL, 0, &t) != 0 && t == SHMEM_TEAM_INVALID,
+		"split_strided of SHMEM_TEAM_INVALID");
+	t = x = SHMEM_TEAM_WORLD;
+	CHECK(shmem_team_split_2d(SHMEM_TEAM_INVALID, 1, NULL, 0, &t, NULL, 0, &x) != 0 &&
+		t == SHMEM_TEAM_INVALID && x == SHMEM_TEAM_INVALID, "split_2d of SHMEM_TEAM_INVALID");
+	CHECK(shmem_team_get_config(SHMEM_TEAM_INVALID, SHMEM_TEAM_NUM_CONTEXTS, &cfg) != 0, "get_config of SHMEM_TEAM_INVALID");
+	CHECK(shmem_team_create_ctx(SHMEM_TEAM_INVALID, 0, &c) != 0 && c == SHMEM_CTX_INVALID, "create_ctx on SHMEM_TEAM_INVALID");
+	CHECK(shmem_team_sync(SHMEM_TEAM_INVALID) != 0, "team_sync on SHMEM_TEAM_INVALID");
+	CHECK(shmem_long_broadcast(SHMEM_TEAM_INVALID, &d, &v, 1, 0) != 0, "broadcast on SHMEM_TEAM_INVALID");
+	CHECK(shmem_long_sum_reduce(SHMEM_TEAM_INVALID, &d, &v, 1) != 0, "sum_reduce on SHMEM_TEAM_INVALID");
+	CHECK(shmem_long_sum_exscan(SHMEM_TEAM_INVALID, &d, &v, 1) != 0, "sum_exscan on SHMEM_TEAM_INVALID");
+	CHECK(shmem_team_translate_pe(SHMEM_TEAM_WORLD, 0, SHMEM_TEAM_INVALID) == -1, "translate to SHMEM_TEAM_INVALID");
+	const int pe0[1] = { 0 };
+	shmem_ctx_pe_quiet(SHMEM_CTX_INVALID, pe0, 1);
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
@@ -258,6 +287,7 @@ int main(void)
 	test_blocks();
 	test_team_ptr_pe_quiet();
 	test_clarifications();
+	test_invalid_handles();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
