@@ -713,6 +713,31 @@ static inline shmem_ctx_t gsh_ctx_canon(shmem_ctx_t ctx)
 }
 
 /*
+ * The performance counters of shmemx_pcntr_*: one more operation of kind
+ * which on ctx. A plain increment (a relaxed load and store, no locked
+ * instruction), so the operations pay next to nothing for it: exact for
+ * a context one thread uses, and it may miss counts where threads share
+ * one.
+ */
+static inline void gsh_pc_count(shmem_ctx_t ctx, int which)
+{
+	if (!ctx)
+		return;
+	uint64_t *p = &gsh_ctx_canon(ctx)->pc[which];
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/* A quiet that began when ctx had issued the puts and gets of snap completed them. */
+static inline void gsh_pc_quieted(shmem_ctx_t ctx, const uint64_t snap[2])
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t *done = &ctx->pc[GSH_PC_PUT_DONE + i];
+		if (__atomic_load_n(done, __ATOMIC_RELAXED) < snap[i])
+			__atomic_store_n(done, snap[i], __ATOMIC_RELAXED);
+	}
+}
+
+/*
  * Quiet with nothing to complete. Every call into Go on a context counts
  * in ctx->issued when it returns; a quiet reads the count before it
  * enters Go and, once Go's quiet returned, raises ctx->quieted to what it
@@ -887,7 +912,22 @@ static int gsh_defer_op(shmem_ctx_t ctx, int kind, void *dest, const void *src, 
 	return 1;
 }
 
+static void gsh_quiet_ops(shmem_ctx_t ctx, const char *fn);
+
 static void gsh_quiet(shmem_ctx_t ctx, const char *fn)
+{
+	shmem_ctx_t c = gsh_ctx_canon(ctx);
+	uint64_t snap[2] = { 0, 0 };
+	if (c) {
+		snap[0] = __atomic_load_n(&c->pc[GSH_PC_PUT], __ATOMIC_RELAXED);
+		snap[1] = __atomic_load_n(&c->pc[GSH_PC_GET], __ATOMIC_RELAXED);
+	}
+	gsh_quiet_ops(ctx, fn);
+	if (c)
+		gsh_pc_quieted(c, snap);
+}
+
+static void gsh_quiet_ops(shmem_ctx_t ctx, const char *fn)
 {
 	unsigned long seen;
 	if (ctx && gsh_fast_quiet(ctx))
@@ -996,12 +1036,21 @@ void shmem_fence(void)
 
 /* ---- Barriers ---- */
 
+static void gsh_barrier_all_ops(void);
+
 /*
  * The barriers complete the default context's operations: the fast
  * path's first (gsh_fast_quiet orders its stores), then Go's, inside the
  * Go barrier itself.
  */
 void shmem_barrier_all(void)
+{
+	uint64_t snap[2] = { gsh_ctx_default.pc[GSH_PC_PUT], gsh_ctx_default.pc[GSH_PC_GET] };
+	gsh_barrier_all_ops();
+	gsh_pc_quieted(&gsh_ctx_default, snap); /* the barrier completed them */
+}
+
+static void gsh_barrier_all_ops(void)
 {
 	if (gsh_fast_barrier_all())
 		return;
@@ -1148,21 +1197,26 @@ static inline void gsh_get_any(shmem_ctx_t ctx, void *dest, const void *src, siz
 
 void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	gsh_put_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_put_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	gsh_put_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
 void gsh_get(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	gsh_get_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_get_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
 	gsh_get_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
@@ -1189,6 +1243,7 @@ static inline size_t gsh_span(ptrdiff_t stride, size_t nelems, size_t esize, con
 void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	size_t span = gsh_span(dst, nelems, esize, fn);
 	char *t;
 	(void)gsh_span(sst, nelems, esize, fn);
@@ -1207,6 +1262,8 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	size_t span = gsh_span(sst, nelems, esize, fn);
 	const char *t;
 	(void)gsh_span(dst, nelems, esize, fn);
@@ -1245,6 +1302,7 @@ static inline size_t gsh_bspan(ptrdiff_t stride, size_t bsize, size_t nblocks, s
 void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	size_t span = gsh_bspan(dst, bsize, nblocks, esize, fn);
 	char *t;
 	(void)gsh_bspan(sst, bsize, nblocks, esize, fn);
@@ -1263,6 +1321,8 @@ void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrd
 void gsh_ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	size_t span = gsh_bspan(sst, bsize, nblocks, esize, fn);
 	const char *t;
 	(void)gsh_bspan(dst, bsize, nblocks, esize, fn);
@@ -1310,6 +1370,7 @@ static inline void gsh_load(void *r, const void *t, size_t size)
 
 void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	void *t;
 	if (ctx && (t = gsh_fast_target(ctx, dest, size, pe))) {
 		gsh_store(t, value, size);
@@ -1325,6 +1386,8 @@ void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, 
 
 void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	void *t;
 	if (ctx && (t = gsh_fast_target(ctx, src, size, pe))) {
 		gsh_load(result, t, size);
@@ -1350,6 +1413,7 @@ static inline void gsh_fast_signal(shmem_ctx_t ctx, void *s, uint64_t signal, in
 void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 	uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	void *t = NULL, *s;
 	if (ctx && (sig_op == SHMEM_SIGNAL_SET || sig_op == SHMEM_SIGNAL_ADD) &&
 	    ((uintptr_t)sig_addr & 7) == 0 &&
@@ -1369,6 +1433,7 @@ void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 
 void gsh_signal(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	void *s;
 	if (ctx && (sig_op == SHMEM_SIGNAL_SET || sig_op == SHMEM_SIGNAL_ADD) &&
 	    ((uintptr_t)sig_addr & 7) == 0 && (s = gsh_fast_target(ctx, sig_addr, sizeof *sig_addr, pe))) {
@@ -1439,6 +1504,7 @@ static uint64_t gsh_amo_at(void *t, int op, int size, uint64_t v, uint64_t c)
 uint64_t gsh_amo(shmem_ctx_t ctx, void *dest, int op, int kind, int size,
 	uint64_t operand, uint64_t compare, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, op == GSH_AMO_FETCH ? GSH_PC_GET : GSH_PC_PUT);
 	void *t;
 	if (ctx && (size == 4 || size == 8) && ((uintptr_t)dest & (size - 1)) == 0 && gsh_amo_ok(op, kind) &&
 	    (t = gsh_fast_target(ctx, dest, size, pe))) {
@@ -1456,6 +1522,7 @@ uint64_t gsh_amo(shmem_ctx_t ctx, void *dest, int op, int kind, int size,
 void gsh_amo_nbi(shmem_ctx_t ctx, void *fetch, void *dest, int op, int kind, int size,
 	uint64_t operand, uint64_t compare, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, op == GSH_AMO_FETCH ? GSH_PC_GET : GSH_PC_PUT);
 	void *t;
 	if (!fetch)
 		gsh_fatal(fn, "fetch is NULL");
@@ -1786,3 +1853,64 @@ void gsh_reduce_as(void *dest, const void *src, int nreduce, int op, int kind, i
 
 /* The profiling names of the routines above: pshmem_ weak aliases. */
 #include "pshmem_gen.h"
+
+/* ---- Performance counters (shmemx.h) ---- */
+
+/*
+ * shmemx_pcntr_*: what the program issued on a context and what of it is
+ * complete. Puts, put-with-signal, signal updates and atomics count as
+ * writes (an atomic fetch as a read); a blocking get is complete when it
+ * returns, the rest when a quiet (or, on the default context, a barrier)
+ * completes them. goshmem does not count what other PEs do to this one's
+ * memory, so the target count is 0.
+ */
+static uint64_t gsh_pc(shmem_ctx_t ctx, int which, const char *fn)
+{
+	gsh_need_running(fn);
+	ctx = gsh_ctx_canon(ctx);
+	if (!ctx)
+		return 0;
+	return __atomic_load_n(&ctx->pc[which], __ATOMIC_RELAXED);
+}
+
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_PUT, "shmemx_pcntr_get_issued_write");
+}
+
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_GET, "shmemx_pcntr_get_issued_read");
+}
+
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_PUT_DONE, "shmemx_pcntr_get_completed_write");
+}
+
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_GET_DONE, "shmemx_pcntr_get_completed_read");
+}
+
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value)
+{
+	gsh_need_running("shmemx_pcntr_get_completed_target");
+	if (cntr_value)
+		*cntr_value = 0;
+}
+
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr)
+{
+	if (!pcntr)
+		return;
+	pcntr->pending_put = gsh_pc(ctx, GSH_PC_PUT, "shmemx_pcntr_get_all");
+	pcntr->pending_get = gsh_pc(ctx, GSH_PC_GET, "shmemx_pcntr_get_all");
+	pcntr->completed_put = gsh_pc(ctx, GSH_PC_PUT_DONE, "shmemx_pcntr_get_all");
+	pcntr->completed_get = gsh_pc(ctx, GSH_PC_GET_DONE, "shmemx_pcntr_get_all");
+	pcntr->target = 0;
+}

@@ -391,6 +391,30 @@ extern "C" {
  */
 void shmemx_register_gettid(uint64_t (*gettid_fn)(void));
 
+/*
+ * shmemx_pcntr_*: the operations the program issued on a context and how
+ * many are complete. Puts, put-with-signal, signal updates and atomics
+ * count as writes (an atomic fetch as a read); a blocking get is complete
+ * when it returns, the rest when a quiet (or, on the default context, a
+ * barrier) completes them. The counts are exact for a context one thread
+ * uses and may miss some where threads share one. goshmem does not count
+ * what other PEs do to this PE's memory: the target count is 0.
+ */
+typedef struct {
+	uint64_t pending_put;   /* writes issued */
+	uint64_t pending_get;   /* reads issued */
+	uint64_t completed_put; /* writes complete */
+	uint64_t completed_get; /* reads complete */
+	uint64_t target;        /* 0 */
+} shmemx_pcntr_t;
+
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
 #ifdef __cplusplus
 }
 #endif

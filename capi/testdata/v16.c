@@ -277,6 +277,34 @@ static void test_invalid_handles(void)
 	shmem_barrier_all();
 }
 
+/* shmemx_pcntr_*: a context's writes and reads, issued and complete. */
+static void test_pcntr(void)
+{
+	int me = shmem_my_pe(), right = (me + 1) % shmem_n_pes();
+	shmem_ctx_t ctx;
+	CHECK(shmem_ctx_create(SHMEM_CTX_PRIVATE, &ctx) == 0, "ctx_create");
+	long v = me, got[2];
+	for (int i = 0; i < 3; i++)
+		shmem_ctx_long_put_nbi(ctx, &tp[i], &v, 1, right);
+	shmem_ctx_long_atomic_add(ctx, &tp[3], 1, right);
+	shmem_ctx_long_get(ctx, got, tp, 2, right);
+	shmem_ctx_long_get_nbi(ctx, got, tp, 2, right);
+	uint64_t w = 0, r = 0;
+	shmemx_pcntr_get_issued_write(ctx, &w);
+	shmemx_pcntr_get_issued_read(ctx, &r);
+	CHECK(w == 4 && r == 2, "issued: %llu writes, %llu reads", (unsigned long long)w, (unsigned long long)r);
+	shmemx_pcntr_get_completed_read(ctx, &r);
+	CHECK(r == 1, "the blocking get is complete: %llu", (unsigned long long)r);
+	shmem_ctx_quiet(ctx);
+	shmemx_pcntr_t all;
+	shmemx_pcntr_get_all(ctx, &all);
+	CHECK(all.pending_put == 4 && all.completed_put == 4 && all.pending_get == 2 && all.completed_get == 2 && all.target == 0,
+		"after quiet: %llu/%llu writes, %llu/%llu reads", (unsigned long long)all.completed_put,
+		(unsigned long long)all.pending_put, (unsigned long long)all.completed_get, (unsigned long long)all.pending_get);
+	shmem_ctx_destroy(ctx);
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
@@ -288,6 +316,7 @@ int main(void)
 	test_team_ptr_pe_quiet();
 	test_clarifications();
 	test_invalid_handles();
+	test_pcntr();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);
