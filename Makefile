@@ -41,6 +41,8 @@ install: build
 		$(BIN)/goshmem-provider-loopback-plugin $(DESTDIR)$(PREFIX)/bin/
 	ln -sf oshcc $(DESTDIR)$(PREFIX)/bin/oshc++
 	install -m 0644 include/shmem.h include/shmemx.h include/pshmem.h $(DESTDIR)$(PREFIX)/include/
+	install -d $(DESTDIR)$(PREFIX)/include/mpp
+	install -m 0644 include/mpp/shmem.h include/mpp/shmemx.h $(DESTDIR)$(PREFIX)/include/mpp/
 	install -m 0755 lib/libgoshmem.so $(DESTDIR)$(PREFIX)/lib/
 	sed 's|@PREFIX@|$(PREFIX)|' tools/goshmem.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/goshmem.pc
 

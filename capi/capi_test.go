@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 
 // programs are testdata's C programs, each of which prints "NAME ok PE"
 // on every PE when all its checks pass.
-var programs = []string{"rma", "amo", "wait", "coll", "reduce", "teams", "memory", "threads", "pshmem", "defer"}
+var programs = []string{"rma", "amo", "wait", "coll", "reduce", "teams", "memory", "threads", "pshmem", "defer", "v16"}
 
 // setup builds everything once, or skips the test where no C compiler is.
 func setup(t *testing.T) string {
@@ -159,6 +159,7 @@ func TestErrors(t *testing.T) {
 		{"bad-pe", 1, []string{"goshmem: shmem_long_p: ", "PE 3",
 			"oshrun: PE 0 ended the job with status 1: the goshmem library failed in shmem_long_p: "}},
 		{"not-symmetric", 1, []string{"goshmem: shmem_long_put: ", "not inside the symmetric heap"}},
+		{"pe-quiet-bad-pe", 1, []string{"goshmem: shmem_pe_quiet: ", "target_pes[1]", "PE 3"}},
 		{"bad-free", 1, []string{"goshmem: shmem_free: ", "is not a block of the symmetric heap", "takes only what"}},
 		{"before-init", 1, []string{"goshmem: shmem_long_p: called before shmem_init"}},
 		{"global-exit", 7, []string{"oshrun: PE 2 called global_exit(7)"}},
@@ -172,6 +173,8 @@ func TestErrors(t *testing.T) {
 		{"overflow-put_signal", 1, []string{"goshmem: shmem_long_put_signal: ", "overflow"}},
 		{"overflow-iput", 1, []string{"goshmem: shmem_long_iput: ", "overflow"}},
 		{"overflow-iget", 1, []string{"goshmem: shmem_long_iget: ", "overflow"}},
+		{"overflow-ibput", 1, []string{"goshmem: shmem_long_ibput: ", "overflow"}},
+		{"overflow-ibget", 1, []string{"goshmem: shmem_long_ibget: ", "overflow"}},
 		{"overflow-test_all", 1, []string{"goshmem: shmem_long_test_all: ", "overflow"}},
 		{"overflow-wait_until_any", 1, []string{"goshmem: shmem_long_wait_until_any: ", "overflow"}},
 		{"overflow-broadcast", 1, []string{"goshmem: shmem_long_broadcast: ", "overflow"}},

@@ -91,15 +91,32 @@ func gshgo_reduce(x *C.struct_gsh_team, dest, src unsafe.Pointer, nreduce C.size
 	check(fn, reduceKind(reduceForm{t: t, name: "reduce"}, op, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
 }
 
+// gshgo_scan is the sum scans, inclusive or exclusive, of nelems
+// elements of kind and size: shmem's scan with the sum of the reduction
+// table.
+//
+//export gshgo_scan
+func gshgo_scan(x *C.struct_gsh_team, dest, src unsafe.Pointer, nelems C.size_t, exclusive, kind, size C.int, fn *C.char) {
+	t := teamOf(x, fn)
+	nb := cmul(fn, nelems, C.size_t(size))
+	f := reduceForm{t: t, name: "sum_inscan", scan: true}
+	if exclusive != 0 {
+		f.name, f.exclusive = "sum_exscan", true
+	}
+	check(fn, reduceKind(f, C.GSH_OP_SUM, kind, size, cbytes(fn, dest, nb), cbytes(fn, src, nb), fn))
+}
+
 // reduceForm is where a C reduction runs: on a team, or on an active set
-// (pSync and the set).
+// (pSync and the set); or, with scan, a team's scan.
 type reduceForm struct {
-	t     *shmem.Team
-	w     *shmem.World
-	as    shmem.ActiveSet
-	pSync []int64
-	pWrk  unsafe.Pointer // an active set's: checked, never used
-	name  string
+	scan      bool
+	exclusive bool
+	t         *shmem.Team
+	w         *shmem.World
+	as        shmem.ActiveSet
+	pSync     []int64
+	pWrk      unsafe.Pointer // an active set's: checked, never used
+	name      string
 }
 
 // The C operators are shmem's, in the same order.
@@ -164,6 +181,9 @@ func reduceAs[T shmem.Elem](f reduceForm, op C.int, d, s []byte, fn *C.char) err
 }
 
 func reduceRun[T shmem.Elem](f reduceForm, d, s []T, combine func(acc, in []T)) error {
+	if f.scan {
+		return shmem.ScanWith(f.t, f.name, d, s, f.exclusive, combine)
+	}
 	if f.t != nil {
 		return shmem.ReduceWith(f.t, f.name, d, s, combine)
 	}

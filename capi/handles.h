@@ -46,7 +46,14 @@ struct gsh_ctx {
 	 * quiet with the two equal has nothing to complete and stays in C.
 	 */
 	unsigned long issued, quieted;
+	/*
+	 * shmemx_pcntr_*: the puts (and atomics) and gets the program issued
+	 * on this context and how many of each are complete (GSH_PC_*).
+	 */
+	uint64_t pc[4];
 };
+
+enum { GSH_PC_PUT, GSH_PC_GET, GSH_PC_PUT_DONE, GSH_PC_GET_DONE };
 
 /*
  * An operation the runtime queued on the default context instead of

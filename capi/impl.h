@@ -109,6 +109,15 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 	size_t nelems, size_t esize, int pe, const char *fn);
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn);
+/*
+ * Blocks (1.6's ibput and ibget): nblocks blocks of bsize elements of
+ * esize bytes, each block contiguous, block i at element i*dst of dest
+ * and i*sst of src. A span that overflows size_t ends the job naming fn.
+ */
+void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn);
+void gsh_ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn);
 /* Single elements of size bytes (1 to 16), by pointer to a local copy. */
 void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, const char *fn);
 void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, const char *fn);
@@ -120,6 +129,12 @@ void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, 
  */
 void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 	uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi, const char *fn);
+
+/*
+ * shmem_signal_set and shmem_signal_add: the signal update of
+ * gsh_put_signal with no data, one atomic on *sig_addr on pe.
+ */
+void gsh_signal(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *fn);
 
 /*
  * Atomics on an element of kind and size (4 or 8) at dest on pe. operand
@@ -161,6 +176,12 @@ int gsh_alltoalls(shmem_team_t team, void *dest, const void *src, ptrdiff_t dst,
 /* nreduce elements of kind and size, operator op (a gsh_op). */
 int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 	int op, int kind, int size, const char *fn);
+/*
+ * The sum scans of nelems elements of kind and size: inclusive, or with
+ * exclusive set, exclusive.
+ */
+int gsh_sum_scan(shmem_team_t team, void *dest, const void *src, size_t nelems,
+	int exclusive, int kind, int size, const char *fn);
 /* acc[i] = acc[i] op in[i] for n long doubles; op is max, min, sum or prod. */
 void gsh_combine_ld(void *acc, const void *in, size_t n, int op);
 

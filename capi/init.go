@@ -16,6 +16,12 @@ import (
 	"github.com/goshmem/goshmem/shmem"
 )
 
+// shmem.h's version is shmem's: a difference fails the build.
+const (
+	_ = uint(C.SHMEM_MAJOR_VERSION-shmem.MajorVersion) + uint(shmem.MajorVersion-C.SHMEM_MAJOR_VERSION)
+	_ = uint(C.SHMEM_MINOR_VERSION-shmem.MinorVersion) + uint(shmem.MinorVersion-C.SHMEM_MINOR_VERSION)
+)
+
 // threadLevel maps SHMEM_THREAD_* to the Go levels; ok is false for a
 // value that is none of them.
 func threadLevel(l C.int) (shmem.ThreadLevel, bool) {
@@ -58,9 +64,17 @@ func staticData(seg []byte) []shmem.Option {
 //
 //export gshgo_init
 func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, staticLen C.size_t, fn *C.char) C.int {
-	if world.Load() != nil {
+	if w := world.Load(); w != nil {
+		// A later shmem_init or shmem_init_thread: shmem.Init counts it
+		// and returns the same World, and the thread level stays the
+		// one the first call was given.
+		again, err := shmem.Init()
+		if err != nil || again != w {
+			fmt.Fprintf(os.Stderr, "goshmem: %s: the library is initialized, but not as this process's job: %v\n", C.GoString(fn), err)
+			return 1
+		}
 		if provided != nil {
-			*provided = cThreadLevel(world.Load().QueryThread())
+			*provided = cThreadLevel(w.QueryThread())
 		}
 		return 0
 	}
@@ -105,6 +119,17 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 	return 0
 }
 
+// gshgo_query_initialized is shmem_query_initialized: 1 while the
+// library is initialized, else 0, at any time.
+//
+//export gshgo_query_initialized
+func gshgo_query_initialized() C.int {
+	if shmem.Initialized() {
+		return 1
+	}
+	return 0
+}
+
 // gshgo_query_thread is shmem_query_thread.
 //
 //export gshgo_query_thread
@@ -120,6 +145,9 @@ func gshgo_query_thread(fn *C.char) C.int {
 func gshgo_finalize(fn *C.char) {
 	w := theWorld(fn)
 	check(fn, w.Finalize())
+	if w.Initialized() {
+		return // not the last: shmem.Finalize only counted it
+	}
 	world.Store(nil)
 	theDefault.Store(nil)
 	if h := C.gsh_ctx_default.h; h != 0 {
@@ -133,6 +161,18 @@ func gshgo_finalize(fn *C.char) {
 		}
 	}
 	handles.forget()
+}
+
+// gshgo_inits is how many shmem_init and shmem_init_thread calls no
+// shmem_finalize has balanced yet: shmem_finalize ends the library only
+// at the last.
+//
+//export gshgo_inits
+func gshgo_inits() C.int {
+	if w := world.Load(); w != nil {
+		return C.int(w.InitCount())
+	}
+	return 0
 }
 
 // gshgo_global_exit is shmem_global_exit: it does not return.

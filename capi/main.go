@@ -49,6 +49,7 @@ type ctxEntry struct {
 	q interface {
 		Quiet() error
 		Fence() error
+		PEQuiet(pes ...int) error
 	}
 	team cgo.Handle // of the team it was created on; 0 for SHMEM_TEAM_WORLD's
 }

@@ -161,6 +161,22 @@ func gshgo_ptr(p unsafe.Pointer, pe C.int, fn *C.char) unsafe.Pointer {
 	return unsafe.Pointer(&s[0])
 }
 
+// gshgo_team_ptr is shmem_team_ptr: the team member pe's copy of the
+// symmetric byte at p, mapped here, or NULL.
+//
+//export gshgo_team_ptr
+func gshgo_team_ptr(x *C.struct_gsh_team, p unsafe.Pointer, pe C.int, fn *C.char) unsafe.Pointer {
+	t := teamOf(x, fn)
+	if p == nil {
+		return nil
+	}
+	s := shmem.TeamPtr(t, cbytes(fn, p, 1), int(pe))
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&s[0])
+}
+
 //export gshgo_addr_accessible
 func gshgo_addr_accessible(p unsafe.Pointer, pe C.int, fn *C.char) C.int {
 	w := theWorld(fn)

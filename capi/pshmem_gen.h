@@ -10,6 +10,7 @@
 extern __typeof__(shmem_init) pshmem_init __attribute__((weak, alias("shmem_init")));
 extern __typeof__(shmem_init_thread) pshmem_init_thread __attribute__((weak, alias("shmem_init_thread")));
 extern __typeof__(shmem_query_thread) pshmem_query_thread __attribute__((weak, alias("shmem_query_thread")));
+extern __typeof__(shmem_query_initialized) pshmem_query_initialized __attribute__((weak, alias("shmem_query_initialized")));
 extern __typeof__(shmem_finalize) pshmem_finalize __attribute__((weak, alias("shmem_finalize")));
 extern __typeof__(shmem_global_exit) pshmem_global_exit __attribute__((weak, alias("shmem_global_exit")));
 extern __typeof__(shmem_my_pe) pshmem_my_pe __attribute__((weak, alias("shmem_my_pe")));
@@ -49,6 +50,8 @@ extern __typeof__(shmem_fence) pshmem_fence __attribute__((weak, alias("shmem_fe
 extern __typeof__(shmem_ctx_fence) pshmem_ctx_fence __attribute__((weak, alias("shmem_ctx_fence")));
 extern __typeof__(shmem_quiet) pshmem_quiet __attribute__((weak, alias("shmem_quiet")));
 extern __typeof__(shmem_ctx_quiet) pshmem_ctx_quiet __attribute__((weak, alias("shmem_ctx_quiet")));
+extern __typeof__(shmem_pe_quiet) pshmem_pe_quiet __attribute__((weak, alias("shmem_pe_quiet")));
+extern __typeof__(shmem_ctx_pe_quiet) pshmem_ctx_pe_quiet __attribute__((weak, alias("shmem_ctx_pe_quiet")));
 extern __typeof__(shmem_set_lock) pshmem_set_lock __attribute__((weak, alias("shmem_set_lock")));
 extern __typeof__(shmem_clear_lock) pshmem_clear_lock __attribute__((weak, alias("shmem_clear_lock")));
 extern __typeof__(shmem_test_lock) pshmem_test_lock __attribute__((weak, alias("shmem_test_lock")));

@@ -77,6 +77,52 @@ func gshgo_strided(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptr
 	check(fn, err)
 }
 
+// gshgo_blocked is ibput (get 0) and ibget (get 1): nblocks blocks of
+// bsize elements of esize bytes, strides in elements.
+//
+//export gshgo_blocked
+func gshgo_blocked(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptrdiff_t, bsize, nblocks, esize C.size_t, pe, get C.int, fn *C.char) {
+	e := ctxOf(x, fn)
+	if nblocks == 0 || bsize == 0 {
+		return
+	}
+	if dst < 1 || sst < 1 {
+		failf(fn, "strides %d and %d: strides must be at least 1", int64(dst), int64(sst))
+	}
+	nb, bs := cint(fn, nblocks), cint(fn, bsize)
+	span := func(stride C.ptrdiff_t) C.size_t {
+		n := cmul(fn, nblocks-1, C.size_t(stride)) + bsize
+		if n < bsize {
+			failf(fn, "%d blocks of %d elements at a stride of %d overflow size_t", uint64(nblocks), uint64(bsize), int64(stride))
+		}
+		return cmul(fn, n, esize)
+	}
+	d, s := cbytes(fn, dest, span(dst)), cbytes(fn, src, span(sst))
+	var err error
+	switch esize {
+	case 1:
+		err = blocked[uint8](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 2:
+		err = blocked[uint16](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 4:
+		err = blocked[uint32](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 8:
+		err = blocked[uint64](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	case 16:
+		err = blocked[complex128](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
+	default:
+		failf(fn, "no blocked transfer of %d-byte elements", uint64(esize))
+	}
+	check(fn, err)
+}
+
+func blocked[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, bsize, nblocks, pe int, get bool) error {
+	if get {
+		return shmem.IBGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
+	}
+	return shmem.IBPut(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
+}
+
 func strided[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, n, pe int, get bool) error {
 	if get {
 		return shmem.IGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, n, pe)
@@ -108,11 +154,37 @@ func gshgo_put_signal(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, n C.size_t,
 	}
 }
 
+// gshgo_signal is shmem_[ctx_]signal_set and _add where the fast path
+// does not reach the word.
+//
+//export gshgo_signal
+func gshgo_signal(x *C.struct_gsh_ctx, sig *C.uint64_t, signal C.uint64_t, sigOp, pe C.int, fn *C.char) {
+	e := ctxOf(x, fn)
+	sw := &mem.Slice[uint64](cbytes(fn, unsafe.Pointer(sig), 8))[0]
+	if signalOp(sigOp) == shmem.SignalAdd {
+		check(fn, shmem.AddSignal(e.c, sw, uint64(signal), int(pe)))
+	} else {
+		check(fn, shmem.SetSignal(e.c, sw, uint64(signal), int(pe)))
+	}
+}
+
 // gshgo_quiet and gshgo_fence are shmem_[ctx_]quiet and _fence.
 //
 //export gshgo_quiet
 func gshgo_quiet(x *C.struct_gsh_ctx, fn *C.char) {
 	check(fn, ctxOf(x, fn).q.Quiet())
+}
+
+// gshgo_pe_quiet is shmem_[ctx_]pe_quiet's part in Go.
+//
+//export gshgo_pe_quiet
+func gshgo_pe_quiet(x *C.struct_gsh_ctx, pes *C.int, npes C.size_t, fn *C.char) {
+	e := ctxOf(x, fn)
+	list := make([]int, cint(fn, npes))
+	for i, pe := range unsafe.Slice(pes, len(list)) {
+		list[i] = int(pe)
+	}
+	check(fn, e.q.PEQuiet(list...))
 }
 
 //export gshgo_fence

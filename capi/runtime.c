@@ -21,6 +21,7 @@
 
 #include "handles.h"
 #include "impl.h"
+#include "shmemx.h"
 #include "fast.h"
 #include "window.h"
 #include "_cgo_export.h"
@@ -212,7 +213,8 @@ static int gsh_find_static(struct dl_phdr_info *info, size_t size, void *data)
 static void gsh_at_exit(int status, void *arg)
 {
 	(void)arg;
-	if (status == 0 && gsh_state == GSH_RUNNING)
+	/* Every init the program did not balance, so the library ends. */
+	while (status == 0 && gsh_state == GSH_RUNNING)
 		shmem_finalize();
 }
 
@@ -222,14 +224,16 @@ static int gsh_init(int requested, int *provided, const char *fn)
 	int rc = 0;
 	pthread_mutex_lock(&gsh_init_mu);
 	if (gsh_state == GSH_RUNNING) {
-		/* Later calls change nothing. */
-		if (provided)
-			*provided = gshgo_query_thread(GSH_FN(fn));
+		/*
+		 * 1.6 allows more than one call: a later one is counted, for
+		 * shmem_finalize to balance, and changes nothing else.
+		 */
+		rc = gshgo_init(requested, provided, NULL, 0, GSH_FN(fn));
 		goto out;
 	}
 	if (gsh_state == GSH_FINALIZED) {
 		pthread_mutex_unlock(&gsh_init_mu);
-		gsh_fatal(fn, "called after shmem_finalize: the library cannot be initialised again");
+		gsh_fatal(fn, "called after the last shmem_finalize: the library cannot be initialised again");
 	}
 	struct gsh_segment seg = { 0, 0 };
 	dl_iterate_phdr(gsh_find_static, &seg);
@@ -268,6 +272,12 @@ void start_pes(int npes)
 		exit(1);
 }
 
+void shmem_query_initialized(int *initialized)
+{
+	if (initialized)
+		*initialized = gshgo_query_initialized();
+}
+
 void shmem_query_thread(int *provided)
 {
 	gsh_need_running("shmem_query_thread");
@@ -284,6 +294,13 @@ void shmem_finalize(void)
 		if (never)
 			gsh_fatal("shmem_finalize", "called before shmem_init");
 		return; /* finalized already */
+	}
+	if (gshgo_inits() > 1) {
+		/* Not the last: it balances one of several inits, and the
+		 * library stays initialized until the last. */
+		gshgo_finalize(GSH_FN("shmem_finalize"));
+		pthread_mutex_unlock(&gsh_init_mu);
+		return;
 	}
 	gsh_flush();
 	gsh_defer_off(); /* later calls go to Go, which reports them */
@@ -335,9 +352,16 @@ void *shmem_ptr(const void *dest, int pe)
 
 void *shmem_team_ptr(shmem_team_t team, const void *dest, int pe)
 {
-	if (team == SHMEM_TEAM_INVALID || pe < 0 || pe >= team->n_pes)
+	if (team == SHMEM_TEAM_INVALID)
 		return NULL;
-	return gshgo_ptr((void *)dest, gsh_team_world_pe(team, pe), GSH_FN("shmem_team_ptr"));
+	return gshgo_team_ptr(team, (void *)dest, pe, GSH_FN("shmem_team_ptr"));
+}
+
+static uint64_t (*gsh_gettid)(void);
+
+void shmemx_register_gettid(uint64_t (*gettid_fn)(void))
+{
+	__atomic_store_n(&gsh_gettid, gettid_fn, __ATOMIC_RELAXED);
 }
 
 void shmem_info_get_version(int *major, int *minor)
@@ -689,6 +713,31 @@ static inline shmem_ctx_t gsh_ctx_canon(shmem_ctx_t ctx)
 }
 
 /*
+ * The performance counters of shmemx_pcntr_*: one more operation of kind
+ * which on ctx. A plain increment (a relaxed load and store, no locked
+ * instruction), so the operations pay next to nothing for it: exact for
+ * a context one thread uses, and it may miss counts where threads share
+ * one.
+ */
+static inline void gsh_pc_count(shmem_ctx_t ctx, int which)
+{
+	if (!ctx)
+		return;
+	uint64_t *p = &gsh_ctx_canon(ctx)->pc[which];
+	__atomic_store_n(p, __atomic_load_n(p, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+}
+
+/* A quiet that began when ctx had issued the puts and gets of snap completed them. */
+static inline void gsh_pc_quieted(shmem_ctx_t ctx, const uint64_t snap[2])
+{
+	for (int i = 0; i < 2; i++) {
+		uint64_t *done = &ctx->pc[GSH_PC_PUT_DONE + i];
+		if (__atomic_load_n(done, __ATOMIC_RELAXED) < snap[i])
+			__atomic_store_n(done, snap[i], __ATOMIC_RELAXED);
+	}
+}
+
+/*
  * Quiet with nothing to complete. Every call into Go on a context counts
  * in ctx->issued when it returns; a quiet reads the count before it
  * enters Go and, once Go's quiet returned, raises ctx->quieted to what it
@@ -864,7 +913,22 @@ static int gsh_defer_op(shmem_ctx_t ctx, int kind, void *dest, const void *src, 
 	return 1;
 }
 
+static void gsh_quiet_ops(shmem_ctx_t ctx, const char *fn);
+
 static void gsh_quiet(shmem_ctx_t ctx, const char *fn)
+{
+	shmem_ctx_t c = gsh_ctx_canon(ctx);
+	uint64_t snap[2] = { 0, 0 };
+	if (c) {
+		snap[0] = __atomic_load_n(&c->pc[GSH_PC_PUT], __ATOMIC_RELAXED);
+		snap[1] = __atomic_load_n(&c->pc[GSH_PC_GET], __ATOMIC_RELAXED);
+	}
+	gsh_quiet_ops(ctx, fn);
+	if (c)
+		gsh_pc_quieted(c, snap);
+}
+
+static void gsh_quiet_ops(shmem_ctx_t ctx, const char *fn)
 {
 	unsigned long seen;
 	if (ctx && gsh_fast_quiet(ctx))
@@ -932,6 +996,33 @@ void shmem_quiet(void)
 	gsh_quiet(SHMEM_CTX_DEFAULT, "shmem_quiet");
 }
 
+/*
+ * 1.6's per-PE quiet: the context's whole quiet, which completes its
+ * operations to the listed PEs with the rest, then shmem's, which checks
+ * the list and completes what Go holds for them.
+ */
+static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *fn)
+{
+	if (npes == 0)
+		return;
+	if (!target_pes)
+		gsh_fatal(fn, "target_pes is NULL, and npes is not 0");
+	gsh_quiet(ctx, fn);
+	gshgo_pe_quiet(ctx, (int *)target_pes, npes, GSH_FN(fn));
+}
+
+void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	gsh_pe_quiet(ctx, target_pes, npes, "shmem_ctx_pe_quiet");
+}
+
+void shmem_pe_quiet(const int *target_pes, size_t npes)
+{
+	gsh_pe_quiet(SHMEM_CTX_DEFAULT, target_pes, npes, "shmem_pe_quiet");
+}
+
 void shmem_ctx_fence(shmem_ctx_t ctx)
 {
 	if (ctx == SHMEM_CTX_INVALID)
@@ -946,12 +1037,21 @@ void shmem_fence(void)
 
 /* ---- Barriers ---- */
 
+static void gsh_barrier_all_ops(void);
+
 /*
  * The barriers complete the default context's operations: the fast
  * path's first (gsh_fast_quiet orders its stores), then Go's, inside the
  * Go barrier itself.
  */
 void shmem_barrier_all(void)
+{
+	uint64_t snap[2] = { gsh_ctx_default.pc[GSH_PC_PUT], gsh_ctx_default.pc[GSH_PC_GET] };
+	gsh_barrier_all_ops();
+	gsh_pc_quieted(&gsh_ctx_default, snap); /* the barrier completed them */
+}
+
+static void gsh_barrier_all_ops(void)
 {
 	if (gsh_fast_barrier_all())
 		return;
@@ -1098,21 +1198,26 @@ static inline void gsh_get_any(shmem_ctx_t ctx, void *dest, const void *src, siz
 
 void gsh_put(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	gsh_put_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_put_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	gsh_put_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
 void gsh_get(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	gsh_get_any(ctx, dest, src, nbytes, pe, 0, fn);
 }
 
 void gsh_get_nbi(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
 	gsh_get_any(ctx, dest, src, nbytes, pe, 1, fn);
 }
 
@@ -1139,6 +1244,7 @@ static inline size_t gsh_span(ptrdiff_t stride, size_t nelems, size_t esize, con
 void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	size_t span = gsh_span(dst, nelems, esize, fn);
 	char *t;
 	(void)gsh_span(sst, nelems, esize, fn);
@@ -1157,6 +1263,8 @@ void gsh_iput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
 	size_t nelems, size_t esize, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	size_t span = gsh_span(sst, nelems, esize, fn);
 	const char *t;
 	(void)gsh_span(dst, nelems, esize, fn);
@@ -1168,6 +1276,65 @@ void gsh_iget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdi
 	}
 	gsh_flush_ctx(ctx);
 	gshgo_strided(ctx, dest, (void *)src, dst, sst, nelems, esize, pe, 1, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+/*
+ * The bytes from the first block's start to the last block's end of
+ * nblocks blocks of bsize elements of esize bytes, stride elements apart;
+ * 0 where nothing moves or the stride is below 1 (Go reports it). A span
+ * size_t cannot hold ends the job, as gsh_span's does.
+ */
+static inline size_t gsh_bspan(ptrdiff_t stride, size_t bsize, size_t nblocks, size_t esize, const char *fn)
+{
+	size_t n;
+	if (stride < 1 || nblocks == 0 || bsize == 0)
+		return 0;
+	if (__builtin_mul_overflow(nblocks - 1, (size_t)stride, &n) || __builtin_add_overflow(n, bsize, &n) ||
+	    __builtin_mul_overflow(n, esize, &n)) {
+		char msg[240];
+		snprintf(msg, sizeof msg, "%zu blocks of %zu elements of %zu bytes at a stride of %td elements overflow size_t: the span is more bytes than any buffer",
+			nblocks, bsize, esize, stride);
+		gsh_fatal(fn, msg);
+	}
+	return n;
+}
+
+void gsh_ibput(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
+{
+	gsh_pc_count(ctx, GSH_PC_PUT);
+	size_t span = gsh_bspan(dst, bsize, nblocks, esize, fn);
+	char *t;
+	(void)gsh_bspan(sst, bsize, nblocks, esize, fn);
+	if (ctx && span && sst >= 1 && (t = gsh_fast_target(ctx, dest, span, pe))) {
+		const char *s = src;
+		for (size_t i = 0; i < nblocks; i++)
+			memcpy(t + i * dst * esize, s + i * sst * esize, bsize * esize);
+		gsh_fast_written(ctx, t, span, pe);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_blocked(ctx, dest, (void *)src, dst, sst, bsize, nblocks, esize, pe, 0, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+void gsh_ibget(shmem_ctx_t ctx, void *dest, const void *src, ptrdiff_t dst, ptrdiff_t sst,
+	size_t bsize, size_t nblocks, size_t esize, int pe, const char *fn)
+{
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
+	size_t span = gsh_bspan(sst, bsize, nblocks, esize, fn);
+	const char *t;
+	(void)gsh_bspan(dst, bsize, nblocks, esize, fn);
+	if (ctx && span && dst >= 1 && (t = gsh_fast_target(ctx, src, span, pe))) {
+		char *d = dest;
+		for (size_t i = 0; i < nblocks; i++)
+			memcpy(d + i * dst * esize, t + i * sst * esize, bsize * esize);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_blocked(ctx, dest, (void *)src, dst, sst, bsize, nblocks, esize, pe, 1, GSH_FN(fn));
 	gsh_issued(gsh_ctx_canon(ctx));
 }
 
@@ -1204,6 +1371,7 @@ static inline void gsh_load(void *r, const void *t, size_t size)
 
 void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	void *t;
 	if (ctx && (t = gsh_fast_target(ctx, dest, size, pe))) {
 		gsh_store(t, value, size);
@@ -1219,6 +1387,8 @@ void gsh_p(shmem_ctx_t ctx, void *dest, const void *value, size_t size, int pe, 
 
 void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_GET);
+	gsh_pc_count(ctx, GSH_PC_GET_DONE); /* complete when it returns */
 	void *t;
 	if (ctx && (t = gsh_fast_target(ctx, src, size, pe))) {
 		gsh_load(result, t, size);
@@ -1227,9 +1397,24 @@ void gsh_g(shmem_ctx_t ctx, void *result, const void *src, size_t size, int pe, 
 	gsh_go_get(ctx, result, src, size, pe, 0, fn);
 }
 
+/*
+ * The signal update of a put-with-signal, and shmem_signal_set and _add,
+ * on the mapped word s of pe: one atomic, with release order, so a PE
+ * that sees the signal sees what this context wrote before it.
+ */
+static inline void gsh_fast_signal(shmem_ctx_t ctx, void *s, uint64_t signal, int sig_op, int pe)
+{
+	if (sig_op == SHMEM_SIGNAL_SET)
+		__atomic_store_n((uint64_t *)s, signal, __ATOMIC_RELEASE);
+	else
+		__atomic_fetch_add((uint64_t *)s, signal, __ATOMIC_RELEASE);
+	gsh_fast_written(ctx, s, sizeof(uint64_t), pe);
+}
+
 void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 	uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, int nbi, const char *fn)
 {
+	gsh_pc_count(ctx, GSH_PC_PUT);
 	void *t = NULL, *s;
 	if (ctx && (sig_op == SHMEM_SIGNAL_SET || sig_op == SHMEM_SIGNAL_ADD) &&
 	    ((uintptr_t)sig_addr & 7) == 0 &&
@@ -1239,16 +1424,25 @@ void gsh_put_signal(shmem_ctx_t ctx, void *dest, const void *src, size_t nbytes,
 			memcpy(t, src, nbytes);
 			gsh_fast_written(ctx, t, nbytes, pe);
 		}
-		/* Release: a PE that sees the signal sees the data. */
-		if (sig_op == SHMEM_SIGNAL_SET)
-			__atomic_store_n((uint64_t *)s, signal, __ATOMIC_RELEASE);
-		else
-			__atomic_fetch_add((uint64_t *)s, signal, __ATOMIC_RELEASE);
-		gsh_fast_written(ctx, s, sizeof *sig_addr, pe);
+		gsh_fast_signal(ctx, s, signal, sig_op, pe);
 		return;
 	}
 	gsh_flush_ctx(ctx);
 	gshgo_put_signal(ctx, dest, (void *)src, nbytes, sig_addr, signal, sig_op, pe, nbi, GSH_FN(fn));
+	gsh_issued(gsh_ctx_canon(ctx));
+}
+
+void gsh_signal(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe, const char *fn)
+{
+	gsh_pc_count(ctx, GSH_PC_PUT);
+	void *s;
+	if (ctx && (sig_op == SHMEM_SIGNAL_SET || sig_op == SHMEM_SIGNAL_ADD) &&
+	    ((uintptr_t)sig_addr & 7) == 0 && (s = gsh_fast_target(ctx, sig_addr, sizeof *sig_addr, pe))) {
+		gsh_fast_signal(ctx, s, signal, sig_op, pe);
+		return;
+	}
+	gsh_flush_ctx(ctx);
+	gshgo_signal(ctx, sig_addr, signal, sig_op, pe, GSH_FN(fn));
 	gsh_issued(gsh_ctx_canon(ctx));
 }
 
@@ -1311,6 +1505,7 @@ static uint64_t gsh_amo_at(void *t, int op, int size, uint64_t v, uint64_t c)
 uint64_t gsh_amo(shmem_ctx_t ctx, void *dest, int op, int kind, int size,
 	uint64_t operand, uint64_t compare, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, op == GSH_AMO_FETCH ? GSH_PC_GET : GSH_PC_PUT);
 	void *t;
 	if (ctx && (size == 4 || size == 8) && ((uintptr_t)dest & (size - 1)) == 0 && gsh_amo_ok(op, kind) &&
 	    (t = gsh_fast_target(ctx, dest, size, pe))) {
@@ -1328,6 +1523,7 @@ uint64_t gsh_amo(shmem_ctx_t ctx, void *dest, int op, int kind, int size,
 void gsh_amo_nbi(shmem_ctx_t ctx, void *fetch, void *dest, int op, int kind, int size,
 	uint64_t operand, uint64_t compare, int pe, const char *fn)
 {
+	gsh_pc_count(ctx, op == GSH_AMO_FETCH ? GSH_PC_GET : GSH_PC_PUT);
 	void *t;
 	if (!fetch)
 		gsh_fatal(fn, "fetch is NULL");
@@ -1602,6 +1798,16 @@ int gsh_reduce(shmem_team_t team, void *dest, const void *src, size_t nreduce,
 	return 0;
 }
 
+int gsh_sum_scan(shmem_team_t team, void *dest, const void *src, size_t nelems,
+	int exclusive, int kind, int size, const char *fn)
+{
+	if (team == SHMEM_TEAM_INVALID)
+		return -1;
+	gsh_flush();
+	gshgo_scan(team, dest, (void *)src, nelems, exclusive, kind, size, GSH_FN(fn));
+	return 0;
+}
+
 /* ---- Collectives on active sets (deprecated) ---- */
 
 void gsh_broadcast_as(void *dest, const void *src, size_t nbytes, int PE_root,
@@ -1648,3 +1854,64 @@ void gsh_reduce_as(void *dest, const void *src, int nreduce, int op, int kind, i
 
 /* The profiling names of the routines above: pshmem_ weak aliases. */
 #include "pshmem_gen.h"
+
+/* ---- Performance counters (shmemx.h) ---- */
+
+/*
+ * shmemx_pcntr_*: what the program issued on a context and what of it is
+ * complete. Puts, put-with-signal, signal updates and atomics count as
+ * writes (an atomic fetch as a read); a blocking get is complete when it
+ * returns, the rest when a quiet (or, on the default context, a barrier)
+ * completes them. goshmem does not count what other PEs do to this one's
+ * memory, so the target count is 0.
+ */
+static uint64_t gsh_pc(shmem_ctx_t ctx, int which, const char *fn)
+{
+	gsh_need_running(fn);
+	ctx = gsh_ctx_canon(ctx);
+	if (!ctx)
+		return 0;
+	return __atomic_load_n(&ctx->pc[which], __ATOMIC_RELAXED);
+}
+
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_PUT, "shmemx_pcntr_get_issued_write");
+}
+
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_GET, "shmemx_pcntr_get_issued_read");
+}
+
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_PUT_DONE, "shmemx_pcntr_get_completed_write");
+}
+
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value)
+{
+	if (cntr_value)
+		*cntr_value = gsh_pc(ctx, GSH_PC_GET_DONE, "shmemx_pcntr_get_completed_read");
+}
+
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value)
+{
+	gsh_need_running("shmemx_pcntr_get_completed_target");
+	if (cntr_value)
+		*cntr_value = 0;
+}
+
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr)
+{
+	if (!pcntr)
+		return;
+	pcntr->pending_put = gsh_pc(ctx, GSH_PC_PUT, "shmemx_pcntr_get_all");
+	pcntr->pending_get = gsh_pc(ctx, GSH_PC_GET, "shmemx_pcntr_get_all");
+	pcntr->completed_put = gsh_pc(ctx, GSH_PC_PUT_DONE, "shmemx_pcntr_get_all");
+	pcntr->completed_get = gsh_pc(ctx, GSH_PC_GET_DONE, "shmemx_pcntr_get_all");
+	pcntr->target = 0;
+}

@@ -2412,6 +2412,588 @@ void shmem_ctx_iget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_
 	gsh_iget(ctx, dest, source, dst, sst, nelems, 16, pe, "shmem_ctx_iget128");
 }
 
+/* RMA: blocks at strides */
+
+void shmem_float_ibput(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_float_ibput");
+}
+
+void shmem_ctx_float_ibput(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibput");
+}
+
+void shmem_double_ibput(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_double_ibput");
+}
+
+void shmem_ctx_double_ibput(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_ctx_double_ibput");
+}
+
+void shmem_longdouble_ibput(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_longdouble_ibput");
+}
+
+void shmem_ctx_longdouble_ibput(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_ctx_longdouble_ibput");
+}
+
+void shmem_char_ibput(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_char_ibput");
+}
+
+void shmem_ctx_char_ibput(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibput");
+}
+
+void shmem_schar_ibput(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_schar_ibput");
+}
+
+void shmem_ctx_schar_ibput(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_ctx_schar_ibput");
+}
+
+void shmem_short_ibput(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_short_ibput");
+}
+
+void shmem_ctx_short_ibput(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibput");
+}
+
+void shmem_int_ibput(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_int_ibput");
+}
+
+void shmem_ctx_int_ibput(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibput");
+}
+
+void shmem_long_ibput(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_long_ibput");
+}
+
+void shmem_ctx_long_ibput(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibput");
+}
+
+void shmem_longlong_ibput(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_longlong_ibput");
+}
+
+void shmem_ctx_longlong_ibput(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_ctx_longlong_ibput");
+}
+
+void shmem_uchar_ibput(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_uchar_ibput");
+}
+
+void shmem_ctx_uchar_ibput(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_ctx_uchar_ibput");
+}
+
+void shmem_ushort_ibput(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ushort_ibput");
+}
+
+void shmem_ctx_ushort_ibput(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ctx_ushort_ibput");
+}
+
+void shmem_uint_ibput(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_uint_ibput");
+}
+
+void shmem_ctx_uint_ibput(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_ctx_uint_ibput");
+}
+
+void shmem_ulong_ibput(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ulong_ibput");
+}
+
+void shmem_ctx_ulong_ibput(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ctx_ulong_ibput");
+}
+
+void shmem_ulonglong_ibput(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ulonglong_ibput");
+}
+
+void shmem_ctx_ulonglong_ibput(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_ibput");
+}
+
+void shmem_int8_ibput(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_int8_ibput");
+}
+
+void shmem_ctx_int8_ibput(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibput");
+}
+
+void shmem_int16_ibput(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_int16_ibput");
+}
+
+void shmem_ctx_int16_ibput(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_ctx_int16_ibput");
+}
+
+void shmem_int32_ibput(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_int32_ibput");
+}
+
+void shmem_ctx_int32_ibput(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_ctx_int32_ibput");
+}
+
+void shmem_int64_ibput(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_int64_ibput");
+}
+
+void shmem_ctx_int64_ibput(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_ctx_int64_ibput");
+}
+
+void shmem_uint8_ibput(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_uint8_ibput");
+}
+
+void shmem_ctx_uint8_ibput(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_ctx_uint8_ibput");
+}
+
+void shmem_uint16_ibput(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_uint16_ibput");
+}
+
+void shmem_ctx_uint16_ibput(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_ctx_uint16_ibput");
+}
+
+void shmem_uint32_ibput(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_uint32_ibput");
+}
+
+void shmem_ctx_uint32_ibput(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_ctx_uint32_ibput");
+}
+
+void shmem_uint64_ibput(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_uint64_ibput");
+}
+
+void shmem_ctx_uint64_ibput(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_ctx_uint64_ibput");
+}
+
+void shmem_size_ibput(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_size_ibput");
+}
+
+void shmem_ctx_size_ibput(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibput");
+}
+
+void shmem_ptrdiff_ibput(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_ibput");
+}
+
+void shmem_ctx_ptrdiff_ibput(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_ibput");
+}
+
+void shmem_ibput8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibput8");
+}
+
+void shmem_ctx_ibput8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibput8");
+}
+
+void shmem_ibput16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibput16");
+}
+
+void shmem_ctx_ibput16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibput16");
+}
+
+void shmem_ibput32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibput32");
+}
+
+void shmem_ctx_ibput32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibput32");
+}
+
+void shmem_ibput64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibput64");
+}
+
+void shmem_ctx_ibput64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibput64");
+}
+
+void shmem_ibput128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibput128");
+}
+
+void shmem_ctx_ibput128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibput(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibput128");
+}
+
+void shmem_float_ibget(float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_float_ibget");
+}
+
+void shmem_ctx_float_ibget(shmem_ctx_t ctx, float *dest, const float *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(float), pe, "shmem_ctx_float_ibget");
+}
+
+void shmem_double_ibget(double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_double_ibget");
+}
+
+void shmem_ctx_double_ibget(shmem_ctx_t ctx, double *dest, const double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(double), pe, "shmem_ctx_double_ibget");
+}
+
+void shmem_longdouble_ibget(long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_longdouble_ibget");
+}
+
+void shmem_ctx_longdouble_ibget(shmem_ctx_t ctx, long double *dest, const long double *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long double), pe, "shmem_ctx_longdouble_ibget");
+}
+
+void shmem_char_ibget(char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_char_ibget");
+}
+
+void shmem_ctx_char_ibget(shmem_ctx_t ctx, char *dest, const char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(char), pe, "shmem_ctx_char_ibget");
+}
+
+void shmem_schar_ibget(signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_schar_ibget");
+}
+
+void shmem_ctx_schar_ibget(shmem_ctx_t ctx, signed char *dest, const signed char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(signed char), pe, "shmem_ctx_schar_ibget");
+}
+
+void shmem_short_ibget(short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_short_ibget");
+}
+
+void shmem_ctx_short_ibget(shmem_ctx_t ctx, short *dest, const short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(short), pe, "shmem_ctx_short_ibget");
+}
+
+void shmem_int_ibget(int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_int_ibget");
+}
+
+void shmem_ctx_int_ibget(shmem_ctx_t ctx, int *dest, const int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int), pe, "shmem_ctx_int_ibget");
+}
+
+void shmem_long_ibget(long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_long_ibget");
+}
+
+void shmem_ctx_long_ibget(shmem_ctx_t ctx, long *dest, const long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long), pe, "shmem_ctx_long_ibget");
+}
+
+void shmem_longlong_ibget(long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_longlong_ibget");
+}
+
+void shmem_ctx_longlong_ibget(shmem_ctx_t ctx, long long *dest, const long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(long long), pe, "shmem_ctx_longlong_ibget");
+}
+
+void shmem_uchar_ibget(unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_uchar_ibget");
+}
+
+void shmem_ctx_uchar_ibget(shmem_ctx_t ctx, unsigned char *dest, const unsigned char *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned char), pe, "shmem_ctx_uchar_ibget");
+}
+
+void shmem_ushort_ibget(unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ushort_ibget");
+}
+
+void shmem_ctx_ushort_ibget(shmem_ctx_t ctx, unsigned short *dest, const unsigned short *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned short), pe, "shmem_ctx_ushort_ibget");
+}
+
+void shmem_uint_ibget(unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_uint_ibget");
+}
+
+void shmem_ctx_uint_ibget(shmem_ctx_t ctx, unsigned int *dest, const unsigned int *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned int), pe, "shmem_ctx_uint_ibget");
+}
+
+void shmem_ulong_ibget(unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ulong_ibget");
+}
+
+void shmem_ctx_ulong_ibget(shmem_ctx_t ctx, unsigned long *dest, const unsigned long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long), pe, "shmem_ctx_ulong_ibget");
+}
+
+void shmem_ulonglong_ibget(unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ulonglong_ibget");
+}
+
+void shmem_ctx_ulonglong_ibget(shmem_ctx_t ctx, unsigned long long *dest, const unsigned long long *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(unsigned long long), pe, "shmem_ctx_ulonglong_ibget");
+}
+
+void shmem_int8_ibget(int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_int8_ibget");
+}
+
+void shmem_ctx_int8_ibget(shmem_ctx_t ctx, int8_t *dest, const int8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int8_t), pe, "shmem_ctx_int8_ibget");
+}
+
+void shmem_int16_ibget(int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_int16_ibget");
+}
+
+void shmem_ctx_int16_ibget(shmem_ctx_t ctx, int16_t *dest, const int16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int16_t), pe, "shmem_ctx_int16_ibget");
+}
+
+void shmem_int32_ibget(int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_int32_ibget");
+}
+
+void shmem_ctx_int32_ibget(shmem_ctx_t ctx, int32_t *dest, const int32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int32_t), pe, "shmem_ctx_int32_ibget");
+}
+
+void shmem_int64_ibget(int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_int64_ibget");
+}
+
+void shmem_ctx_int64_ibget(shmem_ctx_t ctx, int64_t *dest, const int64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(int64_t), pe, "shmem_ctx_int64_ibget");
+}
+
+void shmem_uint8_ibget(uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_uint8_ibget");
+}
+
+void shmem_ctx_uint8_ibget(shmem_ctx_t ctx, uint8_t *dest, const uint8_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint8_t), pe, "shmem_ctx_uint8_ibget");
+}
+
+void shmem_uint16_ibget(uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_uint16_ibget");
+}
+
+void shmem_ctx_uint16_ibget(shmem_ctx_t ctx, uint16_t *dest, const uint16_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint16_t), pe, "shmem_ctx_uint16_ibget");
+}
+
+void shmem_uint32_ibget(uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_uint32_ibget");
+}
+
+void shmem_ctx_uint32_ibget(shmem_ctx_t ctx, uint32_t *dest, const uint32_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint32_t), pe, "shmem_ctx_uint32_ibget");
+}
+
+void shmem_uint64_ibget(uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_uint64_ibget");
+}
+
+void shmem_ctx_uint64_ibget(shmem_ctx_t ctx, uint64_t *dest, const uint64_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(uint64_t), pe, "shmem_ctx_uint64_ibget");
+}
+
+void shmem_size_ibget(size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_size_ibget");
+}
+
+void shmem_ctx_size_ibget(shmem_ctx_t ctx, size_t *dest, const size_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(size_t), pe, "shmem_ctx_size_ibget");
+}
+
+void shmem_ptrdiff_ibget(ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ptrdiff_ibget");
+}
+
+void shmem_ctx_ptrdiff_ibget(shmem_ctx_t ctx, ptrdiff_t *dest, const ptrdiff_t *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, sizeof(ptrdiff_t), pe, "shmem_ctx_ptrdiff_ibget");
+}
+
+void shmem_ibget8(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ibget8");
+}
+
+void shmem_ctx_ibget8(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 1, pe, "shmem_ctx_ibget8");
+}
+
+void shmem_ibget16(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ibget16");
+}
+
+void shmem_ctx_ibget16(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 2, pe, "shmem_ctx_ibget16");
+}
+
+void shmem_ibget32(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ibget32");
+}
+
+void shmem_ctx_ibget32(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 4, pe, "shmem_ctx_ibget32");
+}
+
+void shmem_ibget64(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ibget64");
+}
+
+void shmem_ctx_ibget64(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 8, pe, "shmem_ctx_ibget64");
+}
+
+void shmem_ibget128(void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(SHMEM_CTX_DEFAULT, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ibget128");
+}
+
+void shmem_ctx_ibget128(shmem_ctx_t ctx, void *dest, const void *source, ptrdiff_t dst, ptrdiff_t sst, size_t bsize, size_t nblocks, int pe)
+{
+	gsh_ibget(ctx, dest, source, dst, sst, bsize, nblocks, 16, pe, "shmem_ctx_ibget128");
+}
+
 /* Put with signal */
 
 void shmem_float_put_signal(float *dest, const float *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
@@ -3012,6 +3594,26 @@ void shmem_putmem_signal_nbi(void *dest, const void *source, size_t nelems, uint
 void shmem_ctx_putmem_signal_nbi(shmem_ctx_t ctx, void *dest, const void *source, size_t nelems, uint64_t *sig_addr, uint64_t signal, int sig_op, int pe)
 {
 	gsh_put_signal(ctx, dest, source, nelems, sig_addr, signal, sig_op, pe, 1, "shmem_ctx_putmem_signal_nbi");
+}
+
+void shmem_signal_set(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_SET, pe, "shmem_signal_set");
+}
+
+void shmem_ctx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(ctx, sig_addr, signal, SHMEM_SIGNAL_SET, pe, "shmem_ctx_signal_set");
+}
+
+void shmem_signal_add(uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(SHMEM_CTX_DEFAULT, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, "shmem_signal_add");
+}
+
+void shmem_ctx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe)
+{
+	gsh_signal(ctx, sig_addr, signal, SHMEM_SIGNAL_ADD, pe, "shmem_ctx_signal_add");
 }
 
 /* Atomic memory operations */
@@ -7159,6 +7761,268 @@ int shmem_complexf_prod_reduce(shmem_team_t team, float _Complex *dest, const fl
 	return gsh_reduce(team, dest, source, nreduce, GSH_OP_PROD, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_prod_reduce");
 }
 
+/* Scans on teams */
+
+int shmem_char_sum_inscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_CHAR_KIND, sizeof(char), "shmem_char_sum_inscan");
+}
+
+int shmem_schar_sum_inscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(signed char), "shmem_schar_sum_inscan");
+}
+
+int shmem_short_sum_inscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(short), "shmem_short_sum_inscan");
+}
+
+int shmem_int_sum_inscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int), "shmem_int_sum_inscan");
+}
+
+int shmem_long_sum_inscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(long), "shmem_long_sum_inscan");
+}
+
+int shmem_longlong_sum_inscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(long long), "shmem_longlong_sum_inscan");
+}
+
+int shmem_ptrdiff_sum_inscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(ptrdiff_t), "shmem_ptrdiff_sum_inscan");
+}
+
+int shmem_uchar_sum_inscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned char), "shmem_uchar_sum_inscan");
+}
+
+int shmem_ushort_sum_inscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned short), "shmem_ushort_sum_inscan");
+}
+
+int shmem_uint_sum_inscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned int), "shmem_uint_sum_inscan");
+}
+
+int shmem_ulong_sum_inscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned long), "shmem_ulong_sum_inscan");
+}
+
+int shmem_ulonglong_sum_inscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(unsigned long long), "shmem_ulonglong_sum_inscan");
+}
+
+int shmem_int8_sum_inscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int8_t), "shmem_int8_sum_inscan");
+}
+
+int shmem_int16_sum_inscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int16_t), "shmem_int16_sum_inscan");
+}
+
+int shmem_int32_sum_inscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int32_t), "shmem_int32_sum_inscan");
+}
+
+int shmem_int64_sum_inscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_INT, sizeof(int64_t), "shmem_int64_sum_inscan");
+}
+
+int shmem_uint8_sum_inscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint8_t), "shmem_uint8_sum_inscan");
+}
+
+int shmem_uint16_sum_inscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint16_t), "shmem_uint16_sum_inscan");
+}
+
+int shmem_uint32_sum_inscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint32_t), "shmem_uint32_sum_inscan");
+}
+
+int shmem_uint64_sum_inscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(uint64_t), "shmem_uint64_sum_inscan");
+}
+
+int shmem_size_sum_inscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_UINT, sizeof(size_t), "shmem_size_sum_inscan");
+}
+
+int shmem_float_sum_inscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(float), "shmem_float_sum_inscan");
+}
+
+int shmem_double_sum_inscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(double), "shmem_double_sum_inscan");
+}
+
+int shmem_longdouble_sum_inscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_FLOAT, sizeof(long double), "shmem_longdouble_sum_inscan");
+}
+
+int shmem_complexd_sum_inscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_COMPLEX, sizeof(double _Complex), "shmem_complexd_sum_inscan");
+}
+
+int shmem_complexf_sum_inscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 0, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_sum_inscan");
+}
+
+int shmem_char_sum_exscan(shmem_team_t team, char *dest, const char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_CHAR_KIND, sizeof(char), "shmem_char_sum_exscan");
+}
+
+int shmem_schar_sum_exscan(shmem_team_t team, signed char *dest, const signed char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(signed char), "shmem_schar_sum_exscan");
+}
+
+int shmem_short_sum_exscan(shmem_team_t team, short *dest, const short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(short), "shmem_short_sum_exscan");
+}
+
+int shmem_int_sum_exscan(shmem_team_t team, int *dest, const int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int), "shmem_int_sum_exscan");
+}
+
+int shmem_long_sum_exscan(shmem_team_t team, long *dest, const long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(long), "shmem_long_sum_exscan");
+}
+
+int shmem_longlong_sum_exscan(shmem_team_t team, long long *dest, const long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(long long), "shmem_longlong_sum_exscan");
+}
+
+int shmem_ptrdiff_sum_exscan(shmem_team_t team, ptrdiff_t *dest, const ptrdiff_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(ptrdiff_t), "shmem_ptrdiff_sum_exscan");
+}
+
+int shmem_uchar_sum_exscan(shmem_team_t team, unsigned char *dest, const unsigned char *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned char), "shmem_uchar_sum_exscan");
+}
+
+int shmem_ushort_sum_exscan(shmem_team_t team, unsigned short *dest, const unsigned short *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned short), "shmem_ushort_sum_exscan");
+}
+
+int shmem_uint_sum_exscan(shmem_team_t team, unsigned int *dest, const unsigned int *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned int), "shmem_uint_sum_exscan");
+}
+
+int shmem_ulong_sum_exscan(shmem_team_t team, unsigned long *dest, const unsigned long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned long), "shmem_ulong_sum_exscan");
+}
+
+int shmem_ulonglong_sum_exscan(shmem_team_t team, unsigned long long *dest, const unsigned long long *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(unsigned long long), "shmem_ulonglong_sum_exscan");
+}
+
+int shmem_int8_sum_exscan(shmem_team_t team, int8_t *dest, const int8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int8_t), "shmem_int8_sum_exscan");
+}
+
+int shmem_int16_sum_exscan(shmem_team_t team, int16_t *dest, const int16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int16_t), "shmem_int16_sum_exscan");
+}
+
+int shmem_int32_sum_exscan(shmem_team_t team, int32_t *dest, const int32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int32_t), "shmem_int32_sum_exscan");
+}
+
+int shmem_int64_sum_exscan(shmem_team_t team, int64_t *dest, const int64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_INT, sizeof(int64_t), "shmem_int64_sum_exscan");
+}
+
+int shmem_uint8_sum_exscan(shmem_team_t team, uint8_t *dest, const uint8_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint8_t), "shmem_uint8_sum_exscan");
+}
+
+int shmem_uint16_sum_exscan(shmem_team_t team, uint16_t *dest, const uint16_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint16_t), "shmem_uint16_sum_exscan");
+}
+
+int shmem_uint32_sum_exscan(shmem_team_t team, uint32_t *dest, const uint32_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint32_t), "shmem_uint32_sum_exscan");
+}
+
+int shmem_uint64_sum_exscan(shmem_team_t team, uint64_t *dest, const uint64_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(uint64_t), "shmem_uint64_sum_exscan");
+}
+
+int shmem_size_sum_exscan(shmem_team_t team, size_t *dest, const size_t *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_UINT, sizeof(size_t), "shmem_size_sum_exscan");
+}
+
+int shmem_float_sum_exscan(shmem_team_t team, float *dest, const float *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(float), "shmem_float_sum_exscan");
+}
+
+int shmem_double_sum_exscan(shmem_team_t team, double *dest, const double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(double), "shmem_double_sum_exscan");
+}
+
+int shmem_longdouble_sum_exscan(shmem_team_t team, long double *dest, const long double *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_FLOAT, sizeof(long double), "shmem_longdouble_sum_exscan");
+}
+
+int shmem_complexd_sum_exscan(shmem_team_t team, double _Complex *dest, const double _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_COMPLEX, sizeof(double _Complex), "shmem_complexd_sum_exscan");
+}
+
+int shmem_complexf_sum_exscan(shmem_team_t team, float _Complex *dest, const float _Complex *source, size_t nelems)
+{
+	return gsh_sum_scan(team, dest, source, nelems, 1, GSH_COMPLEX, sizeof(float _Complex), "shmem_complexf_sum_exscan");
+}
+
 /* Deprecated: collectives on active sets */
 
 void shmem_broadcast32(void *dest, const void *source, size_t nelems, int PE_root, int PE_start, int logPE_stride, int PE_size, long *pSync)
@@ -7713,212 +8577,212 @@ size_t shmem_ptrdiff_wait_until_some(ptrdiff_t *ivars, size_t nelems, size_t *in
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, (uint64_t)cmp_value, NULL, "shmem_ptrdiff_wait_until_some");
 }
 
-void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+void shmem_short_wait_until_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_all_vector");
 }
 
-void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+void shmem_int_wait_until_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_all_vector");
 }
 
-void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+void shmem_long_wait_until_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_all_vector");
 }
 
-void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+void shmem_longlong_wait_until_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_all_vector");
 }
 
-void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+void shmem_ushort_wait_until_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_all_vector");
 }
 
-void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+void shmem_uint_wait_until_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_all_vector");
 }
 
-void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+void shmem_ulong_wait_until_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_all_vector");
 }
 
-void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+void shmem_ulonglong_wait_until_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_all_vector");
 }
 
-void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+void shmem_int32_wait_until_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_all_vector");
 }
 
-void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+void shmem_int64_wait_until_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_all_vector");
 }
 
-void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+void shmem_uint32_wait_until_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_all_vector");
 }
 
-void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+void shmem_uint64_wait_until_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_all_vector");
 }
 
-void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+void shmem_size_wait_until_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_all_vector");
 }
 
-void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+void shmem_ptrdiff_wait_until_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	(void)gsh_wait(GSH_WAIT_ALL | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_all_vector");
 }
 
-size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_wait_until_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_any_vector");
 }
 
-size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_wait_until_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_any_vector");
 }
 
-size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_wait_until_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_any_vector");
 }
 
-size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_wait_until_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_any_vector");
 }
 
-size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_wait_until_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_any_vector");
 }
 
-size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_wait_until_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_any_vector");
 }
 
-size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_wait_until_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_any_vector");
 }
 
-size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_wait_until_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_any_vector");
 }
 
-size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_wait_until_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_any_vector");
 }
 
-size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_wait_until_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_any_vector");
 }
 
-size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_wait_until_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_any_vector");
 }
 
-size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_wait_until_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_any_vector");
 }
 
-size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_wait_until_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_any_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_wait_until_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY | GSH_WAIT_BLOCK, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_any_vector");
 }
 
-size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_wait_until_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_wait_until_some_vector");
 }
 
-size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_wait_until_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_wait_until_some_vector");
 }
 
-size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_wait_until_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_wait_until_some_vector");
 }
 
-size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_wait_until_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_wait_until_some_vector");
 }
 
-size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_wait_until_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_wait_until_some_vector");
 }
 
-size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_wait_until_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_wait_until_some_vector");
 }
 
-size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_wait_until_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_wait_until_some_vector");
 }
 
-size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_wait_until_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_wait_until_some_vector");
 }
 
-size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_wait_until_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_wait_until_some_vector");
 }
 
-size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_wait_until_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_wait_until_some_vector");
 }
 
-size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_wait_until_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_wait_until_some_vector");
 }
 
-size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_wait_until_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_wait_until_some_vector");
 }
 
-size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_wait_until_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_wait_until_some_vector");
 }
 
-size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_wait_until_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME | GSH_WAIT_BLOCK, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_wait_until_some_vector");
 }
@@ -8203,212 +9067,212 @@ size_t shmem_ptrdiff_test_some(ptrdiff_t *ivars, size_t nelems, size_t *indices,
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, (uint64_t)cmp_value, NULL, "shmem_ptrdiff_test_some");
 }
 
-int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+int shmem_short_test_all_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_all_vector");
 }
 
-int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+int shmem_int_test_all_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_all_vector");
 }
 
-int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+int shmem_long_test_all_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_all_vector");
 }
 
-int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+int shmem_longlong_test_all_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_all_vector");
 }
 
-int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+int shmem_ushort_test_all_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_all_vector");
 }
 
-int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+int shmem_uint_test_all_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_all_vector");
 }
 
-int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+int shmem_ulong_test_all_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_all_vector");
 }
 
-int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+int shmem_ulonglong_test_all_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_all_vector");
 }
 
-int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+int shmem_int32_test_all_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_all_vector");
 }
 
-int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+int shmem_int64_test_all_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_all_vector");
 }
 
-int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+int shmem_uint32_test_all_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_all_vector");
 }
 
-int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+int shmem_uint64_test_all_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_all_vector");
 }
 
-int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+int shmem_size_test_all_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_all_vector");
 }
 
-int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+int shmem_ptrdiff_test_all_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return (int)gsh_wait(GSH_WAIT_ALL, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_all_vector");
 }
 
-size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_test_any_vector(short *ivars, size_t nelems, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_any_vector");
 }
 
-size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_test_any_vector(int *ivars, size_t nelems, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_any_vector");
 }
 
-size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_test_any_vector(long *ivars, size_t nelems, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_any_vector");
 }
 
-size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_test_any_vector(long long *ivars, size_t nelems, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_any_vector");
 }
 
-size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_test_any_vector(unsigned short *ivars, size_t nelems, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_any_vector");
 }
 
-size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_test_any_vector(unsigned int *ivars, size_t nelems, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_any_vector");
 }
 
-size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_test_any_vector(unsigned long *ivars, size_t nelems, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_any_vector");
 }
 
-size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_test_any_vector(unsigned long long *ivars, size_t nelems, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_any_vector");
 }
 
-size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_test_any_vector(int32_t *ivars, size_t nelems, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_any_vector");
 }
 
-size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_test_any_vector(int64_t *ivars, size_t nelems, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_any_vector");
 }
 
-size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_test_any_vector(uint32_t *ivars, size_t nelems, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_any_vector");
 }
 
-size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_test_any_vector(uint64_t *ivars, size_t nelems, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_any_vector");
 }
 
-size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_test_any_vector(size_t *ivars, size_t nelems, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_any_vector");
 }
 
-size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_test_any_vector(ptrdiff_t *ivars, size_t nelems, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_ANY, ivars, nelems, status, NULL, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_any_vector");
 }
 
-size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, short *cmp_values)
+size_t shmem_short_test_some_vector(short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(short), cmp, 0, cmp_values, "shmem_short_test_some_vector");
 }
 
-size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int *cmp_values)
+size_t shmem_int_test_some_vector(int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int), cmp, 0, cmp_values, "shmem_int_test_some_vector");
 }
 
-size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long *cmp_values)
+size_t shmem_long_test_some_vector(long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(long), cmp, 0, cmp_values, "shmem_long_test_some_vector");
 }
 
-size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, long long *cmp_values)
+size_t shmem_longlong_test_some_vector(long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(long long), cmp, 0, cmp_values, "shmem_longlong_test_some_vector");
 }
 
-size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned short *cmp_values)
+size_t shmem_ushort_test_some_vector(unsigned short *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned short *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned short), cmp, 0, cmp_values, "shmem_ushort_test_some_vector");
 }
 
-size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned int *cmp_values)
+size_t shmem_uint_test_some_vector(unsigned int *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned int *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned int), cmp, 0, cmp_values, "shmem_uint_test_some_vector");
 }
 
-size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long *cmp_values)
+size_t shmem_ulong_test_some_vector(unsigned long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long), cmp, 0, cmp_values, "shmem_ulong_test_some_vector");
 }
 
-size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, unsigned long long *cmp_values)
+size_t shmem_ulonglong_test_some_vector(unsigned long long *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const unsigned long long *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(unsigned long long), cmp, 0, cmp_values, "shmem_ulonglong_test_some_vector");
 }
 
-size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int32_t *cmp_values)
+size_t shmem_int32_test_some_vector(int32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int32_t), cmp, 0, cmp_values, "shmem_int32_test_some_vector");
 }
 
-size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, int64_t *cmp_values)
+size_t shmem_int64_test_some_vector(int64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const int64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(int64_t), cmp, 0, cmp_values, "shmem_int64_test_some_vector");
 }
 
-size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint32_t *cmp_values)
+size_t shmem_uint32_test_some_vector(uint32_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint32_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(uint32_t), cmp, 0, cmp_values, "shmem_uint32_test_some_vector");
 }
 
-size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, uint64_t *cmp_values)
+size_t shmem_uint64_test_some_vector(uint64_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const uint64_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(uint64_t), cmp, 0, cmp_values, "shmem_uint64_test_some_vector");
 }
 
-size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, size_t *cmp_values)
+size_t shmem_size_test_some_vector(size_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const size_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_UINT, sizeof(size_t), cmp, 0, cmp_values, "shmem_size_test_some_vector");
 }
 
-size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, ptrdiff_t *cmp_values)
+size_t shmem_ptrdiff_test_some_vector(ptrdiff_t *ivars, size_t nelems, size_t *indices, const int *status, int cmp, const ptrdiff_t *cmp_values)
 {
 	return gsh_wait(GSH_WAIT_SOME, ivars, nelems, status, indices, GSH_INT, sizeof(ptrdiff_t), cmp, 0, cmp_values, "shmem_ptrdiff_test_some_vector");
 }
@@ -8898,6 +9762,122 @@ extern __typeof__(shmem_iget64) pshmem_iget64 __attribute__((weak, alias("shmem_
 extern __typeof__(shmem_ctx_iget64) pshmem_ctx_iget64 __attribute__((weak, alias("shmem_ctx_iget64")));
 extern __typeof__(shmem_iget128) pshmem_iget128 __attribute__((weak, alias("shmem_iget128")));
 extern __typeof__(shmem_ctx_iget128) pshmem_ctx_iget128 __attribute__((weak, alias("shmem_ctx_iget128")));
+extern __typeof__(shmem_float_ibput) pshmem_float_ibput __attribute__((weak, alias("shmem_float_ibput")));
+extern __typeof__(shmem_ctx_float_ibput) pshmem_ctx_float_ibput __attribute__((weak, alias("shmem_ctx_float_ibput")));
+extern __typeof__(shmem_double_ibput) pshmem_double_ibput __attribute__((weak, alias("shmem_double_ibput")));
+extern __typeof__(shmem_ctx_double_ibput) pshmem_ctx_double_ibput __attribute__((weak, alias("shmem_ctx_double_ibput")));
+extern __typeof__(shmem_longdouble_ibput) pshmem_longdouble_ibput __attribute__((weak, alias("shmem_longdouble_ibput")));
+extern __typeof__(shmem_ctx_longdouble_ibput) pshmem_ctx_longdouble_ibput __attribute__((weak, alias("shmem_ctx_longdouble_ibput")));
+extern __typeof__(shmem_char_ibput) pshmem_char_ibput __attribute__((weak, alias("shmem_char_ibput")));
+extern __typeof__(shmem_ctx_char_ibput) pshmem_ctx_char_ibput __attribute__((weak, alias("shmem_ctx_char_ibput")));
+extern __typeof__(shmem_schar_ibput) pshmem_schar_ibput __attribute__((weak, alias("shmem_schar_ibput")));
+extern __typeof__(shmem_ctx_schar_ibput) pshmem_ctx_schar_ibput __attribute__((weak, alias("shmem_ctx_schar_ibput")));
+extern __typeof__(shmem_short_ibput) pshmem_short_ibput __attribute__((weak, alias("shmem_short_ibput")));
+extern __typeof__(shmem_ctx_short_ibput) pshmem_ctx_short_ibput __attribute__((weak, alias("shmem_ctx_short_ibput")));
+extern __typeof__(shmem_int_ibput) pshmem_int_ibput __attribute__((weak, alias("shmem_int_ibput")));
+extern __typeof__(shmem_ctx_int_ibput) pshmem_ctx_int_ibput __attribute__((weak, alias("shmem_ctx_int_ibput")));
+extern __typeof__(shmem_long_ibput) pshmem_long_ibput __attribute__((weak, alias("shmem_long_ibput")));
+extern __typeof__(shmem_ctx_long_ibput) pshmem_ctx_long_ibput __attribute__((weak, alias("shmem_ctx_long_ibput")));
+extern __typeof__(shmem_longlong_ibput) pshmem_longlong_ibput __attribute__((weak, alias("shmem_longlong_ibput")));
+extern __typeof__(shmem_ctx_longlong_ibput) pshmem_ctx_longlong_ibput __attribute__((weak, alias("shmem_ctx_longlong_ibput")));
+extern __typeof__(shmem_uchar_ibput) pshmem_uchar_ibput __attribute__((weak, alias("shmem_uchar_ibput")));
+extern __typeof__(shmem_ctx_uchar_ibput) pshmem_ctx_uchar_ibput __attribute__((weak, alias("shmem_ctx_uchar_ibput")));
+extern __typeof__(shmem_ushort_ibput) pshmem_ushort_ibput __attribute__((weak, alias("shmem_ushort_ibput")));
+extern __typeof__(shmem_ctx_ushort_ibput) pshmem_ctx_ushort_ibput __attribute__((weak, alias("shmem_ctx_ushort_ibput")));
+extern __typeof__(shmem_uint_ibput) pshmem_uint_ibput __attribute__((weak, alias("shmem_uint_ibput")));
+extern __typeof__(shmem_ctx_uint_ibput) pshmem_ctx_uint_ibput __attribute__((weak, alias("shmem_ctx_uint_ibput")));
+extern __typeof__(shmem_ulong_ibput) pshmem_ulong_ibput __attribute__((weak, alias("shmem_ulong_ibput")));
+extern __typeof__(shmem_ctx_ulong_ibput) pshmem_ctx_ulong_ibput __attribute__((weak, alias("shmem_ctx_ulong_ibput")));
+extern __typeof__(shmem_ulonglong_ibput) pshmem_ulonglong_ibput __attribute__((weak, alias("shmem_ulonglong_ibput")));
+extern __typeof__(shmem_ctx_ulonglong_ibput) pshmem_ctx_ulonglong_ibput __attribute__((weak, alias("shmem_ctx_ulonglong_ibput")));
+extern __typeof__(shmem_int8_ibput) pshmem_int8_ibput __attribute__((weak, alias("shmem_int8_ibput")));
+extern __typeof__(shmem_ctx_int8_ibput) pshmem_ctx_int8_ibput __attribute__((weak, alias("shmem_ctx_int8_ibput")));
+extern __typeof__(shmem_int16_ibput) pshmem_int16_ibput __attribute__((weak, alias("shmem_int16_ibput")));
+extern __typeof__(shmem_ctx_int16_ibput) pshmem_ctx_int16_ibput __attribute__((weak, alias("shmem_ctx_int16_ibput")));
+extern __typeof__(shmem_int32_ibput) pshmem_int32_ibput __attribute__((weak, alias("shmem_int32_ibput")));
+extern __typeof__(shmem_ctx_int32_ibput) pshmem_ctx_int32_ibput __attribute__((weak, alias("shmem_ctx_int32_ibput")));
+extern __typeof__(shmem_int64_ibput) pshmem_int64_ibput __attribute__((weak, alias("shmem_int64_ibput")));
+extern __typeof__(shmem_ctx_int64_ibput) pshmem_ctx_int64_ibput __attribute__((weak, alias("shmem_ctx_int64_ibput")));
+extern __typeof__(shmem_uint8_ibput) pshmem_uint8_ibput __attribute__((weak, alias("shmem_uint8_ibput")));
+extern __typeof__(shmem_ctx_uint8_ibput) pshmem_ctx_uint8_ibput __attribute__((weak, alias("shmem_ctx_uint8_ibput")));
+extern __typeof__(shmem_uint16_ibput) pshmem_uint16_ibput __attribute__((weak, alias("shmem_uint16_ibput")));
+extern __typeof__(shmem_ctx_uint16_ibput) pshmem_ctx_uint16_ibput __attribute__((weak, alias("shmem_ctx_uint16_ibput")));
+extern __typeof__(shmem_uint32_ibput) pshmem_uint32_ibput __attribute__((weak, alias("shmem_uint32_ibput")));
+extern __typeof__(shmem_ctx_uint32_ibput) pshmem_ctx_uint32_ibput __attribute__((weak, alias("shmem_ctx_uint32_ibput")));
+extern __typeof__(shmem_uint64_ibput) pshmem_uint64_ibput __attribute__((weak, alias("shmem_uint64_ibput")));
+extern __typeof__(shmem_ctx_uint64_ibput) pshmem_ctx_uint64_ibput __attribute__((weak, alias("shmem_ctx_uint64_ibput")));
+extern __typeof__(shmem_size_ibput) pshmem_size_ibput __attribute__((weak, alias("shmem_size_ibput")));
+extern __typeof__(shmem_ctx_size_ibput) pshmem_ctx_size_ibput __attribute__((weak, alias("shmem_ctx_size_ibput")));
+extern __typeof__(shmem_ptrdiff_ibput) pshmem_ptrdiff_ibput __attribute__((weak, alias("shmem_ptrdiff_ibput")));
+extern __typeof__(shmem_ctx_ptrdiff_ibput) pshmem_ctx_ptrdiff_ibput __attribute__((weak, alias("shmem_ctx_ptrdiff_ibput")));
+extern __typeof__(shmem_ibput8) pshmem_ibput8 __attribute__((weak, alias("shmem_ibput8")));
+extern __typeof__(shmem_ctx_ibput8) pshmem_ctx_ibput8 __attribute__((weak, alias("shmem_ctx_ibput8")));
+extern __typeof__(shmem_ibput16) pshmem_ibput16 __attribute__((weak, alias("shmem_ibput16")));
+extern __typeof__(shmem_ctx_ibput16) pshmem_ctx_ibput16 __attribute__((weak, alias("shmem_ctx_ibput16")));
+extern __typeof__(shmem_ibput32) pshmem_ibput32 __attribute__((weak, alias("shmem_ibput32")));
+extern __typeof__(shmem_ctx_ibput32) pshmem_ctx_ibput32 __attribute__((weak, alias("shmem_ctx_ibput32")));
+extern __typeof__(shmem_ibput64) pshmem_ibput64 __attribute__((weak, alias("shmem_ibput64")));
+extern __typeof__(shmem_ctx_ibput64) pshmem_ctx_ibput64 __attribute__((weak, alias("shmem_ctx_ibput64")));
+extern __typeof__(shmem_ibput128) pshmem_ibput128 __attribute__((weak, alias("shmem_ibput128")));
+extern __typeof__(shmem_ctx_ibput128) pshmem_ctx_ibput128 __attribute__((weak, alias("shmem_ctx_ibput128")));
+extern __typeof__(shmem_float_ibget) pshmem_float_ibget __attribute__((weak, alias("shmem_float_ibget")));
+extern __typeof__(shmem_ctx_float_ibget) pshmem_ctx_float_ibget __attribute__((weak, alias("shmem_ctx_float_ibget")));
+extern __typeof__(shmem_double_ibget) pshmem_double_ibget __attribute__((weak, alias("shmem_double_ibget")));
+extern __typeof__(shmem_ctx_double_ibget) pshmem_ctx_double_ibget __attribute__((weak, alias("shmem_ctx_double_ibget")));
+extern __typeof__(shmem_longdouble_ibget) pshmem_longdouble_ibget __attribute__((weak, alias("shmem_longdouble_ibget")));
+extern __typeof__(shmem_ctx_longdouble_ibget) pshmem_ctx_longdouble_ibget __attribute__((weak, alias("shmem_ctx_longdouble_ibget")));
+extern __typeof__(shmem_char_ibget) pshmem_char_ibget __attribute__((weak, alias("shmem_char_ibget")));
+extern __typeof__(shmem_ctx_char_ibget) pshmem_ctx_char_ibget __attribute__((weak, alias("shmem_ctx_char_ibget")));
+extern __typeof__(shmem_schar_ibget) pshmem_schar_ibget __attribute__((weak, alias("shmem_schar_ibget")));
+extern __typeof__(shmem_ctx_schar_ibget) pshmem_ctx_schar_ibget __attribute__((weak, alias("shmem_ctx_schar_ibget")));
+extern __typeof__(shmem_short_ibget) pshmem_short_ibget __attribute__((weak, alias("shmem_short_ibget")));
+extern __typeof__(shmem_ctx_short_ibget) pshmem_ctx_short_ibget __attribute__((weak, alias("shmem_ctx_short_ibget")));
+extern __typeof__(shmem_int_ibget) pshmem_int_ibget __attribute__((weak, alias("shmem_int_ibget")));
+extern __typeof__(shmem_ctx_int_ibget) pshmem_ctx_int_ibget __attribute__((weak, alias("shmem_ctx_int_ibget")));
+extern __typeof__(shmem_long_ibget) pshmem_long_ibget __attribute__((weak, alias("shmem_long_ibget")));
+extern __typeof__(shmem_ctx_long_ibget) pshmem_ctx_long_ibget __attribute__((weak, alias("shmem_ctx_long_ibget")));
+extern __typeof__(shmem_longlong_ibget) pshmem_longlong_ibget __attribute__((weak, alias("shmem_longlong_ibget")));
+extern __typeof__(shmem_ctx_longlong_ibget) pshmem_ctx_longlong_ibget __attribute__((weak, alias("shmem_ctx_longlong_ibget")));
+extern __typeof__(shmem_uchar_ibget) pshmem_uchar_ibget __attribute__((weak, alias("shmem_uchar_ibget")));
+extern __typeof__(shmem_ctx_uchar_ibget) pshmem_ctx_uchar_ibget __attribute__((weak, alias("shmem_ctx_uchar_ibget")));
+extern __typeof__(shmem_ushort_ibget) pshmem_ushort_ibget __attribute__((weak, alias("shmem_ushort_ibget")));
+extern __typeof__(shmem_ctx_ushort_ibget) pshmem_ctx_ushort_ibget __attribute__((weak, alias("shmem_ctx_ushort_ibget")));
+extern __typeof__(shmem_uint_ibget) pshmem_uint_ibget __attribute__((weak, alias("shmem_uint_ibget")));
+extern __typeof__(shmem_ctx_uint_ibget) pshmem_ctx_uint_ibget __attribute__((weak, alias("shmem_ctx_uint_ibget")));
+extern __typeof__(shmem_ulong_ibget) pshmem_ulong_ibget __attribute__((weak, alias("shmem_ulong_ibget")));
+extern __typeof__(shmem_ctx_ulong_ibget) pshmem_ctx_ulong_ibget __attribute__((weak, alias("shmem_ctx_ulong_ibget")));
+extern __typeof__(shmem_ulonglong_ibget) pshmem_ulonglong_ibget __attribute__((weak, alias("shmem_ulonglong_ibget")));
+extern __typeof__(shmem_ctx_ulonglong_ibget) pshmem_ctx_ulonglong_ibget __attribute__((weak, alias("shmem_ctx_ulonglong_ibget")));
+extern __typeof__(shmem_int8_ibget) pshmem_int8_ibget __attribute__((weak, alias("shmem_int8_ibget")));
+extern __typeof__(shmem_ctx_int8_ibget) pshmem_ctx_int8_ibget __attribute__((weak, alias("shmem_ctx_int8_ibget")));
+extern __typeof__(shmem_int16_ibget) pshmem_int16_ibget __attribute__((weak, alias("shmem_int16_ibget")));
+extern __typeof__(shmem_ctx_int16_ibget) pshmem_ctx_int16_ibget __attribute__((weak, alias("shmem_ctx_int16_ibget")));
+extern __typeof__(shmem_int32_ibget) pshmem_int32_ibget __attribute__((weak, alias("shmem_int32_ibget")));
+extern __typeof__(shmem_ctx_int32_ibget) pshmem_ctx_int32_ibget __attribute__((weak, alias("shmem_ctx_int32_ibget")));
+extern __typeof__(shmem_int64_ibget) pshmem_int64_ibget __attribute__((weak, alias("shmem_int64_ibget")));
+extern __typeof__(shmem_ctx_int64_ibget) pshmem_ctx_int64_ibget __attribute__((weak, alias("shmem_ctx_int64_ibget")));
+extern __typeof__(shmem_uint8_ibget) pshmem_uint8_ibget __attribute__((weak, alias("shmem_uint8_ibget")));
+extern __typeof__(shmem_ctx_uint8_ibget) pshmem_ctx_uint8_ibget __attribute__((weak, alias("shmem_ctx_uint8_ibget")));
+extern __typeof__(shmem_uint16_ibget) pshmem_uint16_ibget __attribute__((weak, alias("shmem_uint16_ibget")));
+extern __typeof__(shmem_ctx_uint16_ibget) pshmem_ctx_uint16_ibget __attribute__((weak, alias("shmem_ctx_uint16_ibget")));
+extern __typeof__(shmem_uint32_ibget) pshmem_uint32_ibget __attribute__((weak, alias("shmem_uint32_ibget")));
+extern __typeof__(shmem_ctx_uint32_ibget) pshmem_ctx_uint32_ibget __attribute__((weak, alias("shmem_ctx_uint32_ibget")));
+extern __typeof__(shmem_uint64_ibget) pshmem_uint64_ibget __attribute__((weak, alias("shmem_uint64_ibget")));
+extern __typeof__(shmem_ctx_uint64_ibget) pshmem_ctx_uint64_ibget __attribute__((weak, alias("shmem_ctx_uint64_ibget")));
+extern __typeof__(shmem_size_ibget) pshmem_size_ibget __attribute__((weak, alias("shmem_size_ibget")));
+extern __typeof__(shmem_ctx_size_ibget) pshmem_ctx_size_ibget __attribute__((weak, alias("shmem_ctx_size_ibget")));
+extern __typeof__(shmem_ptrdiff_ibget) pshmem_ptrdiff_ibget __attribute__((weak, alias("shmem_ptrdiff_ibget")));
+extern __typeof__(shmem_ctx_ptrdiff_ibget) pshmem_ctx_ptrdiff_ibget __attribute__((weak, alias("shmem_ctx_ptrdiff_ibget")));
+extern __typeof__(shmem_ibget8) pshmem_ibget8 __attribute__((weak, alias("shmem_ibget8")));
+extern __typeof__(shmem_ctx_ibget8) pshmem_ctx_ibget8 __attribute__((weak, alias("shmem_ctx_ibget8")));
+extern __typeof__(shmem_ibget16) pshmem_ibget16 __attribute__((weak, alias("shmem_ibget16")));
+extern __typeof__(shmem_ctx_ibget16) pshmem_ctx_ibget16 __attribute__((weak, alias("shmem_ctx_ibget16")));
+extern __typeof__(shmem_ibget32) pshmem_ibget32 __attribute__((weak, alias("shmem_ibget32")));
+extern __typeof__(shmem_ctx_ibget32) pshmem_ctx_ibget32 __attribute__((weak, alias("shmem_ctx_ibget32")));
+extern __typeof__(shmem_ibget64) pshmem_ibget64 __attribute__((weak, alias("shmem_ibget64")));
+extern __typeof__(shmem_ctx_ibget64) pshmem_ctx_ibget64 __attribute__((weak, alias("shmem_ctx_ibget64")));
+extern __typeof__(shmem_ibget128) pshmem_ibget128 __attribute__((weak, alias("shmem_ibget128")));
+extern __typeof__(shmem_ctx_ibget128) pshmem_ctx_ibget128 __attribute__((weak, alias("shmem_ctx_ibget128")));
 extern __typeof__(shmem_float_put_signal) pshmem_float_put_signal __attribute__((weak, alias("shmem_float_put_signal")));
 extern __typeof__(shmem_ctx_float_put_signal) pshmem_ctx_float_put_signal __attribute__((weak, alias("shmem_ctx_float_put_signal")));
 extern __typeof__(shmem_double_put_signal) pshmem_double_put_signal __attribute__((weak, alias("shmem_double_put_signal")));
@@ -9018,6 +9998,10 @@ extern __typeof__(shmem_put128_signal_nbi) pshmem_put128_signal_nbi __attribute_
 extern __typeof__(shmem_ctx_put128_signal_nbi) pshmem_ctx_put128_signal_nbi __attribute__((weak, alias("shmem_ctx_put128_signal_nbi")));
 extern __typeof__(shmem_putmem_signal_nbi) pshmem_putmem_signal_nbi __attribute__((weak, alias("shmem_putmem_signal_nbi")));
 extern __typeof__(shmem_ctx_putmem_signal_nbi) pshmem_ctx_putmem_signal_nbi __attribute__((weak, alias("shmem_ctx_putmem_signal_nbi")));
+extern __typeof__(shmem_signal_set) pshmem_signal_set __attribute__((weak, alias("shmem_signal_set")));
+extern __typeof__(shmem_ctx_signal_set) pshmem_ctx_signal_set __attribute__((weak, alias("shmem_ctx_signal_set")));
+extern __typeof__(shmem_signal_add) pshmem_signal_add __attribute__((weak, alias("shmem_signal_add")));
+extern __typeof__(shmem_ctx_signal_add) pshmem_ctx_signal_add __attribute__((weak, alias("shmem_ctx_signal_add")));
 extern __typeof__(shmem_float_atomic_fetch) pshmem_float_atomic_fetch __attribute__((weak, alias("shmem_float_atomic_fetch")));
 extern __typeof__(shmem_ctx_float_atomic_fetch) pshmem_ctx_float_atomic_fetch __attribute__((weak, alias("shmem_ctx_float_atomic_fetch")));
 extern __typeof__(shmem_double_atomic_fetch) pshmem_double_atomic_fetch __attribute__((weak, alias("shmem_double_atomic_fetch")));
@@ -9845,6 +10829,58 @@ extern __typeof__(shmem_double_prod_reduce) pshmem_double_prod_reduce __attribut
 extern __typeof__(shmem_longdouble_prod_reduce) pshmem_longdouble_prod_reduce __attribute__((weak, alias("shmem_longdouble_prod_reduce")));
 extern __typeof__(shmem_complexd_prod_reduce) pshmem_complexd_prod_reduce __attribute__((weak, alias("shmem_complexd_prod_reduce")));
 extern __typeof__(shmem_complexf_prod_reduce) pshmem_complexf_prod_reduce __attribute__((weak, alias("shmem_complexf_prod_reduce")));
+extern __typeof__(shmem_char_sum_inscan) pshmem_char_sum_inscan __attribute__((weak, alias("shmem_char_sum_inscan")));
+extern __typeof__(shmem_schar_sum_inscan) pshmem_schar_sum_inscan __attribute__((weak, alias("shmem_schar_sum_inscan")));
+extern __typeof__(shmem_short_sum_inscan) pshmem_short_sum_inscan __attribute__((weak, alias("shmem_short_sum_inscan")));
+extern __typeof__(shmem_int_sum_inscan) pshmem_int_sum_inscan __attribute__((weak, alias("shmem_int_sum_inscan")));
+extern __typeof__(shmem_long_sum_inscan) pshmem_long_sum_inscan __attribute__((weak, alias("shmem_long_sum_inscan")));
+extern __typeof__(shmem_longlong_sum_inscan) pshmem_longlong_sum_inscan __attribute__((weak, alias("shmem_longlong_sum_inscan")));
+extern __typeof__(shmem_ptrdiff_sum_inscan) pshmem_ptrdiff_sum_inscan __attribute__((weak, alias("shmem_ptrdiff_sum_inscan")));
+extern __typeof__(shmem_uchar_sum_inscan) pshmem_uchar_sum_inscan __attribute__((weak, alias("shmem_uchar_sum_inscan")));
+extern __typeof__(shmem_ushort_sum_inscan) pshmem_ushort_sum_inscan __attribute__((weak, alias("shmem_ushort_sum_inscan")));
+extern __typeof__(shmem_uint_sum_inscan) pshmem_uint_sum_inscan __attribute__((weak, alias("shmem_uint_sum_inscan")));
+extern __typeof__(shmem_ulong_sum_inscan) pshmem_ulong_sum_inscan __attribute__((weak, alias("shmem_ulong_sum_inscan")));
+extern __typeof__(shmem_ulonglong_sum_inscan) pshmem_ulonglong_sum_inscan __attribute__((weak, alias("shmem_ulonglong_sum_inscan")));
+extern __typeof__(shmem_int8_sum_inscan) pshmem_int8_sum_inscan __attribute__((weak, alias("shmem_int8_sum_inscan")));
+extern __typeof__(shmem_int16_sum_inscan) pshmem_int16_sum_inscan __attribute__((weak, alias("shmem_int16_sum_inscan")));
+extern __typeof__(shmem_int32_sum_inscan) pshmem_int32_sum_inscan __attribute__((weak, alias("shmem_int32_sum_inscan")));
+extern __typeof__(shmem_int64_sum_inscan) pshmem_int64_sum_inscan __attribute__((weak, alias("shmem_int64_sum_inscan")));
+extern __typeof__(shmem_uint8_sum_inscan) pshmem_uint8_sum_inscan __attribute__((weak, alias("shmem_uint8_sum_inscan")));
+extern __typeof__(shmem_uint16_sum_inscan) pshmem_uint16_sum_inscan __attribute__((weak, alias("shmem_uint16_sum_inscan")));
+extern __typeof__(shmem_uint32_sum_inscan) pshmem_uint32_sum_inscan __attribute__((weak, alias("shmem_uint32_sum_inscan")));
+extern __typeof__(shmem_uint64_sum_inscan) pshmem_uint64_sum_inscan __attribute__((weak, alias("shmem_uint64_sum_inscan")));
+extern __typeof__(shmem_size_sum_inscan) pshmem_size_sum_inscan __attribute__((weak, alias("shmem_size_sum_inscan")));
+extern __typeof__(shmem_float_sum_inscan) pshmem_float_sum_inscan __attribute__((weak, alias("shmem_float_sum_inscan")));
+extern __typeof__(shmem_double_sum_inscan) pshmem_double_sum_inscan __attribute__((weak, alias("shmem_double_sum_inscan")));
+extern __typeof__(shmem_longdouble_sum_inscan) pshmem_longdouble_sum_inscan __attribute__((weak, alias("shmem_longdouble_sum_inscan")));
+extern __typeof__(shmem_complexd_sum_inscan) pshmem_complexd_sum_inscan __attribute__((weak, alias("shmem_complexd_sum_inscan")));
+extern __typeof__(shmem_complexf_sum_inscan) pshmem_complexf_sum_inscan __attribute__((weak, alias("shmem_complexf_sum_inscan")));
+extern __typeof__(shmem_char_sum_exscan) pshmem_char_sum_exscan __attribute__((weak, alias("shmem_char_sum_exscan")));
+extern __typeof__(shmem_schar_sum_exscan) pshmem_schar_sum_exscan __attribute__((weak, alias("shmem_schar_sum_exscan")));
+extern __typeof__(shmem_short_sum_exscan) pshmem_short_sum_exscan __attribute__((weak, alias("shmem_short_sum_exscan")));
+extern __typeof__(shmem_int_sum_exscan) pshmem_int_sum_exscan __attribute__((weak, alias("shmem_int_sum_exscan")));
+extern __typeof__(shmem_long_sum_exscan) pshmem_long_sum_exscan __attribute__((weak, alias("shmem_long_sum_exscan")));
+extern __typeof__(shmem_longlong_sum_exscan) pshmem_longlong_sum_exscan __attribute__((weak, alias("shmem_longlong_sum_exscan")));
+extern __typeof__(shmem_ptrdiff_sum_exscan) pshmem_ptrdiff_sum_exscan __attribute__((weak, alias("shmem_ptrdiff_sum_exscan")));
+extern __typeof__(shmem_uchar_sum_exscan) pshmem_uchar_sum_exscan __attribute__((weak, alias("shmem_uchar_sum_exscan")));
+extern __typeof__(shmem_ushort_sum_exscan) pshmem_ushort_sum_exscan __attribute__((weak, alias("shmem_ushort_sum_exscan")));
+extern __typeof__(shmem_uint_sum_exscan) pshmem_uint_sum_exscan __attribute__((weak, alias("shmem_uint_sum_exscan")));
+extern __typeof__(shmem_ulong_sum_exscan) pshmem_ulong_sum_exscan __attribute__((weak, alias("shmem_ulong_sum_exscan")));
+extern __typeof__(shmem_ulonglong_sum_exscan) pshmem_ulonglong_sum_exscan __attribute__((weak, alias("shmem_ulonglong_sum_exscan")));
+extern __typeof__(shmem_int8_sum_exscan) pshmem_int8_sum_exscan __attribute__((weak, alias("shmem_int8_sum_exscan")));
+extern __typeof__(shmem_int16_sum_exscan) pshmem_int16_sum_exscan __attribute__((weak, alias("shmem_int16_sum_exscan")));
+extern __typeof__(shmem_int32_sum_exscan) pshmem_int32_sum_exscan __attribute__((weak, alias("shmem_int32_sum_exscan")));
+extern __typeof__(shmem_int64_sum_exscan) pshmem_int64_sum_exscan __attribute__((weak, alias("shmem_int64_sum_exscan")));
+extern __typeof__(shmem_uint8_sum_exscan) pshmem_uint8_sum_exscan __attribute__((weak, alias("shmem_uint8_sum_exscan")));
+extern __typeof__(shmem_uint16_sum_exscan) pshmem_uint16_sum_exscan __attribute__((weak, alias("shmem_uint16_sum_exscan")));
+extern __typeof__(shmem_uint32_sum_exscan) pshmem_uint32_sum_exscan __attribute__((weak, alias("shmem_uint32_sum_exscan")));
+extern __typeof__(shmem_uint64_sum_exscan) pshmem_uint64_sum_exscan __attribute__((weak, alias("shmem_uint64_sum_exscan")));
+extern __typeof__(shmem_size_sum_exscan) pshmem_size_sum_exscan __attribute__((weak, alias("shmem_size_sum_exscan")));
+extern __typeof__(shmem_float_sum_exscan) pshmem_float_sum_exscan __attribute__((weak, alias("shmem_float_sum_exscan")));
+extern __typeof__(shmem_double_sum_exscan) pshmem_double_sum_exscan __attribute__((weak, alias("shmem_double_sum_exscan")));
+extern __typeof__(shmem_longdouble_sum_exscan) pshmem_longdouble_sum_exscan __attribute__((weak, alias("shmem_longdouble_sum_exscan")));
+extern __typeof__(shmem_complexd_sum_exscan) pshmem_complexd_sum_exscan __attribute__((weak, alias("shmem_complexd_sum_exscan")));
+extern __typeof__(shmem_complexf_sum_exscan) pshmem_complexf_sum_exscan __attribute__((weak, alias("shmem_complexf_sum_exscan")));
 extern __typeof__(shmem_broadcast32) pshmem_broadcast32 __attribute__((weak, alias("shmem_broadcast32")));
 extern __typeof__(shmem_collect32) pshmem_collect32 __attribute__((weak, alias("shmem_collect32")));
 extern __typeof__(shmem_fcollect32) pshmem_fcollect32 __attribute__((weak, alias("shmem_fcollect32")));

@@ -38,6 +38,9 @@ func Cases() []Case {
 	}
 	cases = append(cases, rmaCases()...)
 	cases = append(cases, signalCases()...)
+	cases = append(cases, scanCases()...)
+	cases = append(cases, blockedCases()...)
+	cases = append(cases, v16Cases()...)
 	cases = append(cases, waitCases()...)
 	cases = append(cases, lockCases()...)
 	cases = append(cases, memoryCases()...)

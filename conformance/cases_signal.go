@@ -18,6 +18,8 @@ func signalCases() []Case {
 		{Name: "Signal/PutSignalSet", Needs: rmaCaps, Shmem: caseSignalSet},
 		{Name: "Signal/PutSignalAdd", Needs: rmaCaps, Shmem: caseSignalAdd},
 		{Name: "Signal/BadInput", Needs: rmaCaps, Shmem: caseSignalBadInput},
+		{Name: "Signal/AddSet", Needs: rmaCaps, Shmem: caseSignalAddSet},
+		{Name: "Signal/AddSetBadInput", Needs: rmaCaps, Shmem: caseSignalAddSetBadInput},
 		{Name: "Core/PutSignal", Needs: core.CapRMA | core.CapAtomic, Core: caseCorePutSignal},
 	}
 }
@@ -176,4 +178,76 @@ func caseCorePutSignal(t *T, j CoreJob) {
 	require.NoError(t, j.Boot.Barrier())
 	require.Equal(t, last, r.Local(), "a refused put-signal wrote")
 	require.NoError(t, ep.Close())
+}
+
+// OpenSHMEM 1.6, shmem_signal_add and shmem_signal_set: they update a
+// remote signal word atomically with respect to the signal updates of
+// put-with-signal, and a fence orders them after earlier puts to the same
+// PE. Every PE adds to its right neighbour's word by both routes, on the
+// default context and on a context of its own, and the word counts every
+// update; then puts data, fences, and sets the word to a round number:
+// the neighbour that sees the round sees the data.
+func caseSignalAddSet(t *T, w *shmem.World) {
+	left, right := neighbours(w)
+	sig, err := shmem.Malloc[uint64](w, 1)
+	require.NoError(t, err)
+	buf, err := shmem.Malloc[int64](w, 64)
+	require.NoError(t, err)
+	ctx, err := w.NewContext(shmem.ContextOptions{})
+	require.NoError(t, err)
+	const rounds = 20
+	one := []int64{1}
+	for i := range rounds {
+		require.NoError(t, shmem.AddSignal(w, &sig[0], 1, right))
+		require.NoError(t, shmem.AddSignal(ctx, &sig[0], 2, right))
+		require.NoError(t, shmem.PutSignalNBI(w, buf[i:i+1], one, &sig[0], 4, shmem.SignalAdd, right))
+	}
+	require.NoError(t, w.Quiet())
+	require.NoError(t, ctx.Quiet())
+	got, err := shmem.SignalWaitUntil(w, &sig[0], shmem.CmpGE, 7*rounds)
+	require.NoError(t, err)
+	require.Equal(t, uint64(7*rounds), got, "an update was lost or doubled")
+	require.NoError(t, w.BarrierAll())
+
+	for round := uint64(1); round <= 3; round++ {
+		sent := make([]int64, 64)
+		for i := range sent {
+			sent[i] = int64(w.MyPE())*1000 + int64(round)*100 + int64(i)
+		}
+		var c shmem.Ctx = w
+		fence, quiet := w.Fence, w.Quiet
+		if round == 2 {
+			c, fence, quiet = ctx, ctx.Fence, ctx.Quiet
+		}
+		require.NoError(t, shmem.PutNBI(c, buf, sent, right))
+		require.NoError(t, fence())
+		require.NoError(t, shmem.SetSignal(c, &sig[0], round, right))
+		_, err := shmem.SignalWaitUntil(w, &sig[0], shmem.CmpEQ, round)
+		require.NoError(t, err)
+		for i := range buf {
+			require.Equal(t, int64(left)*1000+int64(round)*100+int64(i), buf[i], "round %d: the signal came before the data it was fenced behind", round)
+		}
+		require.NoError(t, quiet())
+		require.NoError(t, w.BarrierAll())
+	}
+	require.NoError(t, ctx.Destroy())
+	require.NoError(t, shmem.Free(w, buf))
+	require.NoError(t, shmem.Free(w, sig))
+}
+
+// A signal word that is not symmetric and a PE outside the job are errors
+// that change nothing.
+func caseSignalAddSetBadInput(t *T, w *shmem.World) {
+	_, right := neighbours(w)
+	sig, err := shmem.Malloc[uint64](w, 1)
+	require.NoError(t, err)
+	var local uint64
+	require.ErrorIs(t, shmem.AddSignal(w, &local, 1, right), shmem.ErrOutOfBounds)
+	require.ErrorIs(t, shmem.SetSignal(w, &local, 1, right), shmem.ErrOutOfBounds)
+	var pee *core.PEError
+	require.ErrorAs(t, shmem.AddSignal(w, &sig[0], 1, w.NPEs()), &pee)
+	require.ErrorAs(t, shmem.SetSignal(w, &sig[0], 1, -1), &pee)
+	require.NoError(t, w.BarrierAll())
+	require.Zero(t, sig[0], "a failed signal update changed the word")
+	require.NoError(t, shmem.Free(w, sig))
 }

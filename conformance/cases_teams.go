@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"math"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/goshmem/goshmem/core"
@@ -11,6 +13,7 @@ func teamCases() []Case {
 	return []Case{
 		{Name: "Team/WorldAndShared", Needs: rmaCaps, Shmem: caseTeamPredefined},
 		{Name: "Team/SplitStrided", Needs: rmaCaps, Shmem: caseTeamSplitStrided},
+		{Name: "Team/SplitStridedLimits", Needs: rmaCaps, Shmem: caseTeamSplitStridedLimits},
 		{Name: "Team/Split2D", Needs: rmaCaps, Shmem: caseTeamSplit2D},
 		{Name: "Team/ManyAlive", Needs: rmaCaps, Shmem: caseTeamsManyAlive},
 		{Name: "Team/Context", Needs: rmaCaps, Shmem: caseTeamContext},
@@ -157,4 +160,45 @@ func caseTeamContext(t *T, w *shmem.World) {
 	require.NoError(t, rev.Destroy())
 	require.ErrorIs(t, shmem.P(ctx, &buf[0], 1, 0), core.ErrClosed, "the team's context is gone")
 	require.NoError(t, shmem.Free(w, buf))
+}
+
+// OpenSHMEM 1.6 bounds shmem_team_split_strided's triplet: size is
+// positive, a zero stride takes size 1, a negative stride runs down from
+// start, and a triplet that leaves the parent's PEs (wraps around) is
+// invalid: no team, and an error on every PE. Strides whose product with
+// the size overflows are such triplets too, and must not crash.
+func caseTeamSplitStridedLimits(t *T, w *shmem.World) {
+	n := w.NPEs()
+	world := w.TeamWorld()
+	one, err := world.SplitStrided(n-1, 0, 1, shmem.TeamConfig{})
+	require.NoError(t, err, "stride 0 with size 1")
+	if w.MyPE() == n-1 {
+		require.NotNil(t, one)
+		require.Equal(t, 1, one.NPEs())
+	} else {
+		require.Nil(t, one)
+	}
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, one.Destroy())
+	down, err := world.SplitStrided(n-1, -1, n, shmem.TeamConfig{})
+	require.NoError(t, err, "a negative stride from the last PE")
+	require.Equal(t, n-1-w.MyPE(), down.MyPE())
+	require.NoError(t, down.Destroy())
+	for _, bad := range []struct {
+		what                string
+		start, stride, size int
+	}{
+		{"size 0", 0, 1, 0},
+		{"stride 0 with size 2", 0, 0, 2},
+		{"wrapping past the last PE", n - 1, 1, 2},
+		{"wrapping below PE 0", 0, -1, 2},
+		{"a stride whose product overflows", 0, math.MinInt + 1, 3},
+		{"a huge stride", 0, math.MaxInt, 2},
+	} {
+		tm, err := world.SplitStrided(bad.start, bad.stride, bad.size, shmem.TeamConfig{})
+		require.ErrorIs(t, err, core.ErrInvalid, bad.what)
+		require.ErrorContains(t, err, "split_strided", bad.what)
+		require.Nil(t, tm, bad.what)
+	}
+	require.NoError(t, w.BarrierAll())
 }

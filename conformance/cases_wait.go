@@ -19,6 +19,7 @@ func waitCases() []Case {
 		{Name: "Wait/StatusMask", Needs: rmaCaps, Shmem: caseWaitStatusMask},
 		{Name: "Wait/GoroutineStoreWakes", Needs: rmaCaps, Shmem: caseWaitGoroutineStore},
 		{Name: "Wait/BadInput", Needs: rmaCaps, Shmem: caseWaitBadInput},
+		{Name: "Wait/EmptySet", Needs: rmaCaps, Shmem: caseWaitEmptySet},
 	}
 }
 
@@ -224,6 +225,35 @@ func caseWaitBadInput(t *T, w *shmem.World) {
 	require.ErrorIs(t, err, shmem.ErrInvalid, "short values")
 	_, err = shmem.TestAll(w, local, nil, shmem.CmpEQ, 0)
 	require.ErrorIs(t, err, shmem.ErrOutOfBounds)
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, shmem.Free(w, flags))
+}
+
+// The tests on an empty set, which 1.6 takes up: shmem_test_all returns 1
+// when nelems is 0, the wait set being empty. A set whose every element
+// status excludes is empty too, and gets the same answer, as
+// wait_until_all returns at once on it; test_any finds none and
+// test_some none.
+func caseWaitEmptySet(t *T, w *shmem.World) {
+	flags, err := shmem.Malloc[int64](w, 3)
+	require.NoError(t, err)
+	all := []int{1, 1, 1}
+	for _, c := range []struct {
+		what   string
+		ivars  []int64
+		status []int
+	}{{"no elements", flags[:0], nil}, {"every element excluded", flags, all}} {
+		ok, err := shmem.TestAll(w, c.ivars, c.status, shmem.CmpEQ, 7)
+		require.NoError(t, err)
+		require.True(t, ok, "test_all on %s", c.what)
+		i, err := shmem.TestAny(w, c.ivars, c.status, shmem.CmpEQ, 7)
+		require.NoError(t, err)
+		require.Equal(t, -1, i, "test_any on %s", c.what)
+		k, err := shmem.TestSome(w, c.ivars, make([]int, 3), c.status, shmem.CmpEQ, 7)
+		require.NoError(t, err)
+		require.Zero(t, k, "test_some on %s", c.what)
+		require.NoError(t, shmem.WaitUntilAll(w, c.ivars, c.status, shmem.CmpEQ, 7), "wait_until_all on %s", c.what)
+	}
 	require.NoError(t, w.BarrierAll())
 	require.NoError(t, shmem.Free(w, flags))
 }

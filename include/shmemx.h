@@ -3,12 +3,265 @@
  * edit. Change the generator and run "go generate ./capi" instead.
  */
 /*
- * goshmem's extensions to OpenSHMEM. There are none yet; programs that
- * include this header get the standard API.
+ * goshmem's extensions to OpenSHMEM, and the shmemx_ names Sandia
+ * OpenSHMEM uses for routines OpenSHMEM 1.6 made standard (interleaved
+ * blocks, signals without data, scans): each is a macro naming the
+ * standard routine, its type-generic form included.
  */
 #ifndef SHMEMX_H
 #define SHMEMX_H
 
+#include <stdint.h>
+
 #include "shmem.h"
+
+#define shmemx_float_ibput shmem_float_ibput
+#define shmemx_ctx_float_ibput shmem_ctx_float_ibput
+#define shmemx_double_ibput shmem_double_ibput
+#define shmemx_ctx_double_ibput shmem_ctx_double_ibput
+#define shmemx_longdouble_ibput shmem_longdouble_ibput
+#define shmemx_ctx_longdouble_ibput shmem_ctx_longdouble_ibput
+#define shmemx_char_ibput shmem_char_ibput
+#define shmemx_ctx_char_ibput shmem_ctx_char_ibput
+#define shmemx_schar_ibput shmem_schar_ibput
+#define shmemx_ctx_schar_ibput shmem_ctx_schar_ibput
+#define shmemx_short_ibput shmem_short_ibput
+#define shmemx_ctx_short_ibput shmem_ctx_short_ibput
+#define shmemx_int_ibput shmem_int_ibput
+#define shmemx_ctx_int_ibput shmem_ctx_int_ibput
+#define shmemx_long_ibput shmem_long_ibput
+#define shmemx_ctx_long_ibput shmem_ctx_long_ibput
+#define shmemx_longlong_ibput shmem_longlong_ibput
+#define shmemx_ctx_longlong_ibput shmem_ctx_longlong_ibput
+#define shmemx_uchar_ibput shmem_uchar_ibput
+#define shmemx_ctx_uchar_ibput shmem_ctx_uchar_ibput
+#define shmemx_ushort_ibput shmem_ushort_ibput
+#define shmemx_ctx_ushort_ibput shmem_ctx_ushort_ibput
+#define shmemx_uint_ibput shmem_uint_ibput
+#define shmemx_ctx_uint_ibput shmem_ctx_uint_ibput
+#define shmemx_ulong_ibput shmem_ulong_ibput
+#define shmemx_ctx_ulong_ibput shmem_ctx_ulong_ibput
+#define shmemx_ulonglong_ibput shmem_ulonglong_ibput
+#define shmemx_ctx_ulonglong_ibput shmem_ctx_ulonglong_ibput
+#define shmemx_int8_ibput shmem_int8_ibput
+#define shmemx_ctx_int8_ibput shmem_ctx_int8_ibput
+#define shmemx_int16_ibput shmem_int16_ibput
+#define shmemx_ctx_int16_ibput shmem_ctx_int16_ibput
+#define shmemx_int32_ibput shmem_int32_ibput
+#define shmemx_ctx_int32_ibput shmem_ctx_int32_ibput
+#define shmemx_int64_ibput shmem_int64_ibput
+#define shmemx_ctx_int64_ibput shmem_ctx_int64_ibput
+#define shmemx_uint8_ibput shmem_uint8_ibput
+#define shmemx_ctx_uint8_ibput shmem_ctx_uint8_ibput
+#define shmemx_uint16_ibput shmem_uint16_ibput
+#define shmemx_ctx_uint16_ibput shmem_ctx_uint16_ibput
+#define shmemx_uint32_ibput shmem_uint32_ibput
+#define shmemx_ctx_uint32_ibput shmem_ctx_uint32_ibput
+#define shmemx_uint64_ibput shmem_uint64_ibput
+#define shmemx_ctx_uint64_ibput shmem_ctx_uint64_ibput
+#define shmemx_size_ibput shmem_size_ibput
+#define shmemx_ctx_size_ibput shmem_ctx_size_ibput
+#define shmemx_ptrdiff_ibput shmem_ptrdiff_ibput
+#define shmemx_ctx_ptrdiff_ibput shmem_ctx_ptrdiff_ibput
+#define shmemx_ibput8 shmem_ibput8
+#define shmemx_ctx_ibput8 shmem_ctx_ibput8
+#define shmemx_ibput16 shmem_ibput16
+#define shmemx_ctx_ibput16 shmem_ctx_ibput16
+#define shmemx_ibput32 shmem_ibput32
+#define shmemx_ctx_ibput32 shmem_ctx_ibput32
+#define shmemx_ibput64 shmem_ibput64
+#define shmemx_ctx_ibput64 shmem_ctx_ibput64
+#define shmemx_ibput128 shmem_ibput128
+#define shmemx_ctx_ibput128 shmem_ctx_ibput128
+#define shmemx_float_ibget shmem_float_ibget
+#define shmemx_ctx_float_ibget shmem_ctx_float_ibget
+#define shmemx_double_ibget shmem_double_ibget
+#define shmemx_ctx_double_ibget shmem_ctx_double_ibget
+#define shmemx_longdouble_ibget shmem_longdouble_ibget
+#define shmemx_ctx_longdouble_ibget shmem_ctx_longdouble_ibget
+#define shmemx_char_ibget shmem_char_ibget
+#define shmemx_ctx_char_ibget shmem_ctx_char_ibget
+#define shmemx_schar_ibget shmem_schar_ibget
+#define shmemx_ctx_schar_ibget shmem_ctx_schar_ibget
+#define shmemx_short_ibget shmem_short_ibget
+#define shmemx_ctx_short_ibget shmem_ctx_short_ibget
+#define shmemx_int_ibget shmem_int_ibget
+#define shmemx_ctx_int_ibget shmem_ctx_int_ibget
+#define shmemx_long_ibget shmem_long_ibget
+#define shmemx_ctx_long_ibget shmem_ctx_long_ibget
+#define shmemx_longlong_ibget shmem_longlong_ibget
+#define shmemx_ctx_longlong_ibget shmem_ctx_longlong_ibget
+#define shmemx_uchar_ibget shmem_uchar_ibget
+#define shmemx_ctx_uchar_ibget shmem_ctx_uchar_ibget
+#define shmemx_ushort_ibget shmem_ushort_ibget
+#define shmemx_ctx_ushort_ibget shmem_ctx_ushort_ibget
+#define shmemx_uint_ibget shmem_uint_ibget
+#define shmemx_ctx_uint_ibget shmem_ctx_uint_ibget
+#define shmemx_ulong_ibget shmem_ulong_ibget
+#define shmemx_ctx_ulong_ibget shmem_ctx_ulong_ibget
+#define shmemx_ulonglong_ibget shmem_ulonglong_ibget
+#define shmemx_ctx_ulonglong_ibget shmem_ctx_ulonglong_ibget
+#define shmemx_int8_ibget shmem_int8_ibget
+#define shmemx_ctx_int8_ibget shmem_ctx_int8_ibget
+#define shmemx_int16_ibget shmem_int16_ibget
+#define shmemx_ctx_int16_ibget shmem_ctx_int16_ibget
+#define shmemx_int32_ibget shmem_int32_ibget
+#define shmemx_ctx_int32_ibget shmem_ctx_int32_ibget
+#define shmemx_int64_ibget shmem_int64_ibget
+#define shmemx_ctx_int64_ibget shmem_ctx_int64_ibget
+#define shmemx_uint8_ibget shmem_uint8_ibget
+#define shmemx_ctx_uint8_ibget shmem_ctx_uint8_ibget
+#define shmemx_uint16_ibget shmem_uint16_ibget
+#define shmemx_ctx_uint16_ibget shmem_ctx_uint16_ibget
+#define shmemx_uint32_ibget shmem_uint32_ibget
+#define shmemx_ctx_uint32_ibget shmem_ctx_uint32_ibget
+#define shmemx_uint64_ibget shmem_uint64_ibget
+#define shmemx_ctx_uint64_ibget shmem_ctx_uint64_ibget
+#define shmemx_size_ibget shmem_size_ibget
+#define shmemx_ctx_size_ibget shmem_ctx_size_ibget
+#define shmemx_ptrdiff_ibget shmem_ptrdiff_ibget
+#define shmemx_ctx_ptrdiff_ibget shmem_ctx_ptrdiff_ibget
+#define shmemx_ibget8 shmem_ibget8
+#define shmemx_ctx_ibget8 shmem_ctx_ibget8
+#define shmemx_ibget16 shmem_ibget16
+#define shmemx_ctx_ibget16 shmem_ctx_ibget16
+#define shmemx_ibget32 shmem_ibget32
+#define shmemx_ctx_ibget32 shmem_ctx_ibget32
+#define shmemx_ibget64 shmem_ibget64
+#define shmemx_ctx_ibget64 shmem_ctx_ibget64
+#define shmemx_ibget128 shmem_ibget128
+#define shmemx_ctx_ibget128 shmem_ctx_ibget128
+#define shmemx_ctx_signal_set shmem_ctx_signal_set
+#define shmemx_ctx_signal_add shmem_ctx_signal_add
+#define shmemx_char_sum_inscan shmem_char_sum_inscan
+#define shmemx_schar_sum_inscan shmem_schar_sum_inscan
+#define shmemx_short_sum_inscan shmem_short_sum_inscan
+#define shmemx_int_sum_inscan shmem_int_sum_inscan
+#define shmemx_long_sum_inscan shmem_long_sum_inscan
+#define shmemx_longlong_sum_inscan shmem_longlong_sum_inscan
+#define shmemx_ptrdiff_sum_inscan shmem_ptrdiff_sum_inscan
+#define shmemx_uchar_sum_inscan shmem_uchar_sum_inscan
+#define shmemx_ushort_sum_inscan shmem_ushort_sum_inscan
+#define shmemx_uint_sum_inscan shmem_uint_sum_inscan
+#define shmemx_ulong_sum_inscan shmem_ulong_sum_inscan
+#define shmemx_ulonglong_sum_inscan shmem_ulonglong_sum_inscan
+#define shmemx_int8_sum_inscan shmem_int8_sum_inscan
+#define shmemx_int16_sum_inscan shmem_int16_sum_inscan
+#define shmemx_int32_sum_inscan shmem_int32_sum_inscan
+#define shmemx_int64_sum_inscan shmem_int64_sum_inscan
+#define shmemx_uint8_sum_inscan shmem_uint8_sum_inscan
+#define shmemx_uint16_sum_inscan shmem_uint16_sum_inscan
+#define shmemx_uint32_sum_inscan shmem_uint32_sum_inscan
+#define shmemx_uint64_sum_inscan shmem_uint64_sum_inscan
+#define shmemx_size_sum_inscan shmem_size_sum_inscan
+#define shmemx_float_sum_inscan shmem_float_sum_inscan
+#define shmemx_double_sum_inscan shmem_double_sum_inscan
+#define shmemx_longdouble_sum_inscan shmem_longdouble_sum_inscan
+#define shmemx_complexd_sum_inscan shmem_complexd_sum_inscan
+#define shmemx_complexf_sum_inscan shmem_complexf_sum_inscan
+#define shmemx_char_sum_exscan shmem_char_sum_exscan
+#define shmemx_schar_sum_exscan shmem_schar_sum_exscan
+#define shmemx_short_sum_exscan shmem_short_sum_exscan
+#define shmemx_int_sum_exscan shmem_int_sum_exscan
+#define shmemx_long_sum_exscan shmem_long_sum_exscan
+#define shmemx_longlong_sum_exscan shmem_longlong_sum_exscan
+#define shmemx_ptrdiff_sum_exscan shmem_ptrdiff_sum_exscan
+#define shmemx_uchar_sum_exscan shmem_uchar_sum_exscan
+#define shmemx_ushort_sum_exscan shmem_ushort_sum_exscan
+#define shmemx_uint_sum_exscan shmem_uint_sum_exscan
+#define shmemx_ulong_sum_exscan shmem_ulong_sum_exscan
+#define shmemx_ulonglong_sum_exscan shmem_ulonglong_sum_exscan
+#define shmemx_int8_sum_exscan shmem_int8_sum_exscan
+#define shmemx_int16_sum_exscan shmem_int16_sum_exscan
+#define shmemx_int32_sum_exscan shmem_int32_sum_exscan
+#define shmemx_int64_sum_exscan shmem_int64_sum_exscan
+#define shmemx_uint8_sum_exscan shmem_uint8_sum_exscan
+#define shmemx_uint16_sum_exscan shmem_uint16_sum_exscan
+#define shmemx_uint32_sum_exscan shmem_uint32_sum_exscan
+#define shmemx_uint64_sum_exscan shmem_uint64_sum_exscan
+#define shmemx_size_sum_exscan shmem_size_sum_exscan
+#define shmemx_float_sum_exscan shmem_float_sum_exscan
+#define shmemx_double_sum_exscan shmem_double_sum_exscan
+#define shmemx_longdouble_sum_exscan shmem_longdouble_sum_exscan
+#define shmemx_complexd_sum_exscan shmem_complexd_sum_exscan
+#define shmemx_complexf_sum_exscan shmem_complexf_sum_exscan
+
+/* The type-generic forms (C11 macros, C++ overloads). */
+#define shmemx_ibput shmem_ibput
+#define shmemx_ibget shmem_ibget
+#define shmemx_sum_inscan shmem_sum_inscan
+#define shmemx_sum_exscan shmem_sum_exscan
+
+/*
+ * shmemx_signal_add and _set, with a context first or without: a _Generic
+ * on the first argument in C11, overloads in C++, the plain routine in
+ * older C.
+ */
+#if defined(__cplusplus)
+extern "C++" {
+inline void shmemx_signal_add(uint64_t *sig_addr, uint64_t signal, int pe) { shmem_signal_add(sig_addr, signal, pe); }
+inline void shmemx_signal_add(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) { shmem_ctx_signal_add(ctx, sig_addr, signal, pe); }
+inline void shmemx_signal_set(uint64_t *sig_addr, uint64_t signal, int pe) { shmem_signal_set(sig_addr, signal, pe); }
+inline void shmemx_signal_set(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) { shmem_ctx_signal_set(ctx, sig_addr, signal, pe); }
+}
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(GSH_NO_GENERICS)
+#define shmemx_signal_add(...) _Generic(GSH_ARG1(__VA_ARGS__), shmem_ctx_t: shmem_ctx_signal_add, default: shmem_signal_add)(__VA_ARGS__)
+#define shmemx_signal_set(...) _Generic(GSH_ARG1(__VA_ARGS__), shmem_ctx_t: shmem_ctx_signal_set, default: shmem_signal_set)(__VA_ARGS__)
+#else
+#define shmemx_signal_add shmem_signal_add
+#define shmemx_signal_set shmem_signal_set
+#endif
+
+/*
+ * SHMEMX_TEAM_NODE: the PEs on this PE's node (host). goshmem's
+ * SHMEM_TEAM_SHARED is that team, so the names are one handle.
+ */
+#define SHMEMX_TEAM_NODE SHMEM_TEAM_SHARED
+
+/*
+ * SHMEMX_MALLOC_NO_BARRIER: a shmem_malloc_with_hints hint that the
+ * program synchronizes before it uses the block. goshmem accepts it; its
+ * allocations agree on the block among the PEs whatever the hints say.
+ */
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 30)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * shmemx_register_gettid: the function that names the calling thread.
+ * goshmem knows its callers' threads itself, so it keeps the function
+ * and needs it for nothing; it may be called before shmem_init.
+ */
+void shmemx_register_gettid(uint64_t (*gettid_fn)(void));
+
+/*
+ * shmemx_pcntr_*: the operations the program issued on a context and how
+ * many are complete. Puts, put-with-signal, signal updates and atomics
+ * count as writes (an atomic fetch as a read); a blocking get is complete
+ * when it returns, the rest when a quiet (or, on the default context, a
+ * barrier) completes them. The counts are exact for a context one thread
+ * uses and may miss some where threads share one. goshmem does not count
+ * what other PEs do to this PE's memory: the target count is 0.
+ */
+typedef struct {
+	uint64_t pending_put;   /* writes issued */
+	uint64_t pending_get;   /* reads issued */
+	uint64_t completed_put; /* writes complete */
+	uint64_t completed_get; /* reads complete */
+	uint64_t target;        /* 0 */
+} shmemx_pcntr_t;
+
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* SHMEMX_H */

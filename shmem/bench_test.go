@@ -169,3 +169,35 @@ func BenchmarkFetchAddSerialized(b *testing.B) {
 		must(b, ctx.Destroy())
 	})
 }
+
+// The 1.6 routines on the same pair: a signal update without data, a put
+// of interleaved blocks, and a per-PE quiet.
+func BenchmarkAddSignal(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		sig := &shmemSlice[uint64](buf)[0]
+		for b.Loop() {
+			must(b, shmem.AddSignal(w, sig, 1, 1))
+		}
+	})
+}
+
+func BenchmarkIBPut4x8(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		dst := shmemSlice[int64](buf)
+		src := make([]int64, 32)
+		for b.Loop() {
+			must(b, shmem.IBPut(w, dst, src, 16, 8, 4, 4, 1))
+		}
+	})
+}
+
+func BenchmarkPEQuiet(b *testing.B) {
+	pair(b, 1<<20, func(w *shmem.World, buf []byte) {
+		dst := shmemSlice[int64](buf)
+		src := []int64{7}
+		for b.Loop() {
+			must(b, shmem.PutNBI(w, dst[:1], src, 1))
+			must(b, w.PEQuiet(1))
+		}
+	})
+}

@@ -404,25 +404,19 @@ func (g *group) waitFrom(lo, hi int, need func(s int) uint64) error {
 }
 
 // prefixSum returns the sum of v over the ranks below this PE's, by the
-// dissemination scan of Hillis and Steele: in round k each rank passes its
-// running sum to rank me+2^k and adds the one from rank me-2^k. A round's
-// word has one sender, which adds the sum plus one, so that zero still
-// says "not yet".
+// dissemination scan (scanRounds). A round's word has one sender, which
+// adds the running sum plus one, so that zero still says "not yet".
 func (g *group) prefixSum(v uint64) (uint64, error) {
 	sum := v
-	for k := 0; 1<<k < g.n; k++ {
-		if to := g.me + 1<<k; to < g.n {
-			if err := g.signal(to, gwScan+gword(k), sum+1); err != nil {
-				return 0, err
-			}
-		}
-		if g.me >= 1<<k {
-			in, err := g.awaitValue(gwScan + gword(k))
-			if err != nil {
-				return 0, err
-			}
-			sum += in - 1
-		}
+	err := scanRounds(g.n, g.me, func(to, k int) error {
+		return g.signal(to, gwScan+gword(k), sum+1)
+	}, func(k int) error {
+		in, err := g.awaitValue(gwScan + gword(k))
+		sum += in - 1
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	return sum - v, nil
 }

@@ -130,7 +130,7 @@ func hostProgram(t *testing.T, tm *shmem.Team, dest []int64, team string, seed u
 			src[i] = int64(pe)<<40 ^ int64(i)*0x1e3779b97f4a7c15 ^ int64(step)
 		}
 		what := fmt.Sprintf("%s step %d", team, step)
-		switch op := rng.IntN(12); op {
+		switch op := rng.IntN(13); op {
 		case 0:
 			require.NoError(t, shmem.Broadcast(tm, dest, src[:k], root))
 			record(what+" broadcast", mem.Bytes(dest[:k]))
@@ -221,6 +221,13 @@ func hostProgram(t *testing.T, tm *shmem.Team, dest []int64, team string, seed u
 			require.NoError(t, shmem.SumReduce(tm, got, a))
 			require.NoError(t, shmem.XorReduce(tm, gx, x))
 			record(what+" large sum, xor", append(mem.Bytes(got), mem.Bytes(gx)...))
+		case 12:
+			// Scans, which run between barriers whatever the team's shape,
+			// interleaved with the collectives that do not.
+			in, ex := make([]int64, k), make([]int64, k)
+			require.NoError(t, shmem.SumInscan(tm, in, src[:k]))
+			require.NoError(t, shmem.SumExscan(tm, ex, src[:k]))
+			record(what+" inscan, exscan", append(mem.Bytes(in), mem.Bytes(ex)...))
 		}
 	}
 }

@@ -128,6 +128,39 @@ func (c *Context) Fence() error {
 	return c.ep.Fence()
 }
 
+// PEQuiet returns when every put, atomic, put-with-signal and
+// non-blocking get issued on this context to the PEs pes is complete and
+// visible to every PE (shmem_ctx_pe_quiet, OpenSHMEM 1.6). PE numbers are
+// those the context's operations take: the team's, for a team's context.
+// An empty list completes nothing. It completes this context's
+// operations to the other PEs too: every provider completes a context's
+// operations together.
+func (c *Context) PEQuiet(pes ...int) error {
+	if c == nil {
+		return invalidCtx("ctx_pe_quiet")
+	}
+	return c.peQuiet("ctx_pe_quiet", pes)
+}
+
+// PEQuiet is PEQuiet on the default context (shmem_pe_quiet).
+func (w *World) PEQuiet(pes ...int) error { return w.def.peQuiet("pe_quiet", pes) }
+
+func (c *Context) peQuiet(op string, pes []int) error {
+	if len(pes) == 0 {
+		return nil
+	}
+	n := c.w.npes
+	if c.team != nil {
+		n = len(c.team.members)
+	}
+	for i, pe := range pes {
+		if err := core.CheckPE(pe, n); err != nil {
+			return fmt.Errorf("shmem: %s: target_pes[%d]: %w", op, i, err)
+		}
+	}
+	return c.ep.Quiet()
+}
+
 // Quiet is Quiet on the default context (shmem_quiet).
 func (w *World) Quiet() error { return w.def.ep.Quiet() }
 

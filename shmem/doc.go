@@ -1,4 +1,4 @@
-// Package shmem is OpenSHMEM 1.5 in idiomatic Go, written once against
+// Package shmem is OpenSHMEM 1.6 in idiomatic Go, written once against
 // core, so a program never knows which provider carries it.
 //
 //	w, err := shmem.Init()             // join the job oshrun, srun or mpirun started
@@ -17,7 +17,10 @@
 // Errors are returned, never signalled; they unwrap to core's sentinels,
 // re-exported here (errors.Is(err, shmem.ErrOutOfBounds)).
 //
-// Lifetimes: Finalize is collective and idempotent; it destroys the
+// Lifetimes: as OpenSHMEM 1.6 allows, a program may call Init more than
+// once; a later Init returns the same World, counted, and the Finalize
+// that balances the first ends it. Finalize is collective and
+// idempotent; it destroys the
 // contexts, closes the provider's domain and the bootstrap, and leaves no
 // goroutine behind. Slices from Malloc are valid until Free or Finalize;
 // slices from Ptr until Finalize. Buffers given to PutNBI and GetNBI belong

@@ -28,6 +28,17 @@ func Ptr[T Elem](c Ctx, s []T, pe int) []T {
 	return mem.Slice[T](peer[off : off+n])[:len(s):len(s)]
 }
 
+// TeamPtr is Ptr with pe a PE number of team t (shmem_team_ptr, OpenSHMEM
+// 1.6): that member's copy of the symmetric s, mapped into this process,
+// or nil where it is not mapped here, s is not symmetric, t is nil or pe
+// is not one of its members.
+func TeamPtr[T Elem](t *Team, s []T, pe int) []T {
+	if t == nil || t.dead.Load() || core.CheckPE(pe, len(t.members)) != nil {
+		return nil
+	}
+	return Ptr(t.w, s, t.members[pe])
+}
+
 // AddrAccessible reports whether s is symmetric, so that PE pe can reach
 // it (shmem_addr_accessible).
 func AddrAccessible[T Elem](c Ctx, s []T, pe int) bool {

@@ -83,6 +83,36 @@ func putSignal[T Elem](c Ctx, dst, src []T, sig *uint64, signal uint64, op Signa
 	return x.ep.Atomic(pe, sigReg, sigOff, aop, core.Uint64, signal)
 }
 
+// AddSignal adds signal to the symmetric signal word *sig on PE pe, as one
+// atomic operation (shmem_signal_add). It is the signal update of
+// PutSignal with SignalAdd and no data: atomic with respect to every other
+// signal update of the word, and ordered after this context's earlier
+// puts by Fence, as they are.
+func AddSignal(c Ctx, sig *uint64, signal uint64, pe int) error {
+	return updateSignal(c, "signal_add", sig, signal, SignalAdd, pe)
+}
+
+// SetSignal sets the symmetric signal word *sig on PE pe to signal, as
+// one atomic operation (shmem_signal_set); see AddSignal.
+func SetSignal(c Ctx, sig *uint64, signal uint64, pe int) error {
+	return updateSignal(c, "signal_set", sig, signal, SignalSet, pe)
+}
+
+// updateSignal is AddSignal and SetSignal: the atomic that carries
+// PutSignal's signal update, alone.
+func updateSignal(c Ctx, op string, sig *uint64, signal uint64, sop SignalOp, pe int) error {
+	x := c.context()
+	aop, err := sop.atomicOp()
+	if err != nil {
+		return err
+	}
+	r, off, err := x.w.sym(op, mem.PtrAddr(sig), 8)
+	if err != nil {
+		return err
+	}
+	return x.ep.Atomic(pe, r, off, aop, core.Uint64, signal)
+}
+
 // SignalFetch returns the value of the symmetric signal word *sig on this
 // PE (shmem_signal_fetch).
 func SignalFetch(c Ctx, sig *uint64) (uint64, error) {

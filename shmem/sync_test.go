@@ -138,7 +138,7 @@ func TestInfoAndDebugEnvironment(t *testing.T) {
 	require.Equal(t, 1, strings.Count(out, "goshmem: OpenSHMEM"), "only PE 0 prints")
 	require.Contains(t, out, "level=DEBUG msg=initialized")
 	major, minor := shmem.InfoGetVersion()
-	require.Equal(t, [2]int{1, 5}, [2]int{major, minor})
+	require.Equal(t, [2]int{1, 6}, [2]int{major, minor})
 	require.Equal(t, "goshmem", shmem.InfoGetName())
 }
 

@@ -211,8 +211,17 @@ func (t *Team) SplitStrided(start, stride, size int, config TeamConfig) (*Team, 
 	return t.split("split_strided", members, config)
 }
 
+// checkStrided checks the triplet as 1.6 bounds it: size from 1 to the
+// team's, stride 0 only with size 1, and every rank start + i*stride
+// inside the team, without wrapping around.
 func (t *Team) checkStrided(start, stride, size int) error {
 	n := len(t.members)
+	if size > 1 && (stride > n-1 || stride < -(n-1)) {
+		// Past the team at i = 1 already; checked first, so that
+		// (size-1)*stride below cannot overflow.
+		return fmt.Errorf("shmem: team split_strided: stride %d steps past the team's %d PEs: with size %d, a stride is from %d to %d: %w",
+			stride, n, size, -(n - 1), n-1, core.ErrInvalid)
+	}
 	last := start + (size-1)*stride
 	switch {
 	case size < 1 || size > n:

@@ -10,6 +10,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/goshmem/goshmem/bootstrap"
@@ -21,7 +22,7 @@ import (
 // Version is the OpenSHMEM specification version this package implements.
 const (
 	MajorVersion = 1
-	MinorVersion = 5
+	MinorVersion = 6
 	VendorString = "goshmem"
 )
 
@@ -86,9 +87,60 @@ type World struct {
 	ctxMu    sync.Mutex
 	contexts map[*Context]struct{}
 
+	// inits counts the Inits this World answers that no Finalize has
+	// balanced yet (see Init); the last Finalize ends it.
+	initMu  sync.Mutex
+	inits   int
 	finOnce sync.Once
 	finErr  error
 	closed  chan struct{}
+}
+
+// jobWorld is the World Init joined from the environment (without
+// WithBootstrap), while it is initialized: a later Init in this process
+// returns it, counted. jobInit serialises those Inits, so two goroutines
+// that call Init at once join the job once.
+var (
+	jobWorld atomic.Pointer[World]
+	jobInit  sync.Mutex
+)
+
+// again counts one more Init of w and reports whether w was still
+// initialized to take it.
+func (w *World) again() bool {
+	w.initMu.Lock()
+	defer w.initMu.Unlock()
+	if w.inits == 0 {
+		return false
+	}
+	w.inits++
+	return true
+}
+
+// InitCount is how many Inits returned w that no Finalize has balanced
+// yet: 0 once w is finalized.
+func (w *World) InitCount() int {
+	w.initMu.Lock()
+	defer w.initMu.Unlock()
+	return w.inits
+}
+
+// Initialized reports whether w is initialized: from Init until the
+// Finalize that balances the last Init it answered
+// (shmem_query_initialized).
+func (w *World) Initialized() bool {
+	w.initMu.Lock()
+	defer w.initMu.Unlock()
+	return w.inits > 0
+}
+
+// Initialized reports whether this process has joined its job and not yet
+// left it: whether a World that Init joined from the environment (without
+// WithBootstrap) is initialized (shmem_query_initialized). It may be
+// called at any time, before Init and after Finalize included.
+func Initialized() bool {
+	w := jobWorld.Load()
+	return w != nil && w.Initialized()
 }
 
 // Option configures Init.
@@ -161,10 +213,24 @@ const bootstrapTimeout = 60 * time.Second
 // Init joins the job this process was launched into (oshrun, srun, mpirun)
 // or, when it was not launched, runs it as a job of one PE. It is
 // collective.
+//
+// As OpenSHMEM 1.6 allows of shmem_init, a program may call Init more than
+// once: while the World an earlier Init joined from the environment is
+// initialized, Init returns that World again and counts the call, without
+// applying its options; Finalize then ends the World at the call that
+// balances the first Init (see Initialized). With WithBootstrap, every
+// Init is a PE of its own, ended by its first Finalize.
 func Init(opts ...Option) (*World, error) {
 	var o options
 	for _, f := range opts {
 		f(&o)
+	}
+	if o.boot == nil {
+		jobInit.Lock()
+		defer jobInit.Unlock()
+		if w := jobWorld.Load(); w != nil && w.again() {
+			return w, nil
+		}
 	}
 	if err := o.thread.check(); err != nil {
 		return nil, fmt.Errorf("shmem: init: %w", err)
@@ -255,6 +321,9 @@ func Init(opts ...Option) (*World, error) {
 	if w.me == 0 && (info || version) {
 		w.printInfo(os.Stderr, info, lookup)
 	}
+	if o.boot == nil {
+		jobWorld.Store(w)
+	}
 	log.Debug("initialized", "provider", w.provider.Name(), "npes", w.npes, "heap", core.FormatSize(int64(w.heapSize)))
 	return w, nil
 }
@@ -293,7 +362,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	w := &World{
 		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
-		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}),
+		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}), inits: 1,
 		slice: waitSlice, reportAfter: DefaultWaitReport, reportOut: o.reportOut,
 	}
 	if o.reportAfter != nil {
@@ -429,7 +498,19 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 // it kept past Finalize (and from Ptr) stay safe to touch, but read zeros
 // or what this PE wrote through them since, and reach no other PE (see
 // core.Domain's Close).
+//
+// Where Init returned w more than once, every Finalize but the one that
+// balances the first Init only counts, and returns nil.
 func (w *World) Finalize() error {
+	w.initMu.Lock()
+	if w.inits > 1 {
+		w.inits--
+		w.initMu.Unlock()
+		return nil
+	}
+	w.inits = 0
+	w.initMu.Unlock()
+	jobWorld.CompareAndSwap(w, nil)
 	w.finOnce.Do(func() {
 		var errs []error
 		w.ctxMu.Lock()

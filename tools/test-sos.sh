@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the OpenSHMEM community test suite (tests-sos) with goshmem's
-# oshcc/oshc++ and runs every program under oshrun, unmodified.
+# oshcc/oshc++ and runs every program of test/unit, test/apps and
+# test/shmemx under oshrun, unmodified.
 #
 #   tools/test-sos.sh SOS_DIR [NP ...]      (default NP: 2 3 4)
 #
@@ -48,6 +49,17 @@ done
 add query_thread_funneled "$sos/test/unit/query_thread.c" oshcc -DENABLE_THREADS
 for f in "$sos"/test/unit/*.cpp; do add "$(basename "$f" .cpp)" "$f" oshc++; done
 for f in "$sos"/test/apps/*.c; do add "apps/$(basename "$f" .c)" "$f" oshcc; done
+# test/shmemx: the programs of its SHMEMX_TESTS, written for Sandia
+# OpenSHMEM's shmemx_ names (shmem_ct needs Portals 4 counters and is
+# not one of them).
+if [ -d "$sos/test/shmemx" ]; then
+	for f in "$sos"/test/shmemx/*.c; do
+		b=$(basename "$f" .c)
+		[ "$b" = shmem_ct ] && continue
+		add "shmemx/$b" "$f" oshcc
+	done
+	for f in "$sos"/test/shmemx/*.cpp; do add "shmemx/$(basename "$f" .cpp)" "$f" oshc++; done
+fi
 
 build() {
 	local name=$1 srcs=$2 cc=$3

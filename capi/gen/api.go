@@ -5,7 +5,7 @@ import (
 	"strings"
 )
 
-// build assembles the whole C API: every routine of OpenSHMEM 1.5 (and the
+// build assembles the whole C API: every routine of OpenSHMEM 1.6 (and the
 // deprecated names it keeps), in the order shmem.h declares them, and the
 // type-generic names over them.
 func build() *api {
@@ -15,9 +15,11 @@ func build() *api {
 	a.teams()
 	a.contexts()
 	a.rma()
+	a.blocks()
 	a.signal()
 	a.amo()
 	a.collectives()
+	a.scans()
 	a.activeSet()
 	a.p2p()
 	a.ordering()
@@ -38,6 +40,7 @@ func (a *api) setup() {
 		"void shmem_init(void)",
 		"int shmem_init_thread(int requested, int *provided)",
 		"void shmem_query_thread(int *provided)",
+		"void shmem_query_initialized(int *initialized)",
 		"void shmem_finalize(void)",
 		"void shmem_global_exit(int status)",
 		"int shmem_my_pe(void)",
@@ -191,6 +194,36 @@ func (a *api) rma() {
 	}
 }
 
+// blocks adds 1.6's interleaved blocks: shmem_ibput and shmem_ibget in
+// every typed, sized and context form.
+func (a *api) blocks() {
+	s := a.section("RMA: blocks at strides")
+	gen := genericTypes(rmaTypes)
+	for _, op := range []struct{ name, fn string }{{"ibput", "gsh_ibput"}, {"ibget", "gsh_ibget"}} {
+		op := op
+		g := a.family("shmem_"+op.name, 0)
+		ps := func(dt, st string) []param {
+			return []param{{dt, "dest"}, {st, "source"}, {"ptrdiff_t", "dst"}, {"ptrdiff_t", "sst"},
+				{"size_t", "bsize"}, {"size_t", "nblocks"}, {"int", "pe"}}
+		}
+		for _, t := range rmaTypes {
+			t := t
+			pp, cp := pair(s, builder{ret: "void", base: t.name + "_" + op.name, params: ps(ptr(t.c), constPtr(t.c)),
+				body: func(ctx, fn string) string {
+					return fmt.Sprintf("%s(%s, dest, source, dst, sst, bsize, nblocks, %s, pe, %s);", op.fn, ctx, sizeOf(t), q(fn))
+				}})
+			g.member(gen, t, pp, cp)
+		}
+		for _, bits := range []int{8, 16, 32, 64, 128} {
+			bits := bits
+			pair(s, builder{ret: "void", base: fmt.Sprintf("%s%d", op.name, bits), params: ps("void *", "const void *"),
+				body: func(ctx, fn string) string {
+					return fmt.Sprintf("%s(%s, dest, source, dst, sst, bsize, nblocks, %d, pe, %s);", op.fn, ctx, bits/8, q(fn))
+				}})
+		}
+	}
+}
+
 // nbytes is the byte count of nelems elements of size bytes, checked:
 // gsh_bytes ends the job naming fn where the product overflows size_t.
 func nbytes(size, fn string) string {
@@ -235,6 +268,14 @@ func (a *api) signal() {
 			params: append([]param{{"void *", "dest"}, {"const void *", "source"}, {"size_t", "nelems"}}, sig...),
 			body: func(ctx, fn string) string {
 				return fmt.Sprintf("gsh_put_signal(%s, dest, source, nelems, sig_addr, signal, sig_op, pe, %d, %s);", ctx, nbi, q(fn))
+			}})
+	}
+	for _, op := range []struct{ name, c string }{{"signal_set", "SHMEM_SIGNAL_SET"}, {"signal_add", "SHMEM_SIGNAL_ADD"}} {
+		op := op
+		pair(s, builder{ret: "void", base: op.name,
+			params: []param{{"uint64_t *", "sig_addr"}, {"uint64_t", "signal"}, {"int", "pe"}},
+			body: func(ctx, fn string) string {
+				return fmt.Sprintf("gsh_signal(%s, sig_addr, signal, %s, pe, %s);", ctx, op.c, q(fn))
 			}})
 	}
 	s.add(decl("uint64_t shmem_signal_fetch(const uint64_t *sig_addr)"),
@@ -433,6 +474,31 @@ func (a *api) collectives() {
 	}
 }
 
+// scans adds the team scans of OpenSHMEM 1.6 on every type the sum
+// reduction takes: shmem_TYPENAME_sum_inscan and _sum_exscan.
+func (a *api) scans() {
+	s := a.section("Scans on teams")
+	team := param{"shmem_team_t", "team"}
+	for _, op := range []struct {
+		name      string
+		exclusive int
+	}{{"sum_inscan", 0}, {"sum_exscan", 1}} {
+		op := op
+		g := a.family("shmem_"+op.name, 1)
+		gen := genericTypes(redArithTypes)
+		for _, t := range redArithTypes {
+			t := t
+			r := builder{ret: "int", base: t.name + "_" + op.name,
+				params: []param{team, {ptr(t.c), "dest"}, {constPtr(t.c), "source"}, {"size_t", "nelems"}},
+				body: func(_, fn string) string {
+					return fmt.Sprintf("return gsh_sum_scan(team, dest, source, nelems, %d, %s, %s, %s);", op.exclusive, t.kind, sizeOf(t), q(fn))
+				}}.plain()
+			s.add(r)
+			g.member(gen, t, r, nil)
+		}
+	}
+}
+
 func (a *api) activeSet() {
 	s := a.section("Deprecated: collectives on active sets")
 	s.add(decl("void shmem_barrier(int PE_start, int logPE_stride, int PE_size, long *pSync)"),
@@ -536,7 +602,7 @@ func (a *api) p2p() {
 			}
 			ps = append(ps, param{"int", "cmp"})
 			if op.vector {
-				ps = append(ps, param{ptr(t.c), "cmp_values"})
+				ps = append(ps, param{constPtr(t.c), "cmp_values"}) // const since 1.6
 			} else {
 				ps = append(ps, param{t.c, "cmp_value"})
 			}
@@ -603,6 +669,8 @@ func (a *api) ordering() {
 		"void shmem_ctx_fence(shmem_ctx_t ctx)",
 		"void shmem_quiet(void)",
 		"void shmem_ctx_quiet(shmem_ctx_t ctx)",
+		"void shmem_pe_quiet(const int *target_pes, size_t npes)",
+		"void shmem_ctx_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes)",
 	)
 }
 

@@ -41,7 +41,7 @@ func (a *api) header() string {
 	var b strings.Builder
 	b.WriteString(banner)
 	b.WriteString(`/*
- * OpenSHMEM 1.5 for C and C++, as goshmem implements it: every routine of
+ * OpenSHMEM 1.6 for C and C++, as goshmem implements it: every routine of
  * the specification, the deprecated names it keeps, and its type-generic
  * interfaces (C11 _Generic selections in C, overloads in C++).
  */
@@ -293,14 +293,148 @@ static inline double gsh_bits_f64(uint64_t b)
 	return b.String()
 }
 
-const shmemx = banner + `/*
- * goshmem's extensions to OpenSHMEM. There are none yet; programs that
- * include this header get the standard API.
+// sosAliases are the sections whose routines Sandia OpenSHMEM ships as
+// shmemx_ extensions, and the single routines of other sections it does.
+var (
+	sosSections = []string{"RMA: blocks at strides", "Scans on teams"}
+	sosRoutines = []string{"shmem_ctx_signal_add", "shmem_ctx_signal_set"}
+	// Sandia OpenSHMEM's shmemx_signal_add and _set take a context
+	// first or not, as the type-generic routines do.
+	sosSignals  = []string{"signal_add", "signal_set"}
+	sosGenerics = []string{"shmem_ibput", "shmem_ibget", "shmem_sum_inscan", "shmem_sum_exscan"}
+)
+
+// shmemxHeader writes shmemx.h: the shmemx_ names Sandia OpenSHMEM gives
+// routines OpenSHMEM 1.6 made standard, as macros naming the standard
+// routines, so programs written for them build unchanged; and the
+// extensions goshmem has.
+func (a *api) shmemxHeader() string {
+	var b strings.Builder
+	b.WriteString(banner)
+	b.WriteString(`/*
+ * goshmem's extensions to OpenSHMEM, and the shmemx_ names Sandia
+ * OpenSHMEM uses for routines OpenSHMEM 1.6 made standard (interleaved
+ * blocks, signals without data, scans): each is a macro naming the
+ * standard routine, its type-generic form included.
  */
 #ifndef SHMEMX_H
 #define SHMEMX_H
 
+#include <stdint.h>
+
 #include "shmem.h"
 
+`)
+	want := map[string]bool{}
+	for _, n := range sosRoutines {
+		want[n] = true
+	}
+	for _, sec := range a.sections {
+		take := false
+		for _, t := range sosSections {
+			take = take || sec.title == t
+		}
+		for _, r := range sec.routines {
+			if take || want[r.name] {
+				fmt.Fprintf(&b, "#define shmemx_%s %s\n", strings.TrimPrefix(r.name, "shmem_"), r.name)
+			}
+		}
+	}
+	b.WriteString("\n/* The type-generic forms (C11 macros, C++ overloads). */\n")
+	for _, g := range sosGenerics {
+		fmt.Fprintf(&b, "#define shmemx_%s %s\n", strings.TrimPrefix(g, "shmem_"), g)
+	}
+	b.WriteString(`
+/*
+ * shmemx_signal_add and _set, with a context first or without: a _Generic
+ * on the first argument in C11, overloads in C++, the plain routine in
+ * older C.
+ */
+#if defined(__cplusplus)
+extern "C++" {
+`)
+	for _, n := range sosSignals {
+		fmt.Fprintf(&b, "inline void shmemx_%s(uint64_t *sig_addr, uint64_t signal, int pe) { shmem_%s(sig_addr, signal, pe); }\n", n, n)
+		fmt.Fprintf(&b, "inline void shmemx_%s(shmem_ctx_t ctx, uint64_t *sig_addr, uint64_t signal, int pe) { shmem_ctx_%s(ctx, sig_addr, signal, pe); }\n", n, n)
+	}
+	b.WriteString("}\n#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(GSH_NO_GENERICS)\n")
+	for _, n := range sosSignals {
+		fmt.Fprintf(&b, "#define shmemx_%s(...) _Generic(GSH_ARG1(__VA_ARGS__), shmem_ctx_t: shmem_ctx_%s, default: shmem_%s)(__VA_ARGS__)\n", n, n, n)
+	}
+	b.WriteString("#else\n")
+	for _, n := range sosSignals {
+		fmt.Fprintf(&b, "#define shmemx_%s shmem_%s\n", n, n)
+	}
+	b.WriteString(`#endif
+
+/*
+ * SHMEMX_TEAM_NODE: the PEs on this PE's node (host). goshmem's
+ * SHMEM_TEAM_SHARED is that team, so the names are one handle.
+ */
+#define SHMEMX_TEAM_NODE SHMEM_TEAM_SHARED
+
+/*
+ * SHMEMX_MALLOC_NO_BARRIER: a shmem_malloc_with_hints hint that the
+ * program synchronizes before it uses the block. goshmem accepts it; its
+ * allocations agree on the block among the PEs whatever the hints say.
+ */
+#define SHMEMX_MALLOC_NO_BARRIER (1L << 30)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * shmemx_register_gettid: the function that names the calling thread.
+ * goshmem knows its callers' threads itself, so it keeps the function
+ * and needs it for nothing; it may be called before shmem_init.
+ */
+void shmemx_register_gettid(uint64_t (*gettid_fn)(void));
+
+/*
+ * shmemx_pcntr_*: the operations the program issued on a context and how
+ * many are complete. Puts, put-with-signal, signal updates and atomics
+ * count as writes (an atomic fetch as a read); a blocking get is complete
+ * when it returns, the rest when a quiet (or, on the default context, a
+ * barrier) completes them. The counts are exact for a context one thread
+ * uses and may miss some where threads share one. goshmem does not count
+ * what other PEs do to this PE's memory: the target count is 0.
+ */
+typedef struct {
+	uint64_t pending_put;   /* writes issued */
+	uint64_t pending_get;   /* reads issued */
+	uint64_t completed_put; /* writes complete */
+	uint64_t completed_get; /* reads complete */
+	uint64_t target;        /* 0 */
+} shmemx_pcntr_t;
+
+void shmemx_pcntr_get_issued_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_issued_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_write(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_read(shmem_ctx_t ctx, uint64_t *cntr_value);
+void shmemx_pcntr_get_completed_target(uint64_t *cntr_value);
+void shmemx_pcntr_get_all(shmem_ctx_t ctx, shmemx_pcntr_t *pcntr);
+
+#ifdef __cplusplus
+}
+#endif
+
 #endif /* SHMEMX_H */
-`
+`)
+	return b.String()
+}
+
+// mppHeader is include/mpp/NAME: the path SGI and Cray SHMEM programs
+// include, forwarding to goshmem's header of that name.
+func mppHeader(name string) string {
+	guard := "GOSHMEM_MPP_" + strings.ToUpper(strings.TrimSuffix(name, ".h")) + "_H"
+	return banner + fmt.Sprintf(`/*
+ * <mpp/%s>, where programs written for SGI and Cray SHMEM include it:
+ * goshmem's <%s>.
+ */
+#ifndef %s
+#define %s
+#include "../%s"
+#endif
+`, name, name, guard, guard, name)
+}

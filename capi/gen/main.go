@@ -1,6 +1,6 @@
 // Command gen writes goshmem's public C header (include/shmem.h and
 // include/shmemx.h) and the typed routines behind it (capi/typed_gen.c)
-// from one set of tables of the OpenSHMEM 1.5 types, so the header's
+// from one set of tables of the OpenSHMEM 1.6 types, so the header's
 // declarations, the type-generic interfaces and the definitions cannot
 // disagree. It runs from capi by go generate.
 package main
@@ -17,11 +17,13 @@ import (
 func files() map[string][]byte {
 	a := build()
 	return map[string][]byte{
-		"include/shmem.h":   []byte(a.header()),
-		"include/shmemx.h":  []byte(shmemx),
-		"capi/typed_gen.c":  []byte(a.typed()),
-		"include/pshmem.h":  []byte(a.pheader()),
-		"capi/pshmem_gen.h": []byte(a.runtimeAliases()),
+		"include/shmem.h":      []byte(a.header()),
+		"include/shmemx.h":     []byte(a.shmemxHeader()),
+		"include/mpp/shmem.h":  []byte(mppHeader("shmem.h")),
+		"include/mpp/shmemx.h": []byte(mppHeader("shmemx.h")),
+		"capi/typed_gen.c":     []byte(a.typed()),
+		"include/pshmem.h":     []byte(a.pheader()),
+		"capi/pshmem_gen.h":    []byte(a.runtimeAliases()),
 	}
 }
 

@@ -168,7 +168,7 @@ var syncSizes = []constant{
 
 var versionConsts = []constant{
 	{name: "SHMEM_MAJOR_VERSION", value: "1", old: true},
-	{name: "SHMEM_MINOR_VERSION", value: "5", old: true},
+	{name: "SHMEM_MINOR_VERSION", value: "6", old: true},
 	{name: "SHMEM_MAX_NAME_LEN", value: "256", old: true},
 	{name: "SHMEM_VENDOR_STRING", value: `"goshmem"`, old: true},
 }

@@ -52,6 +52,11 @@ int main(int argc, char **argv)
 			else if (strcmp(r, "iput") == 0)
 				/* 2 strides of 2^60 elements of 8 bytes are 2^64 bytes: 0 */
 				shmem_long_iput(x, x, (ptrdiff_t)1 << 60, 1, 3, 1);
+			else if (strcmp(r, "ibput") == 0)
+				/* 3 blocks 2^60 elements apart, of 8 bytes, wrap to 8 bytes */
+				shmem_long_ibput(x, x, (ptrdiff_t)1 << 60, 1, 1, 3, 1);
+			else if (strcmp(r, "ibget") == 0)
+				shmem_long_ibget(x, x, 1, (ptrdiff_t)1 << 62, 1, 5, 1);
 			else if (strcmp(r, "iget") == 0)
 				shmem_long_iget(x, x, 1, 1, huge, 1);
 			else if (strcmp(r, "test_all") == 0)
@@ -66,6 +71,11 @@ int main(int argc, char **argv)
 				(void)shmem_long_wait_until_any(x, huge, NULL, SHMEM_CMP_EQ, 0);
 			printf("returned from %s\n", r);
 		}
+		shmem_barrier_all();
+	} else if (strcmp(what, "pe-quiet-bad-pe") == 0) {
+		int pes[2] = { 0, n };
+		if (me == 0)
+			shmem_pe_quiet(pes, 2);
 		shmem_barrier_all();
 	} else if (strcmp(what, "bad-free") == 0) {
 		long local;

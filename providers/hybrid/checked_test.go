@@ -20,9 +20,9 @@ import (
 // and of another, and bad input still gets its error, naming the job's
 // PE, from either. With an intra-host transport other than loopback
 // (tcp here), the same operations go through its own checked calls. An
-// inter-host transport without a put-with-signal of its own (as
-// ntbring's) gives an endpoint that claims none, and core.PutSignal's
-// put, fence and atomic land alike.
+// inter-host transport without CapPutSignal (as ntbring) gives an
+// endpoint that carries none as one operation, and PutSignal's put, fence
+// and atomic land alike.
 func TestCheckedOnce(t *testing.T) {
 	tcp := registered(t, "tcp")[0]
 	for _, c := range []struct {
