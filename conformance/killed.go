@@ -273,18 +273,18 @@ func killedChildMain(victim string) int {
 		}
 		host = (&Harness{PEsPerHost: per}).hostID(job.Rank)
 	}
-	if err := killedPE(v, host); err != nil {
-		fmt.Fprintf(os.Stderr, "conformance: killed-PE job: %v\n", err)
-		return 1
-	}
-	return 0
+	// killedPE ends the process itself; it returns only where the job
+	// could not get as far as the kill.
+	err = killedPE(v, host)
+	fmt.Fprintf(os.Stderr, "conformance: killed-PE job: %v\n", err)
+	return 1
 }
 
 // killedPE is one PE of a KilledPE job: the victim says it is ready and
 // waits to be killed; every other PE runs barriers and gets from every
 // PE until one fails, says how, and leaves without finalizing (the job
 // cannot finalize), once the test closes its input (one started without
-// an input reads none).
+// an input reads none). It returns only an error that came before that.
 func killedPE(victim int, host string) error {
 	w, err := shmem.Init(shmem.WithHostID(host))
 	if err != nil {
@@ -320,5 +320,5 @@ func killedPE(victim int, host string) error {
 	fmt.Printf("%s%v\n", killedError, err)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
-	return nil
+	panic("unreachable")
 }
