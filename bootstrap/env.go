@@ -431,6 +431,38 @@ func pmixLauncherJob(get func(string) (string, bool)) (Job, error) {
 	return job, nil
 }
 
+// serveStore is PE 0's part of a job a PMI or PMIx launcher started: a
+// fresh secret where the environment gave none, a job id where newID
+// says, the store's listener where place says, and the store's address,
+// the secret and the job id published with put, which says what through.
+func (job *Job) serveStore(place storePlace, newID bool, put func(key, value string) error, through string) error {
+	var err error
+	if job.Secret == nil {
+		if job.Secret, err = NewSecret(); err != nil {
+			return err
+		}
+	}
+	if newID {
+		id, err := NewJobID()
+		if err != nil {
+			return err
+		}
+		job.JobID = job.Launcher + "-" + id
+	}
+	if job.ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, "0")); err != nil {
+		return fmt.Errorf("bootstrap: PE 0 cannot open a port for the store (%s): %w", place.why, err)
+	}
+	_, port, _ := net.SplitHostPort(job.ln.Addr().String())
+	job.Addr = net.JoinHostPort(place.publish, port)
+	logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
+	for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
+		if err := put(kv[0], kv[1]); err != nil {
+			return fmt.Errorf("bootstrap: PE 0 publishing %s through %s: %w", kv[0], through, err)
+		}
+	}
+	return nil
+}
+
 // pmixJob learns the rank, the size, the store's address, the secret and
 // the job id through the launcher's PMIx server, as pmiJob does through
 // PMI: PE 0 opens the store's listener (on the loopback address when PMIx
@@ -468,32 +500,12 @@ func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		return job, nil
 	}
 	if job.Rank == 0 {
-		if job.Secret == nil {
-			if job.Secret, err = NewSecret(); err != nil {
-				return Job{}, err
-			}
-		}
-		if job.JobID == "" {
-			id, err := NewJobID()
-			if err != nil {
-				return Job{}, err
-			}
-			job.JobID = job.Launcher + "-" + id
-		}
 		place, err := pmixStorePlace(job.Iface, c)
 		if err != nil {
 			return Job{}, err
 		}
-		if job.ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, "0")); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store (%s): %w", place.why, err)
-		}
-		_, port, _ := net.SplitHostPort(job.ln.Addr().String())
-		job.Addr = net.JoinHostPort(place.publish, port)
-		logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
-		for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
-			if err := c.Put(kv[0], kv[1]); err != nil {
-				return Job{}, fmt.Errorf("bootstrap: PE 0 publishing %s through PMIx: %w", kv[0], err)
-			}
+		if err := job.serveStore(place, job.JobID == "", c.Put, "PMIx"); err != nil {
+			return Job{}, err
 		}
 		if err := c.Commit(); err != nil {
 			return Job{}, fmt.Errorf("bootstrap: PE 0 publishing the store through PMIx: %w", err)
@@ -563,32 +575,13 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	}
 	job.Interface = fmt.Sprintf("PMI-%d", c.Version())
 	if job.Rank == 0 {
-		if job.Secret == nil {
-			if job.Secret, err = NewSecret(); err != nil {
-				return Job{}, err
-			}
-		}
-		if _, set := get(EnvJobID); !set {
-			id, err := NewJobID()
-			if err != nil {
-				return Job{}, err
-			}
-			job.JobID = job.Launcher + "-" + id
-		}
 		place, err := pmiStorePlace(job.Iface, c)
 		if err != nil {
 			return Job{}, err
 		}
-		if job.ln, err = net.Listen("tcp", net.JoinHostPort(place.listen, "0")); err != nil {
-			return Job{}, fmt.Errorf("bootstrap: PE 0 cannot open a port for the store (%s): %w", place.why, err)
-		}
-		_, port, _ := net.SplitHostPort(job.ln.Addr().String())
-		job.Addr = net.JoinHostPort(place.publish, port)
-		logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
-		for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
-			if err := c.Put(kv[0], kv[1]); err != nil {
-				return Job{}, fmt.Errorf("bootstrap: PE 0 publishing %s through PMI: %w", kv[0], err)
-			}
+		_, idSet := get(EnvJobID)
+		if err := job.serveStore(place, !idSet, c.Put, "PMI"); err != nil {
+			return Job{}, err
 		}
 		logJoin("store published through PMI", "pe", 0, "addr", job.Addr)
 	}

@@ -88,8 +88,9 @@ type collectives struct {
 	domBarrier func() error
 
 	// leftSeen is a barrier of every PE's first sight of a PE that
-	// finalized; nil before (World.BarrierErr).
-	leftSeen atomic.Pointer[sighting]
+	// finalized (World.BarrierWait): like barrierWatch, only the PE's one
+	// barrier of every PE at a time touches it.
+	leftSeen sighting
 
 	// barrierWatch is the wait of a barrier of every PE that waits
 	// outside shmem's own waits, for the wait report (World.BarrierWait).

@@ -1,10 +1,8 @@
 package shmem_test
 
 import (
-	"bufio"
-	"fmt"
+	"errors"
 	"os"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -14,33 +12,20 @@ import (
 	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/shmem"
 )
 
-// heapBlocks is how much of its file system this PE's heap takes: the
-// blocks stat counts of the file behind the heap's mapping, found through
-// /proc/self/map_files. It skips the test where that is not readable.
+// heapBlocks is how much of its file system this PE's heap takes
+// (sys.MappedBlocks). It skips the test where that is not to be seen.
 func heapBlocks(t require.TestingT, skip func(string, ...any), w *shmem.World) int64 {
-	addr := w.HeapBase()
-	f, err := os.Open("/proc/self/maps")
-	require.NoError(t, err)
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		span, _, _ := strings.Cut(sc.Text(), " ")
-		var lo, hi uintptr
-		if _, err := fmt.Sscanf(span, "%x-%x", &lo, &hi); err != nil || addr < lo || addr >= hi {
-			continue
-		}
-		st, err := os.Stat("/proc/self/map_files/" + span)
-		if err != nil {
-			skip("the file behind a mapping is not to be seen here: %v", err)
-		}
-		return st.Sys().(*syscall.Stat_t).Blocks * 512
+	n, err := sys.MappedBlocks(w.HeapBase())
+	if errors.Is(err, sys.ErrMappingHidden) {
+		skip("%v", err)
+		return 0
 	}
-	require.NoError(t, sc.Err())
-	require.Fail(t, fmt.Sprintf("no mapping holds the heap at %#x", addr))
-	return 0
+	require.NoError(t, err)
+	return n
 }
 
 // A job's heap takes of the shared-memory file system what shmem itself

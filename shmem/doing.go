@@ -38,10 +38,11 @@ const doingName = cacheLine - 8
 func (w *World) doingOff() int { return internalSize + w.heapSize + cacheLine }
 
 // encodeDoing writes a doing line: since 0 says the PE waits in nothing.
+// The name lands before the time, which is what says the PE waits.
 func encodeDoing(line []byte, op string, since int64) {
 	n := copy(line[8:cacheLine], op)
 	clear(line[8+n : cacheLine])
-	binary.LittleEndian.PutUint64(line, uint64(since))
+	atomic.StoreUint64(mem.Word64(line, 0), uint64(since))
 }
 
 // decodeDoing reads a doing line another PE wrote: the routine it waits
@@ -71,18 +72,9 @@ func decodeDoing(line []byte) (op string, since int64, waiting, ok bool) {
 }
 
 // doing publishes what this PE waits in, op since since; since 0 says it
-// waits in nothing. The name lands before the time, which is what says
-// the PE waits.
+// waits in nothing.
 func (w *World) doing(op string, since int64) {
-	line := w.local[w.doingOff() : w.doingOff()+cacheLine]
-	p := mem.Word64(line, 0)
-	if since == 0 {
-		atomic.StoreUint64(p, 0)
-		return
-	}
-	n := copy(line[8:], op)
-	clear(line[8+n:])
-	atomic.StoreUint64(p, uint64(since))
+	encodeDoing(w.local[w.doingOff():w.doingOff()+cacheLine], op, since)
 }
 
 // waitWatch is one wait's view of time: when it began to sleep, whether it
@@ -215,18 +207,28 @@ func peList(pes []int) string {
 
 // BarrierWait is what a barrier of every PE that waits outside shmem's
 // own waits (the domain's barrier, the C library's) calls between its
-// sleeps, having waited so long in op: it reports what ends the wait (as
-// BarrierErr) and, as shmem's waits do, publishes the wait and reports it
-// once WaitReport has passed. BarrierDone ends it.
+// sleeps, having waited so long in op. It reports what ends the wait: what
+// Err reports, or a PE that finalized instead of joining the barrier
+// (leftErr). Every PE that finalized completed every barrier it was in,
+// and a barrier completes only once every PE has arrived, so a waiter is
+// at most in the barrier such a PE completed last: the grace starts at
+// the first sight of it, once per World. As shmem's waits do, it
+// publishes the wait and reports it once WaitReport has passed.
+// BarrierDone ends it.
 func (w *World) BarrierWait(op string, waited time.Duration) error {
-	if err := w.BarrierErr(); err != nil {
+	if err := w.Err(); err != nil {
+		return err
+	}
+	all := w.amongAll()
+	if err := w.leftErr(all, &w.coll.leftSeen); err != nil {
 		return err
 	}
 	ww := &w.coll.barrierWatch
 	if !ww.published {
 		ww.start = time.Now().Add(-waited)
 	}
-	w.watch(among{op: op, team: w.coll.world}, ww)
+	all.op = op
+	w.watch(all, ww)
 	return nil
 }
 

@@ -12,8 +12,9 @@ import (
 
 // A wait that lasts says so, once, naming what the PEs it waits for are
 // doing, and then waits on: PE 0 waits in barrier_all, PE 1 in wait_until
-// (for PE 3), PE 2 in a team sync with PE 3, and PE 3 sleeps. Every wait
-// completes once PE 3 wakes.
+// (for PE 3), PE 2 in a team sync with PE 3, and PE 3 in no routine of
+// goshmem's until they have reported. Every wait completes once PE 3 goes
+// on.
 func TestWaitReport(t *testing.T) {
 	var out syncBuffer
 	report := func(int) []shmem.Option { return []shmem.Option{shmem.WithWaitReport(300*time.Millisecond, &out)} }
@@ -29,7 +30,10 @@ func TestWaitReport(t *testing.T) {
 		case 2:
 			require.NoError(t, pair.Sync())
 		case 3:
-			time.Sleep(1500 * time.Millisecond)
+			// Asleep, as far as the others can tell, until each has
+			// reported its wait.
+			require.Eventually(t, func() bool { return strings.Count(out.String(), " has waited ") >= 3 },
+				time.Minute, 10*time.Millisecond, "the other PEs report their waits")
 			require.NoError(t, shmem.P(w, &x[0], 1, 1))
 			require.NoError(t, w.Quiet())
 			require.NoError(t, pair.Sync())

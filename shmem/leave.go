@@ -147,29 +147,3 @@ func (w *World) leftErr(m among, seen *sighting) error {
 	}
 	return &FinalizedError{PE: seen.pe, Waiter: w.me}
 }
-
-// BarrierErr reports what ends a wait in a barrier of every PE: what Err
-// reports, or a PE that finalized instead of joining it. The domain's
-// barrier and the C library's asks it between sleeps. Every PE that
-// finalized completed every barrier it was in, and a barrier completes
-// only once every PE has arrived, so a waiter is at most in the barrier
-// such a PE completed last: the grace starts at the first sight of it,
-// once per World.
-func (w *World) BarrierErr() error {
-	if err := w.Err(); err != nil {
-		return err
-	}
-	seen := w.coll.leftSeen.Load()
-	if seen == nil {
-		pe, ok := w.leftAmong(w.amongAll())
-		if !ok {
-			return nil
-		}
-		w.coll.leftSeen.CompareAndSwap(nil, &sighting{at: time.Now(), pe: pe})
-		seen = w.coll.leftSeen.Load()
-	}
-	if time.Since(seen.at) < finalizeGrace {
-		return nil
-	}
-	return &FinalizedError{PE: seen.pe, Waiter: w.me}
-}

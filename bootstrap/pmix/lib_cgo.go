@@ -173,17 +173,23 @@ static void gs_release(gs_value_t *v) {
 	free(v);
 }
 
-static gs_status_t gs_get_uint(uint32_t rank, _GoString_ gkey, int timeout, uint64_t *out) {
+// gs_get_go is gs_get for a key given as a Go string: a value, or an
+// error, never GS_SUCCESS without one.
+static gs_status_t gs_get_go(uint32_t rank, _GoString_ gkey, int timeout, gs_value_t **v) {
 	char key[512];
 	size_t n = _GoStringLen(gkey);
 	if (n >= sizeof key) return GS_ERR_NOT_FOUND;
 	memcpy(key, _GoStringPtr(gkey), n);
 	key[n] = 0;
+	gs_status_t rc = gs_get(rank, key, timeout, v);
+	if (rc == GS_SUCCESS && *v == NULL) return GS_ERR_NOT_FOUND;
+	return rc;
+}
+
+static gs_status_t gs_get_uint(uint32_t rank, _GoString_ gkey, int timeout, uint64_t *out) {
 	gs_value_t *v = NULL;
-	gs_status_t rc = gs_get(rank, key, timeout, &v);
+	gs_status_t rc = gs_get_go(rank, gkey, timeout, &v);
 	if (rc != GS_SUCCESS) return rc;
-	if (v == NULL) return GS_ERR_NOT_FOUND;
-	rc = GS_SUCCESS;
 	switch (v->type) {
 	case GS_UINT16: *out = v->data.uint16; break;
 	case GS_UINT32: case GS_PROC_RANK: *out = v->data.uint32; break;
@@ -201,15 +207,9 @@ static gs_status_t gs_get_uint(uint32_t rank, _GoString_ gkey, int timeout, uint
 
 // gs_get_string returns a copy of a string value, which the caller frees.
 static gs_status_t gs_get_string(uint32_t rank, _GoString_ gkey, int timeout, char **out) {
-	char key[512];
-	size_t n = _GoStringLen(gkey);
-	if (n >= sizeof key) return GS_ERR_NOT_FOUND;
-	memcpy(key, _GoStringPtr(gkey), n);
-	key[n] = 0;
 	gs_value_t *v = NULL;
-	gs_status_t rc = gs_get(rank, key, timeout, &v);
+	gs_status_t rc = gs_get_go(rank, gkey, timeout, &v);
 	if (rc != GS_SUCCESS) return rc;
-	if (v == NULL) return GS_ERR_NOT_FOUND;
 	if (v->type != GS_STRING || v->data.string == NULL) {
 		rc = GS_ERR_TYPE;
 	} else if ((*out = strdup(v->data.string)) == NULL) {

@@ -1,12 +1,7 @@
 package hybrid_test
 
 import (
-	"bufio"
-	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,36 +9,8 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
+	"github.com/goshmem/goshmem/internal/sys"
 )
-
-// fileBlocks is how much of its file system the file mapped at m takes:
-// the blocks stat counts of the file behind m's mapping, found through
-// /proc/self/map_files; -1, said in err, where that is not to be seen.
-func fileBlocks(m []byte) (int64, error) {
-	addr := mem.Addr(m)
-	f, err := os.Open("/proc/self/maps")
-	if err != nil {
-		return -1, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		span, _, _ := strings.Cut(sc.Text(), " ")
-		var lo, hi uintptr
-		if _, err := fmt.Sscanf(span, "%x-%x", &lo, &hi); err != nil || addr < lo || addr >= hi {
-			continue
-		}
-		st, err := os.Stat("/proc/self/map_files/" + span)
-		if err != nil {
-			return -1, err
-		}
-		return st.Sys().(*syscall.Stat_t).Blocks * 512, nil
-	}
-	if err := sc.Err(); err != nil {
-		return -1, err
-	}
-	return -1, fmt.Errorf("no mapping holds %#x", addr)
-}
 
 // Over tcp the composite reserves its regions' memory where loopback
 // does, commits what each PE asks of its own part, and carries puts
@@ -73,7 +40,7 @@ func TestReservedRegion(t *testing.T) {
 				local := r.Local()
 				assert.Len(t, local, size)
 				blocks := func(lo, hi int64, what string) {
-					got, err := fileBlocks(local)
+					got, err := sys.MappedBlocks(mem.Addr(local))
 					if err != nil {
 						unseen.Store(err)
 						return
