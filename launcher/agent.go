@@ -149,18 +149,19 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer) 
 		net.JoinHostPort(host, strconv.Itoa(spec.StorePort)))
 	lookup := envLookup(env)
 	core.SweepJobDirs(lookup)
+	jobDir, held := holdJobDir(lookup, spec.JobID)
 
 	a := &agent{
 		spec:   spec,
 		env:    env,
-		jobDir: core.JobDir(lookup, spec.JobID),
+		jobDir: jobDir,
 		fw:     &frameWriter{w: out},
 		exits:  make(chan int, len(spec.Ranks)),
 		cmds:   make(chan string, 4),
 	}
 	go a.readCommands(br)
 	code := a.run(ctx)
-	_ = os.RemoveAll(a.jobDir)
+	_ = releaseJobDir(a.jobDir, held)
 	_ = a.fw.write(frameDone, 0, nil)
 	return code
 }

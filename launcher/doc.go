@@ -48,7 +48,10 @@
 // output-copying goroutines, and the timers. It returns only after every
 // PE has been reaped; it then removes the job's shared-memory directory
 // (core.JobDir, as the PEs' environment defines it), which providers
-// create and may leave behind when a PE crashes. Before it starts a job it
+// create and may leave behind when a PE crashes. Run owns that directory
+// too (core.MakeJobDir) from before the first PE starts, so another
+// job's sweep never takes it for a dead job's while the PEs' exits,
+// and the global exit record that explains them, are still being read. Before it starts a job it
 // removes the directories of dead jobs (core.SweepJobDirs): a launcher
 // killed outright cleans nothing, and its PEs die with it. On Linux PEs are started
 // with Pdeathsig=SIGKILL, so they die with the launcher even if it is killed

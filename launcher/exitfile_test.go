@@ -24,6 +24,17 @@ func TestGlobalExitEndsJobWithItsStatus(t *testing.T) {
 	}
 }
 
+// The record outlives the PEs: another job's sweep, run after every PE of
+// this one has exited (none leaves the job's directory after a global
+// exit) and before the launcher has read their exits, finds the launcher
+// still owning the directory.
+func TestGlobalExitRecordSurvivesSweep(t *testing.T) {
+	r := launch(t, context.Background(), 2, "globalexit", []string{"1", "5", "", "swept"})
+	require.NoError(t, r.err)
+	require.Equal(t, 5, r.code, r.stderr)
+	require.Contains(t, r.stderr, "oshrun: PE 1 called global_exit(5)")
+}
+
 // When the library ends the job on an error, the launcher says so and
 // repeats why, instead of naming a global_exit the program never called.
 func TestLibraryExitIsNoGlobalExit(t *testing.T) {

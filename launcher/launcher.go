@@ -205,17 +205,46 @@ func Run(ctx context.Context, opts Options) (exitCode int, err error) {
 	for _, dir := range core.SweepJobDirs(envLookup(j.env)) {
 		j.logf(o.Verbose, "removed %s, left by a job whose processes are gone", dir)
 	}
+	dir, held := holdJobDir(envLookup(j.env), jobID)
+	if !held {
+		j.logf(o.Verbose, "the job's directory %s could not be made: the providers that need it will say why", dir)
+	}
 	j.logf(o.Verbose, "job %s: %d PEs of %s, bootstrap store at %s", jobID, o.NP, path, addr)
 
 	code, err := j.run(ctx)
 
 	err = errors.Join(err, srv.Close(), <-serveDone)
 	// Every PE has exited: nothing can be using the job's shared memory.
-	dir := core.JobDir(envLookup(j.env), jobID)
-	if rerr := os.RemoveAll(dir); rerr != nil {
+	if rerr := releaseJobDir(dir, held); rerr != nil {
 		j.logf(true, "could not remove the job's directory: %v", rerr)
 	}
 	return code, err
+}
+
+// holdJobDir makes the job's directory and records the launcher as one of
+// its owners for the job's lifetime. The record a PE's global_exit leaves
+// there is read when the other PEs' exits reach the launcher, which may
+// be after every PE has exited (one that exits at once after global_exit
+// never leaves the directory), and another job's sweep removes a
+// directory whose recorded owners are all gone. held is false where the
+// directory cannot be made (GOSHMEM_SHM_DIR missing): the providers that
+// need it report that to the PEs.
+func holdJobDir(lookup func(string) (string, bool), jobID string) (dir string, held bool) {
+	dir, err := core.MakeJobDir(lookup, jobID)
+	if err != nil {
+		return core.JobDir(lookup, jobID), false
+	}
+	return dir, true
+}
+
+// releaseJobDir undoes holdJobDir once every PE has exited, and removes
+// the directory with whatever crashed PEs left in it.
+func releaseJobDir(dir string, held bool) error {
+	var lerr error
+	if held {
+		lerr = core.LeaveJobDir(dir)
+	}
+	return errors.Join(lerr, os.RemoveAll(dir))
 }
 
 // prepare validates opts and fills in defaults; it starts nothing.

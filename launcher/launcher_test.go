@@ -40,6 +40,23 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// sweptBehind makes dir look as it does when every PE of the job has
+// exited without leaving it (as PEs do after a global exit): its one PE
+// owner is a process that has exited. Then another process sweeps the
+// dead jobs' directories, as a job starting beside this one does.
+func sweptBehind(dir string) error {
+	gone := exec.Command(os.Args[0])
+	gone.Env = append(os.Environ(), roleEnv+"=none")
+	_ = gone.Run() // an unknown role: it exits at once
+	pid := gone.ProcessState.Pid()
+	if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("owner.%d", pid)), fmt.Appendf(nil, "%d 1\n", pid), 0o600); err != nil {
+		return err
+	}
+	sweep := exec.Command(os.Args[0])
+	sweep.Env = append(os.Environ(), roleEnv+"=sweep")
+	return sweep.Run()
+}
+
 // child runs one PE of a test job and returns its exit status.
 func child(role string, args []string) int {
 	rank, _ := strconv.Atoi(os.Getenv(bootstrap.EnvRank))
@@ -150,8 +167,9 @@ func child(role string, args []string) int {
 		b := connect()
 		b.Barrier()
 		if rank == 1 {
-			files, _ := os.ReadDir(dir)
-			fmt.Printf("the job directory holds %d files\n", len(files))
+			heaps, _ := filepath.Glob(filepath.Join(dir, "heap-*"))
+			owners, _ := filepath.Glob(filepath.Join(dir, "owner.*"))
+			fmt.Printf("the job directory holds %d heaps and %d owner\n", len(heaps), len(owners))
 		}
 		b.Barrier()
 		if rank == 0 {
@@ -170,14 +188,24 @@ func child(role string, args []string) int {
 		if len(args) > 2 {
 			reason = args[2]
 		}
+		dir := core.JobDir(nil, os.Getenv(bootstrap.EnvJobID))
 		if rank == caller {
-			if err := globalexit.WriteReason(core.JobDir(nil, os.Getenv(bootstrap.EnvJobID)), rank, status, reason); err != nil {
+			if err := globalexit.WriteReason(dir, rank, status, reason); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				return 97
+			}
+			if len(args) > 3 && args[3] == "swept" {
+				if err := sweptBehind(dir); err != nil {
+					fmt.Fprintln(os.Stderr, "child:", err)
+					return 98
+				}
 			}
 			return status
 		}
 		return hang()
+	case "sweep": // another job's process, sweeping the dead jobs' directories
+		core.SweepJobDirs(nil)
+		return 0
 	case "hang":
 		if len(args) > 0 && args[0] == "ignoreterm" {
 			signal.Ignore(syscall.SIGTERM)
@@ -411,7 +439,8 @@ func TestJobDirRemovedAfterCrash(t *testing.T) {
 	})
 	require.NoError(t, r.err)
 	require.Equal(t, 128+int(syscall.SIGKILL), r.code)
-	require.Contains(t, r.stdout, "the job directory holds 3 files")
+	// The launcher owns the directory while the job runs.
+	require.Contains(t, r.stdout, "the job directory holds 3 heaps and 1 owner")
 	left, err := os.ReadDir(shm)
 	require.NoError(t, err)
 	require.Empty(t, left, "the job's directory must be removed")
