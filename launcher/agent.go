@@ -11,6 +11,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -119,6 +120,14 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer) 
 	// As in Run: PEs die with the thread that started them (Pdeathsig).
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// A launcher that died leaves out a broken pipe, and a Go program
+	// writing its standard output there dies of SIGPIPE unless it handles
+	// the signal: the agent must live on to end its PEs and remove the
+	// host's job files. Handled (not ignored), the signal's default comes
+	// back in the PEs it starts.
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 
 	fail := func(err error) int {
 		fmt.Fprintf(errw, "oshrun agent on %s: %v\n", hostname(), err)

@@ -207,6 +207,21 @@ func (h *sshHosts) shmLeft(t *testing.T, i int) string {
 	return strings.TrimSpace(string(out))
 }
 
+// shmLeftAfter is shmLeft once it is empty, or after within: the
+// launcher or agent that owns a job's directory removes it just after
+// its PEs have exited.
+func (h *sshHosts) shmLeftAfter(t *testing.T, i int, within time.Duration) string {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		left := h.shmLeft(t, i)
+		if left == "" || time.Now().After(deadline) {
+			return left
+		}
+		time.Sleep(20 * time.Millisecond) // polling files that signal nothing
+	}
+}
+
 // pidGone reports whether pid has ended (absent or a zombie).
 func pidGone(pid int) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
@@ -366,9 +381,9 @@ func TestOshrunAcrossHostsOverSSH(t *testing.T) {
 		// The remote agent sees its input end and ends its PEs; the local
 		// PEs die with oshrun.
 		waitAllGone(t, pids, 30*time.Second)
-		// The other host's agent removed its files; this host's are
-		// removed by the next job.
-		require.Empty(t, h.shmLeft(t, 1), "host %s keeps files after its launcher died", h.names[1])
+		// The other host's agent removes its files once its PEs are
+		// reaped; this host's are removed by the next job.
+		require.Empty(t, h.shmLeftAfter(t, 1, 10*time.Second), "host %s keeps files after its launcher died", h.names[1])
 		again := h.on(ctx, 0, filepath.Join(h.bin, "oshrun"), "--host", hosts, filepath.Join(h.bin, "ringshift"), "-rounds", "2")
 		out, err := again.CombinedOutput()
 		require.NoError(t, err, "%s", out)
