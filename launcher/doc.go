@@ -29,7 +29,9 @@
 // (its connection ended, or another PE reported it, as one does for a
 // stopped process), once its exit status is in or it has run on for
 // lostWait after the report; else the first PE that exited non-zero,
-// once settleWait has brought no earlier failure to light.
+// once settleWait has brought no earlier failure to light. That decision
+// is the blamer's (blame.go): events in, verdicts out (a wait to arm, the
+// PE to blame), with no I/O, so its table tests need no processes.
 //
 // A PE ends the job on purpose with shmem_global_exit: before it tells
 // any other PE, it records its rank and status in the job's directory

@@ -441,16 +441,13 @@ type job struct {
 	remote      chan remoteMsg
 
 	pes     []*proc
-	running int
 	exits   chan exitReport
 	expired chan int // ranks whose lostWait ran out
 	timers  []*time.Timer
 
-	// What is known of failures, while the cause is being decided.
-	failed    []*proc          // PEs that failed, in the order the launcher learned it
-	firstLost int              // the first PE the store reported lost, or -1
-	blamed    *proc            // the cause, whose exit status is awaited
-	settle    <-chan time.Time // when to stop waiting for an earlier failure
+	// Which failure ends the job (blame.go), and its settle wait.
+	blame  *blamer
+	settle <-chan time.Time
 
 	cause       string // why the job is being ended; "" while it runs
 	code        int
@@ -469,14 +466,11 @@ type proc struct {
 	what     string // how it exited, for the message
 	code     int    // the job's status if it is the cause
 	signaled bool   // killed by a signal (the launcher had sent none)
-	failed   bool   // in job.failed
 	lost     string // the store's reason, if it reported the PE lost
 	// left says the store saw it close its connection cleanly: it
 	// finalized, or its initialization failed and cleaned up, which
 	// its exit status tells apart.
-	left bool
-	// said says the verbose output has told how it exited already.
-	said    bool
+	left    bool
 	flushes []func()
 	// stopped is when the launcher first saw the process stopped by a
 	// signal, zero while it runs.
@@ -534,7 +528,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 	n := j.o.NP
 	j.exits = make(chan exitReport, n)
 	j.expired = make(chan int, n)
-	j.firstLost = -1
+	j.blame = newBlamer(n)
 	defer func() {
 		for _, t := range j.timers {
 			t.Stop()
@@ -572,7 +566,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 		watch = t.C
 	}
 	done := ctx.Done()
-	for j.running > 0 {
+	for j.blame.running > 0 {
 		select {
 		case <-watch:
 			j.watchStopped()
@@ -583,16 +577,10 @@ func (j *job) run(ctx context.Context) (int, error) {
 		case e := <-j.events:
 			j.event(e)
 		case r := <-j.expired:
-			switch p := j.pes[r]; {
-			case p.exited || p.lost == "" || j.cause != "":
-			case p == j.blamed:
-				j.blame(p)
-			default:
-				j.fail(p)
-			}
+			j.act(j.blame.lostExpired(r))
 		case <-j.settle:
 			j.settle = nil
-			j.decide(true)
+			j.act(j.blame.settled())
 		case <-done:
 			done = nil
 			if j.cause == "" {
@@ -613,7 +601,7 @@ func (j *job) run(ctx context.Context) (int, error) {
 		// Every PE has exited: what the store reported before the last
 		// exit still counts.
 		j.drainEvents()
-		j.decide(true)
+		j.act(j.blame.allExited())
 	}
 	j.reapAgents()
 	// Whatever the store still reports changes nothing now.
@@ -711,7 +699,7 @@ func (j *job) start(p *proc) error {
 		return err
 	}
 	p.cmd, p.pid, p.exited = cmd, cmd.Process.Pid, false
-	j.running++
+	j.blame.started()
 	r := p.rank
 	go func() {
 		err := cmd.Wait()
@@ -747,7 +735,7 @@ func (j *job) startRemote() error {
 		for _, r := range ranks[h] {
 			p := j.pes[r]
 			p.agent, p.exited = a, false
-			j.running++
+			j.blame.started()
 		}
 		j.logf(j.o.Verbose, "PEs %v on %s: started through %s", ranks[h], h, strings.Join(a.cmd.Args, " "))
 	}
@@ -818,14 +806,14 @@ func (j *job) exited(x exitReport) {
 	j.drainEvents()
 	p := j.pes[x.rank]
 	p.exited = true
-	j.running--
 	for _, f := range p.flushes {
 		f()
 	}
 	p.what, p.code, p.signaled = x.what, x.code, x.signaled
+	said := false
 	if j.o.Verbose {
 		j.logf(true, "%s %s", p.who(), p.exitNews())
-		p.said = true
+		said = true
 	}
 	if j.cause == "" {
 		if rec, ok := globalexit.ReadRecord(core.JobDir(envLookup(j.env), j.jobID)); ok {
@@ -834,15 +822,7 @@ func (j *job) exited(x exitReport) {
 			j.end(globalExitCause(rec), rec.Status&0xff)
 		}
 	}
-	switch {
-	case j.cause != "":
-		// Ending already; its status is a consequence, not a cause.
-	case p == j.blamed:
-		j.blame(p)
-	case p.code != 0, p.lost != "" && j.running > 0:
-		// Non-zero, or 0 but without finalizing while others still run.
-		j.fail(p)
-	}
+	j.act(j.blame.exit(p.rank, p.code, p.signaled, said))
 }
 
 func (j *job) event(e bootstrap.Event) {
@@ -869,26 +849,7 @@ func (j *job) event(e bootstrap.Event) {
 	}
 	j.logf(j.o.Verbose, "PE %d lost by the store: %s", e.Rank, e.Reason)
 	p.lost = e.Reason
-	if j.firstLost < 0 {
-		j.firstLost = p.rank
-	}
-	if j.cause != "" {
-		return
-	}
-	if p.exited {
-		// Its exit was seen first, with status 0 (else it has failed
-		// already): it left without finalizing.
-		if j.running > 0 {
-			j.fail(p)
-		}
-		return
-	}
-	// Give its exit a moment to arrive, to name its status or signal.
-	r := p.rank
-	j.timers = append(j.timers, time.AfterFunc(lostWait, func() { j.expired <- r }))
-	if len(j.failed) > 0 {
-		j.decide(false)
-	}
+	j.act(j.blame.lost(p.rank))
 }
 
 // globalExitCause says how a recorded global exit ended the job: the
@@ -913,80 +874,32 @@ func (j *job) drainEvents() {
 	}
 }
 
-// fail records that p failed: it exited non-zero or by a signal, exited 0
-// without finalizing, or was lost by the store and still runs. Whether it
-// is the cause is decided with what else is known.
-func (j *job) fail(p *proc) {
-	if j.cause != "" {
+// act carries out the blamer's verdict: the waits it asks for, and the
+// end of the job naming its cause.
+func (j *job) act(v verdict) {
+	if v.expire >= 0 {
+		r := v.expire
+		j.timers = append(j.timers, time.AfterFunc(lostWait, func() { j.expired <- r }))
+	}
+	if v.settle {
+		t := time.NewTimer(settleWait)
+		j.timers = append(j.timers, t)
+		j.settle = t.C
+	}
+	if v.blame < 0 {
 		return
 	}
-	if !p.failed {
-		p.failed = true
-		j.failed = append(j.failed, p)
-	}
-	j.decide(false)
-}
-
-// decide chooses the cause of the job's failure, or waits for what would
-// change the choice; force takes the best choice known. Each PE that
-// fails may be a consequence of another's failure: PEs that see a peer
-// die report the loss and exit, often before the dead one's status
-// reaches the launcher. So a PE killed by a signal is the cause (the
-// launcher has sent none yet), then the PE the store reported lost first,
-// whose exit status is awaited, then the first PE that failed otherwise,
-// once nothing earlier has come to light for settleWait.
-func (j *job) decide(force bool) {
-	if j.cause != "" || j.blamed != nil || (len(j.failed) == 0 && j.firstLost < 0) {
-		return
-	}
-	var sig *proc
-	for _, p := range j.failed {
-		if p.signaled && (sig == nil || p.rank == j.firstLost) {
-			sig = p
-		}
-	}
-	if sig != nil {
-		j.blame(sig)
-		return
-	}
-	if len(j.failed) == 0 {
-		return // the store's report alone is not a failure yet: see lostWait
-	}
-	first := j.failed[0]
-	if j.firstLost >= 0 {
-		first = j.pes[j.firstLost]
-		if !first.exited {
-			// Its exit names its status; lostWait bounds the wait.
-			j.blamed = first
-			if first.failed {
-				j.blame(first) // lostWait has run out already
-			}
-			return
-		}
-	}
-	if !force && j.running > 0 {
-		if j.settle == nil {
-			t := time.NewTimer(settleWait)
-			j.timers = append(j.timers, t)
-			j.settle = t.C
-		}
-		return
-	}
-	j.blame(first)
-}
-
-// blame ends the job naming p as its cause, with p's status.
-func (j *job) blame(p *proc) {
-	switch {
-	case !p.exited:
-		j.end(fmt.Sprintf("%s was lost by the bootstrap store (%s) but is still running", p.who(), p.lost), ExitLost)
-	case p.code != 0 && p.said:
+	p := j.pes[v.blame]
+	switch v.why {
+	case whyLostRunning:
+		j.end(fmt.Sprintf("%s was lost by the bootstrap store (%s) but is still running", p.who(), p.lost), v.code)
+	case whyFailedFirst:
 		// The verbose output said how it exited just before.
-		j.end(fmt.Sprintf("%s failed first (%s)", p.who(), p.shortWhat()), p.code)
-	case p.code != 0:
-		j.end(fmt.Sprintf("%s %s", p.who(), p.what), p.code)
-	default:
-		j.end(fmt.Sprintf("%s exited with status 0 without finalizing (%s)", p.who(), p.lost), ExitLost)
+		j.end(fmt.Sprintf("%s failed first (%s)", p.who(), p.shortWhat()), v.code)
+	case whyExited:
+		j.end(fmt.Sprintf("%s %s", p.who(), p.what), v.code)
+	case whyZeroUnfinished:
+		j.end(fmt.Sprintf("%s exited with status 0 without finalizing (%s)", p.who(), p.lost), v.code)
 	}
 }
 
@@ -998,6 +911,9 @@ func (j *job) end(cause string, code int) {
 		return
 	}
 	j.cause, j.code = cause, code
+	if j.blame != nil {
+		j.blame.ended()
+	}
 	others := 0
 	for _, p := range j.pes {
 		if !p.exited {
