@@ -104,12 +104,21 @@ results:
 # written) when a starved worker answers late, which a loaded machine
 # makes happen; a count has no deadline to race. The targets are found in
 # the test files' text, not by building every package's tests to list them.
+# Each package's fuzzing test binary is built once (go test -c -fuzz) and
+# run for each of its targets from the package's directory, where its
+# seed corpus lies, with the cache go test -fuzz would use.
+FUZZBIN = $(abspath $(BIN))/fuzz
 fuzz:
-	@set -e; $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
-		for f in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go 2>/dev/null || true); do \
+	@set -e; mkdir -p $(FUZZBIN); cache=$$($(GO) env GOCACHE)/fuzz; \
+	$(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
+		targets=$$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go 2>/dev/null || true); \
+		[ -n "$$targets" ] || continue; \
+		exe=$(FUZZBIN)/$$(echo $$pkg | tr / _).test; \
+		out=$$($(GO) test -c -fuzz=. -o $$exe $$pkg 2>&1) || { echo "$$out" | tail -40; exit 1; }; \
+		for f in $$targets; do \
 			echo "fuzz $$pkg $$f"; \
-			out=$$($(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg 2>&1) || \
-				{ echo "$$out" | tail -40; exit 1; }; \
+			out=$$(cd $$dir && $$exe -test.run '^$$' -test.fuzz "^$$f$$" -test.fuzztime $(FUZZTIME) \
+				-test.fuzzcachedir $$cache/$$pkg 2>&1) || { echo "$$out" | tail -40; exit 1; }; \
 		done; \
 	done
 
