@@ -95,8 +95,10 @@ func (p *ringProto) awaitRepair(j, k int) {
 	default:
 	}
 	p.wg.Add(1)
+	p.awaiting.Add(1)
 	go func() {
 		defer p.wg.Done()
+		defer p.awaiting.Add(-1)
 		deadline := time.Now().Add(min(repairGrace, p.s.timeout))
 		pause := core.Backoff{Max: time.Millisecond}
 		for p.cut.Load() == int32(j) {

@@ -322,12 +322,17 @@ func TestCutBeforeRepairNotice(t *testing.T) {
 		require.NoError(t, err)
 		p := doms[3].proto.(*ringProto)
 		p.cut.Store(0) // link 0 cut, as host 3 last heard
+		learnt := time.Now()
 		p.learnCut(2)
-		time.Sleep(50 * time.Millisecond)
+		// The second cut waits for the first one's repair notice: it
+		// neither fails the domain nor replaces the cut it knows.
+		require.Equal(t, int32(1), p.awaiting.Load(), "a cut while another is known waits for a repair, repaired=%v", repaired)
 		require.NoError(t, doms[3].err(), "a cut while another is known, repaired=%v", repaired)
 		require.Equal(t, int32(0), p.cut.Load())
 		if !repaired {
 			require.Eventually(t, func() bool { return doms[3].err() != nil }, 10*time.Second, time.Millisecond)
+			// Not before the repair notice had its grace.
+			require.GreaterOrEqual(t, time.Since(learnt), repairGrace, "the second cut failed the domain before repairGrace")
 			var pl *core.PeerLostError
 			require.ErrorAs(t, doms[3].err(), &pl)
 			require.Contains(t, pl.Reason, "cut at links 0 and 2")
@@ -342,7 +347,9 @@ func TestCutBeforeRepairNotice(t *testing.T) {
 		}
 		p.learnRepair(0) // the repair notice
 		require.Eventually(t, func() bool { return p.cut.Load() == 2 }, 10*time.Second, time.Millisecond)
-		time.Sleep(2 * repairGrace)
+		// Once its wait has ended, nothing is left that could fail the
+		// domain for the cut that was repaired.
+		require.Eventually(t, func() bool { return p.awaiting.Load() == 0 }, 10*time.Second, time.Millisecond)
 		require.NoError(t, doms[3].err())
 		each(doms, func(d *domain) { require.NoError(t, d.Close()) })
 	}

@@ -46,6 +46,9 @@ type ringProto struct {
 	// orders starting a repair against close.
 	repairing [2]atomic.Bool
 	repairMu  sync.Mutex
+	// awaiting counts the second cuts waiting for the first cut's repair
+	// notice (awaitRepair); a wait that has ended can fail nothing.
+	awaiting atomic.Int32
 
 	stop chan struct{}
 	wg   sync.WaitGroup // everything but the dispatchers: stopped by stop

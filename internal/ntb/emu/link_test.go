@@ -97,15 +97,22 @@ func TestStalledHeartbeat(t *testing.T) {
 	freeze(b)
 	pid := atomic.SwapUint32(b.own.attached(), 0)
 	nextEvent(t, a, ntb.LinkEvent)
+	// a beats on each look at its peer: two beats on, it has looked since.
+	beats := func() uint64 { return atomic.LoadUint64(a.own.heartbeat()) }
+	lookedSince := func() {
+		t.Helper()
+		since := beats()
+		require.Eventually(t, func() bool { return beats() >= since+2 }, 10*time.Second, time.Millisecond)
+	}
+	// Past DeadAfter, and then a has looked at its peer again: it would
+	// have found it dead by now, were it to.
 	time.Sleep(o.DeadAfter + o.DeadAfter/2)
+	lookedSince()
 	require.False(t, a.PeerDead(), "a peer not holding its port has no heartbeat to miss")
 
 	// It attaches, late: its heartbeat counts from now, not from before.
-	// a beats on each look at its peer: two beats on, it has looked since.
-	beats := func() uint64 { return atomic.LoadUint64(a.own.heartbeat()) }
 	atomic.StoreUint32(b.own.attached(), pid)
-	since := beats()
-	require.Eventually(t, func() bool { return beats() >= since+2 }, 10*time.Second, time.Millisecond)
+	lookedSince()
 	require.False(t, a.PeerDead(), "a peer that just attached is not dead")
 	// It never beats: dead after DeadAfter.
 	require.Eventually(t, a.PeerDead, 10*time.Second, time.Millisecond)
