@@ -52,6 +52,23 @@ type Harness struct {
 	// are skipped by what the composite offers. RunProcesses gives each
 	// PE process its host the same way.
 	PEsPerHost int
+	// Only, if not nil, runs only the cases whose names begin with one of
+	// these prefixes: a provider built to test one promise (a test
+	// double) runs the cases about it.
+	Only []string
+}
+
+// runs reports whether the harness runs case c (see Only).
+func (h *Harness) runs(c Case) bool {
+	if h.Only == nil {
+		return true
+	}
+	for _, p := range h.Only {
+		if strings.HasPrefix(c.Name, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostID is the host rank poses as running on, or "" for the real one.
@@ -135,6 +152,9 @@ func Run(t *testing.T, h Harness) {
 // provider's Info says it cannot do.
 func eachCase(t *testing.T, h Harness, info core.Info, run func(t *testing.T, c Case, n int)) {
 	for _, c := range Cases() {
+		if !h.runs(c) {
+			continue
+		}
 		t.Run(c.Name, func(t *testing.T) {
 			if skip := skipReason(c, info); skip != "" {
 				t.Skip(skip)
