@@ -64,7 +64,7 @@ type region struct {
 	inter core.Region
 	// lb is intra for loopback's operations without checks, if intra is
 	// loopback's (see endpoint).
-	lb loopback.CheckedRegion
+	lb loopback.PrecheckedRegion
 	// reserved: intra is a reserved region of the intra-host provider,
 	// committed as Commit asks (NewReservedRegion).
 	reserved bool
@@ -168,7 +168,7 @@ func (d *domain) newRegion(op string, size int, reserve bool) (core.Region, erro
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
-	lb, _ := loopback.CheckedRegionOf(in)
+	lb, _ := loopback.PrecheckedRegionOf(in)
 	return &region{d: d, size: size, local: mem[:size:size], intra: in, inter: out, lb: lb, reserved: reserve}, nil
 }
 
@@ -192,7 +192,7 @@ func (d *domain) RegisterRegion(mem []byte) (core.Region, error) {
 	if err != nil {
 		return nil, d.opErr(op, err)
 	}
-	lb, _ := loopback.CheckedRegionOf(in)
+	lb, _ := loopback.PrecheckedRegionOf(in)
 	return &region{d: d, size: len(mem), local: mem, intra: in, inter: out, lb: lb}, nil
 }
 
@@ -240,7 +240,7 @@ func (d *domain) NewEndpoint(opts core.EndpointOptions) (core.Endpoint, error) {
 		return nil, errors.Join(err, in.Close())
 	}
 	e := &endpoint{d: d, intra: in, inter: out, route: d.route, serial: opts.Serialized}
-	e.lb, e.fast = loopback.CheckedOf(in)
+	e.lb, e.fast = loopback.PrecheckedOf(in)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed.Load() {

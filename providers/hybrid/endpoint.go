@@ -19,7 +19,7 @@ type endpoint struct {
 	// lb is intra's operations without checks, which the composite's
 	// checks stand in for; fast says intra is loopback's, so lb and every
 	// region's lb are set.
-	lb   loopback.Checked
+	lb   loopback.Prechecked
 	fast bool
 	// interSignal: the inter-host transport carries a put-with-signal as
 	// one operation (core.CapPutSignal).
@@ -83,10 +83,6 @@ func (e *endpoint) deferred(intra bool) {
 	}
 }
 
-// completed notes an operation that completed as it returned: nothing to
-// do, the transport's counter has it.
-func (e *endpoint) completed() {}
-
 // intraErr numbers the PE of an intra-host error in the job.
 func (e *endpoint) intraErr(err error) error {
 	if err == nil {
@@ -101,7 +97,7 @@ func (e *endpoint) intraErr(err error) error {
 // slow path, which checks it in full and says what is wrong (or does
 // nothing, for n == 0). It is small enough to inline, and what it lets
 // through needs no check by the transport that carries it (see
-// loopback.Checked).
+// loopback.Prechecked).
 func (e *endpoint) valid(pe int, r core.Region, off, n int) *region {
 	reg, ok := r.(*region)
 	if !ok || reg.d != e.d || uint(pe) >= uint(len(e.route)) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
@@ -121,18 +117,61 @@ func (e *endpoint) atomicValid(off, n int, op core.AtomicOp, t core.AtomicType) 
 }
 
 // Each operation checks itself once (valid), then goes to the transport
-// of its target PE: loopback's operations without checks (e.lb) for a PE
-// of this host, the inter-host transport's for the others. What fails
-// the check takes the slow path (putSlow and the rest), which checks in
-// full and goes through the transports' own checked calls.
+// of its target PE: loopback's prechecked operations (e.lb) for a PE of
+// this host, the inter-host transport's for the others. What fails that
+// check is checked in full (checkRMA and the others), which names what is
+// wrong; what passes the full check (an access of 0 bytes, a closed
+// endpoint, an operation only the transport refuses) goes through the
+// transports' own checked calls, which say what they do with it.
+
+// checkRMA is the full check of an access of n bytes at off in pe's part
+// of r: r as this domain's region, or the error of operation op.
+func (e *endpoint) checkRMA(op string, pe int, r core.Region, off, n int) (*region, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckRMA(pe, e.d.npes, off, n, reg.size)
+	}
+	if err != nil {
+		return nil, e.opErr(op, pe, err)
+	}
+	return reg, nil
+}
+
+// checkValue is checkRMA for a PutValue or GetValue of size bytes.
+func (e *endpoint) checkValue(op string, pe int, r core.Region, off, size int) (*region, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
+	}
+	if err != nil {
+		return nil, e.opErr(op, pe, err)
+	}
+	return reg, nil
+}
+
+// checkAtomic is checkRMA for an atomic aop on t.
+func (e *endpoint) checkAtomic(op string, pe int, r core.Region, off int, aop core.AtomicOp, t core.AtomicType) (*region, error) {
+	reg, err := e.target(r)
+	if err == nil {
+		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, aop, t, e.atomics())
+	}
+	if err != nil {
+		return nil, e.opErr(op, pe, err)
+	}
+	return reg, nil
+}
 
 func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
-	reg := e.valid(pe, r, off, len(src))
+	reg, fast := e.valid(pe, r, off, len(src)), e.fast
 	if reg == nil {
-		return e.putSlow(pe, r, off, src)
+		var err error
+		if reg, err = e.checkRMA("put", pe, r, off, len(src)); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.Put(l, reg.lb, off, src)
 			return nil
 		}
@@ -146,12 +185,16 @@ func (e *endpoint) Put(pe int, r core.Region, off int, src []byte) error {
 }
 
 func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
-	reg := e.valid(pe, r, off, len(src))
+	reg, fast := e.valid(pe, r, off, len(src)), e.fast
 	if reg == nil {
-		return e.putNBISlow(pe, r, off, src)
+		var err error
+		if reg, err = e.checkRMA("put", pe, r, off, len(src)); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.Put(l, reg.lb, off, src)
 			return nil
 		}
@@ -165,12 +208,16 @@ func (e *endpoint) PutNBI(pe int, r core.Region, off int, src []byte) error {
 }
 
 func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
-	reg := e.valid(pe, r, off, len(dst))
+	reg, fast := e.valid(pe, r, off, len(dst)), e.fast
 	if reg == nil {
-		return e.getSlow(pe, r, off, dst)
+		var err error
+		if reg, err = e.checkRMA("get", pe, r, off, len(dst)); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.Get(l, reg.lb, off, dst)
 			return nil
 		}
@@ -180,12 +227,16 @@ func (e *endpoint) Get(pe int, r core.Region, off int, dst []byte) error {
 }
 
 func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
-	reg := e.valid(pe, r, off, len(dst))
+	reg, fast := e.valid(pe, r, off, len(dst)), e.fast
 	if reg == nil {
-		return e.getNBISlow(pe, r, off, dst)
+		var err error
+		if reg, err = e.checkRMA("get", pe, r, off, len(dst)); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.Get(l, reg.lb, off, dst)
 			return nil
 		}
@@ -199,12 +250,16 @@ func (e *endpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 }
 
 func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) error {
-	reg := e.valid(pe, r, off, size)
+	reg, fast := e.valid(pe, r, off, size), e.fast
 	if reg == nil || !valueSize(size) {
-		return e.putValueSlow(pe, r, off, v, size)
+		var err error
+		if reg, err = e.checkValue("put", pe, r, off, size); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.PutValue(l, reg.lb, off, v, size)
 			return nil
 		}
@@ -218,12 +273,16 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 }
 
 func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, error) {
-	reg := e.valid(pe, r, off, size)
+	reg, fast := e.valid(pe, r, off, size), e.fast
 	if reg == nil || !valueSize(size) {
-		return e.getValueSlow(pe, r, off, size)
+		var err error
+		if reg, err = e.checkValue("get", pe, r, off, size); err != nil {
+			return 0, err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			return e.lb.GetValue(l, reg.lb, off, size), nil
 		}
 		v, err := e.intra.GetValue(l, reg.intra, off, size)
@@ -234,12 +293,16 @@ func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, e
 
 func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
 	n := t.Size()
-	reg := e.valid(pe, r, off, n)
+	reg, fast := e.valid(pe, r, off, n), e.fast
 	if reg == nil || !e.atomicValid(off, n, op, t) || op == core.AtomicCSwap {
-		return e.atomicSlow(pe, r, off, op, t, operand)
+		var err error
+		if reg, err = e.checkAtomic("atomic", pe, r, off, op, t); err != nil {
+			return err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			e.lb.Atomic(l, reg.lb, off, op, t, operand)
 			return nil
 		}
@@ -254,12 +317,16 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 
 func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	n := t.Size()
-	reg := e.valid(pe, r, off, n)
+	reg, fast := e.valid(pe, r, off, n), e.fast
 	if reg == nil || !e.atomicValid(off, n, op, t) {
-		return e.fetchAtomicSlow(pe, r, off, op, t, operand, compare)
+		var err error
+		if reg, err = e.checkAtomic("fetch atomic", pe, r, off, op, t); err != nil {
+			return 0, err
+		}
+		fast = false
 	}
 	if l := e.route[pe]; l >= 0 {
-		if e.fast {
+		if fast {
 			return e.lb.FetchAtomic(l, reg.lb, off, op, t, operand, compare), nil
 		}
 		v, err := e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
@@ -286,173 +353,6 @@ func (e *endpoint) PutSignal(pe int, r core.Region, off int, src []byte, sigR co
 		e.deferred(false)
 	}
 	return err
-}
-
-// The slow paths: each operation as it was before the fast path, a full
-// check by the composite and the transport's own checked call.
-
-func (e *endpoint) putSlow(pe int, r core.Region, off int, src []byte) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
-	}
-	if err != nil {
-		return e.opErr("put", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.Put(l, reg.intra, off, src))
-	} else {
-		err = e.inter.Put(pe, reg.inter, off, src)
-	}
-	if err == nil {
-		e.deferred(l >= 0)
-	}
-	return err
-}
-
-func (e *endpoint) putNBISlow(pe int, r core.Region, off int, src []byte) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckRMA(pe, e.d.npes, off, len(src), reg.size)
-	}
-	if err != nil {
-		return e.opErr("put", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.PutNBI(l, reg.intra, off, src))
-	} else {
-		err = e.inter.PutNBI(pe, reg.inter, off, src)
-	}
-	if err == nil {
-		e.deferred(l >= 0)
-	}
-	return err
-}
-
-func (e *endpoint) getSlow(pe int, r core.Region, off int, dst []byte) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
-	}
-	if err != nil {
-		return e.opErr("get", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.Get(l, reg.intra, off, dst))
-	} else {
-		err = e.inter.Get(pe, reg.inter, off, dst)
-	}
-	if err == nil {
-		e.completed()
-	}
-	return err
-}
-
-func (e *endpoint) getNBISlow(pe int, r core.Region, off int, dst []byte) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckRMA(pe, e.d.npes, off, len(dst), reg.size)
-	}
-	if err != nil {
-		return e.opErr("get", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.GetNBI(l, reg.intra, off, dst))
-	} else {
-		err = e.inter.GetNBI(pe, reg.inter, off, dst)
-	}
-	if err == nil {
-		e.deferred(l >= 0)
-	}
-	return err
-}
-
-func (e *endpoint) putValueSlow(pe int, r core.Region, off int, v uint64, size int) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
-	}
-	if err != nil {
-		return e.opErr("put", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.PutValue(l, reg.intra, off, v, size))
-	} else {
-		err = e.inter.PutValue(pe, reg.inter, off, v, size)
-	}
-	if err == nil {
-		e.deferred(l >= 0)
-	}
-	return err
-}
-
-func (e *endpoint) getValueSlow(pe int, r core.Region, off int, size int) (uint64, error) {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckValue(pe, e.d.npes, off, size, reg.size)
-	}
-	if err != nil {
-		return 0, e.opErr("get", pe, err)
-	}
-	var v uint64
-	l := e.d.route[pe]
-	if l >= 0 {
-		v, err = e.intra.GetValue(l, reg.intra, off, size)
-		err = e.intraErr(err)
-	} else {
-		v, err = e.inter.GetValue(pe, reg.inter, off, size)
-	}
-	if err == nil {
-		e.completed()
-	}
-	return v, err
-}
-
-func (e *endpoint) atomicSlow(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand uint64) error {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
-	}
-	if err != nil {
-		return e.opErr("atomic", pe, err)
-	}
-	l := e.d.route[pe]
-	if l >= 0 {
-		err = e.intraErr(e.intra.Atomic(l, reg.intra, off, op, t, operand))
-	} else {
-		err = e.inter.Atomic(pe, reg.inter, off, op, t, operand)
-	}
-	if err == nil {
-		e.deferred(l >= 0)
-	}
-	return err
-}
-
-func (e *endpoint) fetchAtomicSlow(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
-	reg, err := e.target(r)
-	if err == nil {
-		err = core.CheckAtomic(pe, e.d.npes, off, reg.size, op, t, e.atomics())
-	}
-	if err != nil {
-		return 0, e.opErr("fetch atomic", pe, err)
-	}
-	var v uint64
-	l := e.d.route[pe]
-	if l >= 0 {
-		v, err = e.intra.FetchAtomic(l, reg.intra, off, op, t, operand, compare)
-		err = e.intraErr(err)
-	} else {
-		v, err = e.inter.FetchAtomic(pe, reg.inter, off, op, t, operand, compare)
-	}
-	if err == nil {
-		e.completed()
-	}
-	return v, err
 }
 
 // Fence orders both transports: a PE is served by one of them, so each

@@ -143,7 +143,7 @@
 //
 // # Operations without checks
 //
-// Checked (checked.go) is an endpoint's operations without their checks,
+// Prechecked (prechecked.go) is an endpoint's operations without their checks,
 // for an endpoint in front of loopback's that checks every operation
 // itself, as providers/hybrid's composite does for the PEs of its host:
 // the same stores, counts and wake-ups as the endpoint's own, so its

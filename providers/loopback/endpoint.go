@@ -166,9 +166,7 @@ func (e *endpoint) put(op string, pe int, r core.Region, off int, src []byte) er
 		_, _, err := e.rma(op, pe, r, off, len(src))
 		return err
 	}
-	copy(reg.peers[pe][off:], src)
-	e.done()
-	e.dom.notify(pe, reg, off, len(src))
+	Prechecked{e}.Put(pe, PrecheckedRegion{reg}, off, src)
 	return nil
 }
 
@@ -178,8 +176,7 @@ func (e *endpoint) get(op string, pe int, r core.Region, off int, dst []byte) er
 		_, _, err := e.rma(op, pe, r, off, len(dst))
 		return err
 	}
-	copy(dst, reg.peers[pe][off:])
-	e.done()
+	Prechecked{e}.Get(pe, PrecheckedRegion{reg}, off, dst)
 	return nil
 }
 
@@ -201,9 +198,7 @@ func (e *endpoint) PutValue(pe int, r core.Region, off int, v uint64, size int) 
 			return err
 		}
 	}
-	mem.StoreValue(reg.peers[pe], off, v, size)
-	e.done()
-	e.dom.notify(pe, reg, off, size)
+	Prechecked{e}.PutValue(pe, PrecheckedRegion{reg}, off, v, size)
 	return nil
 }
 
@@ -216,9 +211,7 @@ func (e *endpoint) GetValue(pe int, r core.Region, off int, size int) (uint64, e
 			return 0, err
 		}
 	}
-	v := mem.LoadValue(reg.peers[pe], off, size)
-	e.done()
-	return v, nil
+	return Prechecked{e}.GetValue(pe, PrecheckedRegion{reg}, off, size), nil
 }
 
 // PutNBI implements core.Endpoint; it completes before it returns, like Put.
@@ -253,13 +246,7 @@ func (e *endpoint) Atomic(pe int, r core.Region, off int, op core.AtomicOp, t co
 	if err := e.CheckNonFetching("atomic", pe, op, t); err != nil {
 		return err
 	}
-	if _, ok := atomic64(reg.peers[pe], off, op, t, operand, 0); !ok {
-		mem.Atomic(reg.peers[pe], off, op, t, operand, 0)
-	}
-	e.count()
-	if op != core.AtomicRead {
-		e.dom.notify(pe, reg, off, n)
-	}
+	Prechecked{e}.Atomic(pe, PrecheckedRegion{reg}, off, op, t, operand)
 	return nil
 }
 
@@ -279,15 +266,7 @@ func (e *endpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp,
 			return 0, err
 		}
 	}
-	old, ok := atomic64(reg.peers[pe], off, op, t, operand, compare)
-	if !ok {
-		old = mem.Atomic(reg.peers[pe], off, op, t, operand, compare)
-	}
-	e.count()
-	if op != core.AtomicRead {
-		e.dom.notify(pe, reg, off, n)
-	}
-	return old, nil
+	return Prechecked{e}.FetchAtomic(pe, PrecheckedRegion{reg}, off, op, t, operand, compare), nil
 }
 
 // Fence implements core.Endpoint. Operations counted with a fence (see

@@ -15,7 +15,7 @@ import (
 )
 
 // The composite checks an operation once and hands what passes to
-// loopback's operations without checks (loopback.Checked) for a PE of
+// loopback's operations without checks (loopback.Prechecked) for a PE of
 // its host: valid operations land and count alike to a PE of this host
 // and of another, and bad input still gets its error, naming the job's
 // PE, from either. With an intra-host transport other than loopback
