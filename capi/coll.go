@@ -63,23 +63,7 @@ func gshgo_alltoalls(x *C.struct_gsh_team, dest, src unsafe.Pointer, dst, sst C.
 	all := cmul(fn, nelems, C.size_t(t.NPEs()))
 	d := cbytes(fn, dest, cmul(fn, cmul(fn, all-1, C.size_t(dst))+1, esize))
 	s := cbytes(fn, src, cmul(fn, cmul(fn, all-1, C.size_t(sst))+1, esize))
-	n := cint(fn, nelems)
-	var err error
-	switch esize {
-	case 1:
-		err = shmem.Alltoalls(t, mem.Slice[uint8](d), mem.Slice[uint8](s), int(dst), int(sst), n)
-	case 2:
-		err = shmem.Alltoalls(t, mem.Slice[uint16](d), mem.Slice[uint16](s), int(dst), int(sst), n)
-	case 4:
-		err = shmem.Alltoalls(t, mem.Slice[uint32](d), mem.Slice[uint32](s), int(dst), int(sst), n)
-	case 8:
-		err = shmem.Alltoalls(t, mem.Slice[uint64](d), mem.Slice[uint64](s), int(dst), int(sst), n)
-	case 16:
-		err = shmem.Alltoalls(t, mem.Slice[complex128](d), mem.Slice[complex128](s), int(dst), int(sst), n)
-	default:
-		failf(fn, "no alltoalls of %d-byte elements", uint64(esize))
-	}
-	check(fn, err)
+	check(fn, shmem.AlltoallsBytes(t, d, s, int(esize), int(dst), int(sst), cint(fn, nelems)))
 }
 
 // gshgo_reduce reduces nreduce elements of kind and size with op.
@@ -267,24 +251,8 @@ func gshgo_alltoalls_as(dest, src unsafe.Pointer, dst, sst C.ptrdiff_t, nelems, 
 	all := cmul(fn, nelems, C.size_t(size))
 	d := cbytes(fn, dest, cmul(fn, cmul(fn, all-1, C.size_t(dst))+1, esize))
 	s := cbytes(fn, src, cmul(fn, cmul(fn, all-1, C.size_t(sst))+1, esize))
-	n := cint(fn, nelems)
 	sync := pSync(fn, ps, C.SHMEM_ALLTOALLS_SYNC_SIZE)
-	var err error
-	switch esize {
-	case 1:
-		err = shmem.AlltoallsActiveSet(w, mem.Slice[uint8](d), mem.Slice[uint8](s), int(dst), int(sst), n, as, sync)
-	case 2:
-		err = shmem.AlltoallsActiveSet(w, mem.Slice[uint16](d), mem.Slice[uint16](s), int(dst), int(sst), n, as, sync)
-	case 4:
-		err = shmem.AlltoallsActiveSet(w, mem.Slice[uint32](d), mem.Slice[uint32](s), int(dst), int(sst), n, as, sync)
-	case 8:
-		err = shmem.AlltoallsActiveSet(w, mem.Slice[uint64](d), mem.Slice[uint64](s), int(dst), int(sst), n, as, sync)
-	case 16:
-		err = shmem.AlltoallsActiveSet(w, mem.Slice[complex128](d), mem.Slice[complex128](s), int(dst), int(sst), n, as, sync)
-	default:
-		failf(fn, "no alltoalls of %d-byte elements", uint64(esize))
-	}
-	check(fn, err)
+	check(fn, shmem.AlltoallsBytesActiveSet(w, d, s, int(esize), int(dst), int(sst), cint(fn, nelems), as, sync))
 }
 
 //export gshgo_alltoall_as

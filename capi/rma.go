@@ -59,22 +59,11 @@ func gshgo_strided(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptr
 		return cmul(fn, n, esize)
 	}
 	d, s := cbytes(fn, dest, span(dst)), cbytes(fn, src, span(sst))
-	var err error
-	switch esize {
-	case 1:
-		err = strided[uint8](e.c, d, s, int(dst), int(sst), n, int(pe), get != 0)
-	case 2:
-		err = strided[uint16](e.c, d, s, int(dst), int(sst), n, int(pe), get != 0)
-	case 4:
-		err = strided[uint32](e.c, d, s, int(dst), int(sst), n, int(pe), get != 0)
-	case 8:
-		err = strided[uint64](e.c, d, s, int(dst), int(sst), n, int(pe), get != 0)
-	case 16:
-		err = strided[complex128](e.c, d, s, int(dst), int(sst), n, int(pe), get != 0)
-	default:
-		failf(fn, "no strided transfer of %d-byte elements", uint64(esize))
+	if get != 0 {
+		check(fn, shmem.IGetBytes(e.c, d, s, int(esize), int(dst), int(sst), n, int(pe)))
+		return
 	}
-	check(fn, err)
+	check(fn, shmem.IPutBytes(e.c, d, s, int(esize), int(dst), int(sst), n, int(pe)))
 }
 
 // gshgo_blocked is ibput (get 0) and ibget (get 1): nblocks blocks of
@@ -98,36 +87,11 @@ func gshgo_blocked(x *C.struct_gsh_ctx, dest, src unsafe.Pointer, dst, sst C.ptr
 		return cmul(fn, n, esize)
 	}
 	d, s := cbytes(fn, dest, span(dst)), cbytes(fn, src, span(sst))
-	var err error
-	switch esize {
-	case 1:
-		err = blocked[uint8](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
-	case 2:
-		err = blocked[uint16](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
-	case 4:
-		err = blocked[uint32](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
-	case 8:
-		err = blocked[uint64](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
-	case 16:
-		err = blocked[complex128](e.c, d, s, int(dst), int(sst), bs, nb, int(pe), get != 0)
-	default:
-		failf(fn, "no blocked transfer of %d-byte elements", uint64(esize))
+	if get != 0 {
+		check(fn, shmem.IBGetBytes(e.c, d, s, int(esize), int(dst), int(sst), bs, nb, int(pe)))
+		return
 	}
-	check(fn, err)
-}
-
-func blocked[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, bsize, nblocks, pe int, get bool) error {
-	if get {
-		return shmem.IBGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
-	}
-	return shmem.IBPut(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, bsize, nblocks, pe)
-}
-
-func strided[T shmem.Elem](c shmem.Ctx, d, s []byte, dst, sst, n, pe int, get bool) error {
-	if get {
-		return shmem.IGet(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, n, pe)
-	}
-	return shmem.IPut(c, mem.Slice[T](d), mem.Slice[T](s), dst, sst, n, pe)
+	check(fn, shmem.IBPutBytes(e.c, d, s, int(esize), int(dst), int(sst), bs, nb, int(pe)))
 }
 
 // signalOp maps SHMEM_SIGNAL_*; 0 (no Go operator) makes PutSignal fail

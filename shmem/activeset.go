@@ -264,7 +264,7 @@ const maxDirect = CollectSyncSize - psFrom
 // same nelems; source holds as.Size*nelems elements and dest, symmetric,
 // as many; pSync holds at least AlltoallSyncSize words.
 func AlltoallActiveSet[T Elem](w *World, dest, source []T, nelems int, as ActiveSet, pSync []int64) error {
-	return alltoallsAS(w, "alltoall", dest, source, 1, 1, nelems, as, pSync, AlltoallSyncSize)
+	return alltoallsAS(w, "alltoall", mem.Bytes(dest), mem.Bytes(source), mem.SizeOf[T](), 1, 1, nelems, as, pSync, AlltoallSyncSize)
 }
 
 // AlltoallsActiveSet is AlltoallActiveSet with strides (shmem_alltoalls32
@@ -272,18 +272,24 @@ func AlltoallActiveSet[T Elem](w *World, dest, source []T, nelems int, as Active
 // source[(j*nelems+k)*sst] and lands at dest[(me*nelems+k)*dst] on j.
 // Strides are at least 1; pSync holds at least AlltoallsSyncSize words.
 func AlltoallsActiveSet[T Elem](w *World, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64) error {
-	return alltoallsAS(w, "alltoalls", dest, source, dst, sst, nelems, as, pSync, AlltoallsSyncSize)
+	return AlltoallsBytesActiveSet(w, mem.Bytes(dest), mem.Bytes(source), mem.SizeOf[T](), dst, sst, nelems, as, pSync)
 }
 
-func alltoallsAS[T Elem](w *World, op string, dest, source []T, dst, sst, nelems int, as ActiveSet, pSync []int64, words int) error {
+// AlltoallsBytesActiveSet is AlltoallsActiveSet of elements of esize
+// bytes held as bytes (see AlltoallsBytes).
+func AlltoallsBytesActiveSet(w *World, dest, source []byte, esize, dst, sst, nelems int, as ActiveSet, pSync []int64) error {
+	return alltoallsAS(w, "alltoalls", dest, source, esize, dst, sst, nelems, as, pSync, AlltoallsSyncSize)
+}
+
+func alltoallsAS(w *World, op string, dest, source []byte, esize, dst, sst, nelems int, as ActiveSet, pSync []int64, words int) error {
 	g, world, err := w.activeGroup(op, as, pSync, words)
 	if err != nil {
 		return err
 	}
 	if world != nil {
-		return Alltoalls(world, dest, source, dst, sst, nelems)
+		return AlltoallsBytes(world, dest, source, esize, dst, sst, nelems)
 	}
-	return wrap(op, w.exitOr(alltoalls(&g, op, dest, source, dst, sst, nelems)))
+	return wrap(op, w.exitOr(alltoalls(&g, op, dest, source, esize, dst, sst, nelems)))
 }
 
 // The active-set reductions (shmem_TYPENAME_OP_to_all): dest[i], on every

@@ -226,6 +226,13 @@ func Alltoall[T Elem](t *Team, dest, source []T, nelems int) error {
 // block for member j is source[(j*nelems+k)*sst] and lands at
 // dest[(MyPE()*nelems+k)*dst] on j. Strides are at least 1.
 func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
+	return AlltoallsBytes(t, mem.Bytes(dest), mem.Bytes(source), mem.SizeOf[T](), dst, sst, nelems)
+}
+
+// AlltoallsBytes is Alltoalls of elements of esize bytes (1, 2, 4, 8 or
+// 16) held as bytes, for callers that know an element's size but no Go
+// type for it (the C library). Counts and strides are in elements.
+func AlltoallsBytes(t *Team, dest, source []byte, esize, dst, sst, nelems int) error {
 	const op = "alltoall"
 	if err := t.check(op); err != nil {
 		return err
@@ -233,14 +240,21 @@ func Alltoalls[T Elem](t *Team, dest, source []T, dst, sst, nelems int) error {
 	if err := t.barrier(); err != nil {
 		return t.collErr(op, err)
 	}
-	return t.collErr(op, alltoalls(&t.g, op, dest, source, dst, sst, nelems))
+	return t.collErr(op, alltoalls(&t.g, op, dest, source, esize, dst, sst, nelems))
 }
 
-// alltoalls moves the blocks of an alltoalls over g and returns once every
-// member's have landed here, as the gathers do (group.gather). It starts
-// where nobody reads dest any more, as fcollect does.
-func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems int) error {
+// alltoalls moves the blocks of an alltoalls of elements of esize bytes
+// over g and returns once every member's have landed here, as the
+// gathers do (group.gather). It starts where nobody reads dest any more,
+// as fcollect does. A strided element of at most 8 bytes moves as one
+// value.
+func alltoalls(g *group, op string, dest, source []byte, esize, dst, sst, nelems int) error {
 	n := g.n
+	switch esize {
+	case 1, 2, 4, 8, 16:
+	default:
+		return fmt.Errorf("shmem: %s of %d-byte elements: an element is 1, 2, 4, 8 or 16 bytes: %w", op, esize, core.ErrInvalid)
+	}
 	if dst < 1 || sst < 1 || nelems < 0 {
 		return fmt.Errorf("shmem: %s: strides %d, %d and count %d: strides must be at least 1 and the count not negative: %w",
 			op, dst, sst, nelems, core.ErrInvalid)
@@ -250,40 +264,50 @@ func alltoalls[T Elem](g *group, op string, dest, source []T, dst, sst, nelems i
 	}
 	all := n * nelems
 	srcSpan, destSpan := stridedSpan(all, sst), stridedSpan(all, dst)
-	if all/n != nelems || srcSpan < 0 || destSpan < 0 {
-		return fmt.Errorf("shmem: %s of %d elements to each of %d members at strides %d and %d overflows: the span is more than %d elements: %w",
+	if all/n != nelems || srcSpan < 0 || destSpan < 0 || srcSpan > math.MaxInt/esize || destSpan > math.MaxInt/esize {
+		return fmt.Errorf("shmem: %s of %d elements to each of %d members at strides %d and %d overflows: the span is more than %d bytes: %w",
 			op, nelems, n, dst, sst, math.MaxInt, core.ErrInvalid)
 	}
-	if len(source) < srcSpan {
-		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source), srcSpan, core.ErrInvalid)
+	if len(source) < srcSpan*esize {
+		return fmt.Errorf("shmem: %s: source holds %d elements, %d are needed: %w", op, len(source)/esize, srcSpan, core.ErrInvalid)
 	}
-	dr, off, err := symIn(g.w, op, dest, destSpan)
+	if len(dest) < destSpan*esize {
+		return fmt.Errorf("shmem: %s: dest holds %d elements, %d are needed: %w", op, len(dest)/esize, destSpan, core.ErrInvalid)
+	}
+	dr, off, err := symIn(g.w, op, dest, destSpan*esize)
 	if err != nil {
 		return err
 	}
-	size := mem.SizeOf[T]()
 	ep := g.w.coll.ep
+	value := esize <= 8
 	var held [maxDirect]uint64
 	return g.gather(func(to int) error {
 		if to == g.me {
 			// Copied, done on return: direct does not quiet (fcollect).
 			at := g.me * nelems
 			if dst == 1 && sst == 1 {
-				copy(dest[at:at+nelems], source[at:at+nelems])
+				copy(dest[at*esize:(at+nelems)*esize], source[at*esize:])
 				return nil
 			}
 			for k := at; k < at+nelems; k++ {
-				dest[k*dst] = source[k*sst]
+				copy(dest[k*dst*esize:][:esize], source[k*sst*esize:])
 			}
 			return nil
 		}
 		pe := g.pe(to)
 		if dst == 1 && sst == 1 {
-			return ep.Put(pe, dr, off+g.me*nelems*size, mem.Bytes(source[to*nelems:(to+1)*nelems]))
+			return ep.Put(pe, dr, off+g.me*nelems*esize, source[to*nelems*esize:(to+1)*nelems*esize])
 		}
 		for k := 0; k < nelems; k++ {
-			i := (to*nelems + k) * sst
-			if err := ep.Put(pe, dr, off+(g.me*nelems+k)*dst*size, mem.Bytes(source[i:i+1])); err != nil {
+			o := off + (g.me*nelems+k)*dst*esize
+			e := source[(to*nelems+k)*sst*esize:][:esize]
+			var err error
+			if value {
+				err = ep.PutValue(pe, dr, o, mem.LoadValue(e, 0, esize), esize)
+			} else {
+				err = ep.Put(pe, dr, o, e)
+			}
+			if err != nil {
 				return err
 			}
 		}

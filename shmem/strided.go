@@ -8,93 +8,170 @@ import (
 	"github.com/goshmem/goshmem/internal/mem"
 )
 
+// The strided (iput, iget) and blocked (ibput, ibget) moves are one move
+// of blocks: a strided move's blocks are single elements. They work on
+// bytes, elements of a size the caller gives, so one body serves every
+// element type, the generic Go forms and the C library's alike.
+
 // IPut copies nelems elements of src, taken every srcStride elements, to
 // the symmetric dst on PE pe, placed every dstStride elements
 // (shmem_iput). Strides count elements and are at least 1. It returns when
 // src may be reused; the data is complete at pe after Quiet.
 func IPut[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) error {
-	x, r, off, err := strided(c, "iput", dst, src, dstStride, srcStride, nelems)
-	if err != nil || nelems == 0 {
-		return err
-	}
-	if dstStride == 1 && srcStride == 1 {
-		return x.ep.Put(pe, r, off, mem.Bytes(src[:nelems]))
-	}
-	size := mem.SizeOf[T]()
-	for i := range nelems {
-		o := off + i*dstStride*size
-		var err error
-		if size <= 8 {
-			err = x.ep.PutValue(pe, r, o, mem.ToBits(src[i*srcStride]), size)
-		} else {
-			err = x.ep.Put(pe, r, o, mem.Bytes(src[i*srcStride:i*srcStride+1]))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return IPutBytes(c, mem.Bytes(dst), mem.Bytes(src), mem.SizeOf[T](), dstStride, srcStride, nelems, pe)
 }
 
 // IGet copies nelems elements of the symmetric src on PE pe, taken every
 // srcStride elements, into dst, placed every dstStride elements
 // (shmem_iget). It returns when dst holds them.
 func IGet[T Elem](c Ctx, dst, src []T, dstStride, srcStride, nelems, pe int) error {
-	x, r, off, err := strided(c, "iget", src, dst, srcStride, dstStride, nelems)
-	if err != nil || nelems == 0 {
+	return IGetBytes(c, mem.Bytes(dst), mem.Bytes(src), mem.SizeOf[T](), dstStride, srcStride, nelems, pe)
+}
+
+// IBPut copies nblocks blocks of bsize contiguous elements from src to the
+// symmetric dst on PE pe (shmem_ibput, OpenSHMEM 1.6): block i starts at
+// element i*srcStride of src and lands at element i*dstStride of dst.
+// Strides count elements and are at least 1. It returns when src may be
+// reused; the data is complete at pe after Quiet. Blocks that are
+// contiguous on both sides move as one put.
+func IBPut[T Elem](c Ctx, dst, src []T, dstStride, srcStride, bsize, nblocks, pe int) error {
+	return IBPutBytes(c, mem.Bytes(dst), mem.Bytes(src), mem.SizeOf[T](), dstStride, srcStride, bsize, nblocks, pe)
+}
+
+// IBGet copies nblocks blocks of bsize contiguous elements of the
+// symmetric src on PE pe into dst (shmem_ibget): block i starts at
+// element i*srcStride of src and lands at element i*dstStride of dst. It
+// returns when dst holds them.
+func IBGet[T Elem](c Ctx, dst, src []T, dstStride, srcStride, bsize, nblocks, pe int) error {
+	return IBGetBytes(c, mem.Bytes(dst), mem.Bytes(src), mem.SizeOf[T](), dstStride, srcStride, bsize, nblocks, pe)
+}
+
+// IPutBytes is IPut of elements of esize bytes (1, 2, 4, 8 or 16) held
+// as bytes, for callers that know an element's size but no Go type for
+// it (the C library). Counts and strides are in elements.
+func IPutBytes(c Ctx, dst, src []byte, esize, dstStride, srcStride, nelems, pe int) error {
+	return moveBlocks(c, blockMove{op: "iput", elems: true}, dst, src, esize, dstStride, srcStride, 1, nelems, pe)
+}
+
+// IGetBytes is IGet of elements of esize bytes held as bytes (see
+// IPutBytes).
+func IGetBytes(c Ctx, dst, src []byte, esize, dstStride, srcStride, nelems, pe int) error {
+	return moveBlocks(c, blockMove{op: "iget", elems: true, get: true}, src, dst, esize, srcStride, dstStride, 1, nelems, pe)
+}
+
+// IBPutBytes is IBPut of elements of esize bytes held as bytes (see
+// IPutBytes).
+func IBPutBytes(c Ctx, dst, src []byte, esize, dstStride, srcStride, bsize, nblocks, pe int) error {
+	return moveBlocks(c, blockMove{op: "ibput"}, dst, src, esize, dstStride, srcStride, bsize, nblocks, pe)
+}
+
+// IBGetBytes is IBGet of elements of esize bytes held as bytes (see
+// IPutBytes).
+func IBGetBytes(c Ctx, dst, src []byte, esize, dstStride, srcStride, bsize, nblocks, pe int) error {
+	return moveBlocks(c, blockMove{op: "ibget", get: true}, src, dst, esize, srcStride, dstStride, bsize, nblocks, pe)
+}
+
+// blockMove says which move moveBlocks makes: its routine's name, whether
+// it gets (else puts), and whether its blocks are single elements (a
+// strided move, whose errors count elements, not blocks).
+type blockMove struct {
+	op    string
+	get   bool
+	elems bool
+}
+
+// what is the move's size as its errors say it.
+func (m blockMove) what(bsize, nblocks int) string {
+	if m.elems {
+		return fmt.Sprintf("%d elements", nblocks)
+	}
+	return fmt.Sprintf("%d blocks of %d elements", nblocks, bsize)
+}
+
+// moveBlocks moves nblocks blocks of bsize elements of esize bytes
+// between the symmetric sym on pe and local: block i at element
+// i*symStride of sym and i*localStride of local. A block of one element
+// of at most 8 bytes moves as one value (PutValue, GetValue), so the
+// target never sees it half written; blocks contiguous on both sides
+// move as one transfer.
+func moveBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localStride, bsize, nblocks, pe int) error {
+	x, r, off, err := checkBlocks(c, m, sym, local, esize, symStride, localStride, bsize, nblocks)
+	if err != nil || x == nil {
 		return err
 	}
-	if dstStride == 1 && srcStride == 1 {
-		return x.ep.Get(pe, r, off, mem.Bytes(dst[:nelems]))
-	}
-	size := mem.SizeOf[T]()
-	for i := range nelems {
-		o := off + i*srcStride*size
-		j := i * dstStride
-		if size > 8 {
-			if err := x.ep.Get(pe, r, o, mem.Bytes(dst[j:j+1])); err != nil {
-				return err
-			}
-			continue
+	if symStride == bsize && localStride == bsize {
+		b := local[:bsize*nblocks*esize]
+		if m.get {
+			return x.ep.Get(pe, r, off, b)
 		}
-		u, err := x.ep.GetValue(pe, r, o, size)
+		return x.ep.Put(pe, r, off, b)
+	}
+	n := bsize * esize
+	value := bsize == 1 && esize <= 8
+	for i := range nblocks {
+		o := off + i*symStride*esize
+		b := local[i*localStride*esize:][:n]
+		var err error
+		switch {
+		case value && m.get:
+			var v uint64
+			if v, err = x.ep.GetValue(pe, r, o, esize); err == nil {
+				mem.StoreValue(b, 0, v, esize)
+			}
+		case value:
+			err = x.ep.PutValue(pe, r, o, mem.LoadValue(b, 0, esize), esize)
+		case m.get:
+			err = x.ep.Get(pe, r, o, b)
+		default:
+			err = x.ep.Put(pe, r, o, b)
+		}
 		if err != nil {
 			return err
 		}
-		dst[j] = mem.FromBits[T](u)
 	}
 	return nil
 }
 
-// strided validates a strided move of nelems elements between the
-// symmetric sym and local, and returns the context and sym's region and
-// offset.
-func strided[T Elem](c Ctx, op string, sym, local []T, symStride, localStride, nelems int) (*Context, core.Region, int, error) {
-	if nelems < 0 {
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements: the count must not be negative: %w", op, nelems, core.ErrInvalid)
+// checkBlocks validates a move of nblocks blocks of bsize elements of
+// esize bytes between the symmetric sym and local, and returns the
+// context and sym's region and offset; a nil context where there is
+// nothing to move.
+func checkBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localStride, bsize, nblocks int) (*Context, core.Region, int, error) {
+	op := m.op
+	switch esize {
+	case 1, 2, 4, 8, 16:
+	default:
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %d-byte elements: an element is 1, 2, 4, 8 or 16 bytes: %w", op, esize, core.ErrInvalid)
+	}
+	if bsize < 0 || nblocks < 0 {
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %s: the counts must not be negative: %w", op, m.what(bsize, nblocks), core.ErrInvalid)
 	}
 	if symStride < 1 || localStride < 1 {
 		return nil, nil, 0, fmt.Errorf("shmem: %s: strides %d and %d: strides count elements and must be at least 1: %w",
 			op, symStride, localStride, core.ErrInvalid)
 	}
-	if nelems == 0 {
+	if bsize == 0 || nblocks == 0 {
 		return nil, nil, 0, nil
 	}
-	symSpan, localSpan := stridedSpan(nelems, symStride), stridedSpan(nelems, localStride)
-	if symSpan < 0 || localSpan < 0 {
-		stride := symStride
-		if symSpan >= 0 {
-			stride = localStride
+	symSpan, localSpan := blockedSpan(nblocks, symStride, bsize), blockedSpan(nblocks, localStride, bsize)
+	if symSpan < 0 || localSpan < 0 || symSpan > math.MaxInt/esize || localSpan > math.MaxInt/esize {
+		if m.elems {
+			stride := symStride
+			if symSpan >= 0 && symSpan <= math.MaxInt/esize {
+				stride = localStride
+			}
+			return nil, nil, 0, fmt.Errorf("shmem: %s of %s at a stride of %d overflows: the span is more than %d bytes: %w",
+				op, m.what(bsize, nblocks), stride, math.MaxInt, core.ErrInvalid)
 		}
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements at a stride of %d overflows: the span is more than %d elements: %w",
-			op, nelems, stride, math.MaxInt, core.ErrInvalid)
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %s at strides %d and %d overflows: a span is more than %d bytes: %w",
+			op, m.what(bsize, nblocks), symStride, localStride, math.MaxInt, core.ErrInvalid)
 	}
-	if len(sym) < symSpan || len(local) < localSpan {
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d elements at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
-			op, nelems, symStride, localStride, symSpan, localSpan, len(sym), len(local), core.ErrInvalid)
+	if len(sym) < symSpan*esize || len(local) < localSpan*esize {
+		return nil, nil, 0, fmt.Errorf("shmem: %s of %s at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
+			op, m.what(bsize, nblocks), symStride, localStride, symSpan, localSpan, len(sym)/esize, len(local)/esize, core.ErrInvalid)
 	}
 	x := c.context()
-	r, off, err := x.w.sym(op, mem.Addr(sym), symSpan*mem.SizeOf[T]())
+	r, off, err := x.w.sym(op, mem.Addr(sym), symSpan*esize)
 	return x, r, off, err
 }
 
@@ -106,83 +183,6 @@ func stridedSpan(nelems, stride int) int {
 		return -1
 	}
 	return n
-}
-
-// IBPut copies nblocks blocks of bsize contiguous elements from src to the
-// symmetric dst on PE pe (shmem_ibput, OpenSHMEM 1.6): block i starts at
-// element i*srcStride of src and lands at element i*dstStride of dst.
-// Strides count elements and are at least 1. It returns when src may be
-// reused; the data is complete at pe after Quiet. Blocks that are
-// contiguous on both sides move as one put.
-func IBPut[T Elem](c Ctx, dst, src []T, dstStride, srcStride, bsize, nblocks, pe int) error {
-	x, r, off, err := blocked(c, "ibput", dst, src, dstStride, srcStride, bsize, nblocks)
-	if err != nil || x == nil {
-		return err
-	}
-	if dstStride == bsize && srcStride == bsize {
-		return x.ep.Put(pe, r, off, mem.Bytes(src[:bsize*nblocks]))
-	}
-	size := mem.SizeOf[T]()
-	for i := range nblocks {
-		s := i * srcStride
-		if err := x.ep.Put(pe, r, off+i*dstStride*size, mem.Bytes(src[s:s+bsize])); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// IBGet copies nblocks blocks of bsize contiguous elements of the
-// symmetric src on PE pe into dst (shmem_ibget): block i starts at
-// element i*srcStride of src and lands at element i*dstStride of dst. It
-// returns when dst holds them.
-func IBGet[T Elem](c Ctx, dst, src []T, dstStride, srcStride, bsize, nblocks, pe int) error {
-	x, r, off, err := blocked(c, "ibget", src, dst, srcStride, dstStride, bsize, nblocks)
-	if err != nil || x == nil {
-		return err
-	}
-	if dstStride == bsize && srcStride == bsize {
-		return x.ep.Get(pe, r, off, mem.Bytes(dst[:bsize*nblocks]))
-	}
-	size := mem.SizeOf[T]()
-	for i := range nblocks {
-		d := i * dstStride
-		if err := x.ep.Get(pe, r, off+i*srcStride*size, mem.Bytes(dst[d:d+bsize])); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// blocked validates a move of nblocks blocks of bsize elements between
-// the symmetric sym and local, and returns the context and sym's region
-// and offset; a nil context where there is nothing to move.
-func blocked[T Elem](c Ctx, op string, sym, local []T, symStride, localStride, bsize, nblocks int) (*Context, core.Region, int, error) {
-	if bsize < 0 || nblocks < 0 {
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d blocks of %d elements: the counts must not be negative: %w", op, nblocks, bsize, core.ErrInvalid)
-	}
-	if symStride < 1 || localStride < 1 {
-		return nil, nil, 0, fmt.Errorf("shmem: %s: strides %d and %d: strides count elements and must be at least 1: %w",
-			op, symStride, localStride, core.ErrInvalid)
-	}
-	if bsize == 0 || nblocks == 0 {
-		return nil, nil, 0, nil
-	}
-	symSpan, localSpan := blockedSpan(nblocks, symStride, bsize), blockedSpan(nblocks, localStride, bsize)
-	if symSpan < 0 || localSpan < 0 {
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d blocks of %d elements at strides %d and %d overflows: a span is more than %d elements: %w",
-			op, nblocks, bsize, symStride, localStride, math.MaxInt, core.ErrInvalid)
-	}
-	if len(sym) < symSpan || len(local) < localSpan {
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d blocks of %d elements at strides %d (symmetric) and %d (local) needs %d and %d elements; the buffers hold %d and %d: %w",
-			op, nblocks, bsize, symStride, localStride, symSpan, localSpan, len(sym), len(local), core.ErrInvalid)
-	}
-	x := c.context()
-	if symSpan > math.MaxInt/mem.SizeOf[T]() {
-		return nil, nil, 0, fmt.Errorf("shmem: %s: a span of %d elements is more bytes than %d: %w", op, symSpan, math.MaxInt, core.ErrInvalid)
-	}
-	r, off, err := x.w.sym(op, mem.Addr(sym), symSpan*mem.SizeOf[T]())
-	return x, r, off, err
 }
 
 // blockedSpan is how many elements nblocks blocks of bsize at stride
