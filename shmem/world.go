@@ -338,7 +338,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	hostID, thread, locked := o.hostID, o.thread.orDefault(), o.locked
 	if hostID == "" {
-		hostID = core.HostID()
+		hostID = core.HostID(lookup)
 	}
 	// Every PE looks at the host's memory before any makes its heap.
 	avail, _ := core.MemAvailable()
