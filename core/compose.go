@@ -60,7 +60,6 @@ type TransportDescriber interface {
 	Transports() string
 }
 
-
 // HostMap says which PEs share a host: Host[pe] numbers pe's host (0, 1,
 // ... in order of each host's first PE) and PEs[h] lists, in order, the PEs
 // of host h.
