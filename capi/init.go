@@ -92,8 +92,7 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 	if staticBase != nil && staticLen > 0 {
 		opts = append(opts, staticData(cbytes(fn, staticBase, staticLen))...)
 	}
-	v, set := os.LookupEnv(extraProcsEnv)
-	extra, err := extraProcs(v, set)
+	extra, err := readSettings()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", C.GoString(fn), err)
 		return 1

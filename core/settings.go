@@ -158,6 +158,15 @@ func (p Param) Lookup(env func(string) (string, bool)) (string, bool) {
 	return v, ok && v != ""
 }
 
+// Raw returns p's value in env (nil: the process environment) as it is
+// set, and whether it is set at all, empty included.
+func (p Param) Raw(env func(string) (string, bool)) (string, bool) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	return env(p.Env)
+}
+
 // Get returns p's value in env, or its default when unset or empty.
 func (p Param) Get(env func(string) (string, bool)) string {
 	if v, ok := p.Lookup(env); ok {

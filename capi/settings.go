@@ -1,0 +1,41 @@
+package main
+
+/*
+#include "handles.h"
+*/
+import "C"
+
+import (
+	"github.com/goshmem/goshmem/capi/cenv"
+	"github.com/goshmem/goshmem/core"
+)
+
+// readSettings reads the C library's variables from the process
+// environment, a C program's job environment, through the registry, and
+// hands C what they say (struct gsh_settings): C parses nothing itself.
+// It returns GOSHMEM_C_EXTRA_PROCS, which Go applies after Init.
+func readSettings() (extra int, err error) {
+	var on [3]bool
+	for i, p := range []core.Param{cenv.Defer, cenv.Window, cenv.FastPath} {
+		if on[i], err = p.Bool(nil); err != nil {
+			return 0, err
+		}
+	}
+	cpus, err := (&core.Config{}).CPUs()
+	if err != nil {
+		return 0, err
+	}
+	if extra, err = extraProcs(nil); err != nil {
+		return 0, err
+	}
+	C.gsh_settings.defer_on, C.gsh_settings.window_on, C.gsh_settings.fast_path_on = cbool(on[0]), cbool(on[1]), cbool(on[2])
+	C.gsh_settings.cpus = C.long(cpus)
+	return extra, nil
+}
+
+// debugOn says whether SHMEM_DEBUG is on; a malformed value, which
+// shmem_init refuses, counts as off.
+func debugOn() bool {
+	on, _ := core.DebugParam.Bool(nil)
+	return on
+}
