@@ -111,9 +111,11 @@ func callerPackage(skip int) string {
 }
 
 // Settings returns every variable of the registry, sorted by name: those
-// the linked packages declared and the parameters of every registered
-// provider (owned by providers/NAME). A provider's parameter that a
-// package declared already is listed once, as declared.
+// the linked packages declared and the parameters of every built-in
+// provider (owned by providers/NAME), which Info.Origin says is one. A
+// provider's parameter that a package declared already is listed once,
+// as declared. Plugin providers' parameters, which their manifests name,
+// are theirs, not the program's.
 func Settings() []Param {
 	settingsMu.RLock()
 	out := make([]Param, 0, len(declared))
@@ -124,7 +126,11 @@ func Settings() []Param {
 	}
 	settingsMu.RUnlock()
 	for _, prov := range Providers() {
-		for _, p := range prov.Info().Params {
+		info := prov.Info()
+		if info.Origin != BuiltIn {
+			continue
+		}
+		for _, p := range info.Params {
 			if seen[p.Env] {
 				continue
 			}
@@ -138,6 +144,9 @@ func Settings() []Param {
 	sort.Slice(out, func(i, j int) bool { return out[i].Env < out[j].Env })
 	return out
 }
+
+// BuiltIn is the Info.Origin of a provider linked into the program.
+const BuiltIn = "built-in"
 
 // Setting returns the declared variable named name.
 func Setting(name string) (Param, bool) {

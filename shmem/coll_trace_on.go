@@ -25,6 +25,7 @@ import (
 // against its child's traceRelease.
 //
 //	go build -tags shmemtrace ./cmd/shmemperf
+//
 // The trace's variables, in the registry (core.Declare).
 var (
 	treeTraceParam = core.Declare(core.Param{Env: "GOSHMEM_TREE_TRACE",

@@ -132,7 +132,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case *env && *asJSON:
 		err = writeJSON(stdout, envList(infos, *name == ""))
 	case *env && *markdown:
-		err = printMarkdown(stdout, envList(infos, true))
+		err = printMarkdown(stdout, envList(nil, true))
 	case *env:
 		err = printEnv(stdout, envList(infos, *name == ""))
 	case *asJSON:
@@ -304,13 +304,22 @@ func printVerbose(w io.Writer, infos []core.Info) error {
 }
 
 // envList gathers the variables to list: with all, the whole registry
-// (core.Settings: every declared variable and every provider's
-// parameters); else the parameters of the providers infos describe.
+// (core.Settings: every declared variable and the built-in providers'
+// parameters) and the parameters of the plugins among infos; else the
+// parameters of the providers infos describe.
 func envList(infos []core.Info, all bool) []paramView {
 	var out []paramView
 	if all {
 		for _, p := range core.Settings() {
 			out = append(out, paramOf(p, ""))
+		}
+		// Plugins' parameters, from their manifests.
+		for _, in := range infos {
+			if in.Origin != core.BuiltIn {
+				for _, p := range in.Params {
+					out = append(out, paramOf(p, in.Name))
+				}
+			}
 		}
 		return out
 	}
