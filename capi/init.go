@@ -79,7 +79,8 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 		return 0
 	}
 	// Every call from C runs on a goroutine locked to the C thread.
-	opts := []shmem.Option{shmem.WithLockedCallers()}
+	// The job's environment is the C program's (cEnv).
+	opts := []shmem.Option{shmem.WithLockedCallers(), shmem.WithEnv(cEnv)}
 	if requested >= 0 {
 		l, ok := threadLevel(requested)
 		if !ok {
