@@ -104,26 +104,29 @@ const (
 	pmiKeyJobID  = "goshmem-jobid"
 )
 
-// EnvVars lists the variables of the bootstrap a user may set, for
-// provinfo -e and the README.
-func EnvVars() []core.Param {
-	return []core.Param{
-		{Name: "BOOTSTRAP", Env: EnvBootstrap, Default: "(from oshrun, PMIx or PMI)",
-			Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI, a free port on PE 0's host"},
-		{Name: "SECRET", Env: EnvSecret, Default: "(from oshrun, PMIx or PMI)", Help: "the job secret in hex that authenticates the store", Secret: true},
-		{Name: "SECRET_FILE", Env: EnvSecretFile, Default: "", Help: "a file (mode 0600) holding the job secret in hex"},
-		{Name: "INSECURE", Env: EnvInsecure, Default: "0",
-			Help: "1 runs a job whose launcher gives no secret (no PMIx or PMI, no " + EnvSecret + ") with an unauthenticated store, with a warning; 0 refuses it"},
-		{Name: "DEAD_AFTER", Env: EnvDeadAfter, Default: DefaultDeadAfter.String(),
-			Help: "under srun, mpirun or mpiexec: how long a PE (or PE 0's store) may send the store nothing, stopped or unreachable, before the others lose it (2s to 1h)"},
-		{Name: "BOOTSTRAP_IFACE", Env: EnvIface, Default: "",
-			Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset: the loopback address when PMIx or PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"},
-		{Name: "PMIX_LIB", Env: pmix.EnvLibrary, Default: pmix.DefaultLibrary,
-			Help: "under a PMIx launcher (mpirun, srun --mpi=pmix): the PMIx library loaded at run time, a file name the dynamic loader finds or a path (Debian's " + pmix.Package + " installs the default)"},
-		{Name: "JOIN_TIMEOUT", Env: EnvJoinTimeout, Default: DefaultJoinTimeout.String(),
-			Help: "how long a PE waits for the others to join the job before giving up naming them (1s to 1h)"},
-	}
-}
+// The bootstrap's variables, in the registry (core.Declare).
+var (
+	rankParam = core.Declare(core.Param{Env: EnvRank, Kind: core.KindInt, Default: "(from oshrun; srun's and mpirun's variables otherwise)",
+		Help: "this PE's rank, 0 to the job size less 1"})[0]
+	sizeParam = core.Declare(core.Param{Env: EnvSize, Kind: core.KindInt, Default: "(from oshrun; srun's and mpirun's variables otherwise)",
+		Help: "the number of PEs, set together with " + EnvRank})[0]
+	jobIDParam = core.Declare(core.Param{Env: EnvJobID, Default: "(from oshrun, else derived from the launcher)",
+		Help: "the job's id: " + jobIDForms})[0]
+	bootstrapParam = core.Declare(core.Param{Env: EnvBootstrap, Default: "(from oshrun, PMIx or PMI)",
+		Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI (srun without --mpi), PE 0 serves it there, so name a free port on PE 0's host"})[0]
+	secretParam = core.Declare(core.Param{Env: EnvSecret, Default: "(from oshrun, PMIx or PMI)", Secret: true,
+		Help: "the job secret in hex that authenticates the store; required under launchers without PMIx or PMI"})[0]
+	secretFileParam = core.Declare(core.Param{Env: EnvSecretFile,
+		Help: "a file (mode 0600) holding the job secret in hex, instead of " + EnvSecret})[0]
+	insecureParam = core.Declare(core.Param{Env: EnvInsecure, Kind: core.KindBool, Default: "0",
+		Help: "on runs a job that has no secret (no PMIx or PMI, no " + EnvSecret + ") unauthenticated, with a warning, instead of refusing it"})[0]
+	deadAfterParam = core.Declare(core.Param{Env: EnvDeadAfter, Kind: core.KindDuration, Default: DefaultDeadAfter.String(),
+		Help: "under srun, mpirun or mpiexec: how long a PE, or PE 0's store, may send nothing (its process stopped, its host unreachable) before the others lose it and their operations and Finalize fail naming it (2s to 1h; raise it to stop a PE in a debugger)"})[0]
+	ifaceParam = core.Declare(core.Param{Env: EnvIface,
+		Help: "under srun, mpirun or mpiexec: the network interface PE 0's bootstrap store listens on (its first IPv4 address, else IPv6); unset, the loopback address when PMIx or PMI says every PE is on PE 0's node, else the address PE 0's host name resolves to"})[0]
+	joinTimeoutParam = core.Declare(core.Param{Env: EnvJoinTimeout, Kind: core.KindDuration, Default: DefaultJoinTimeout.String(),
+		Help: "how long a PE waits for the job to assemble (the launcher's PMI fence, the store's answer, every PE joining) before giving up, naming who never came (1s to 1h)"})[0]
+)
 
 // ContractEnv lists the variables oshrun sets for its PEs. A launcher
 // removes inherited copies before setting its own.
@@ -171,6 +174,9 @@ type Job struct {
 	// (GOSHMEM_BOOTSTRAP_IFACE); empty, PE 0 chooses where its PEs are.
 	Iface string
 
+	// debug is SHMEM_DEBUG: the steps of joining go to standard error.
+	debug bool
+
 	// ln is the store's listener PE 0 opened before publishing its
 	// address through PMI; Connect serves on it.
 	ln net.Listener
@@ -213,9 +219,9 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 	// the launcher's own variables give the rank and size.
 	rankVars := has(get, EnvOMPIRank) || has(get, EnvSlurmRank) || has(get, EnvPMIRank)
 	switch {
-	case has(get, EnvRank):
+	case has(get, rankParam):
 		job, err = oshrunJob(get)
-	case pmix.Present(get) && !(has(get, EnvBootstrap) && rankVars):
+	case pmix.Present(get) && !(has(get, bootstrapParam) && rankVars):
 		job, err = pmixLauncherJob(get)
 	case has(get, EnvOMPIRank):
 		job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
@@ -229,11 +235,14 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 	}
 	if launched {
 		if err == nil {
+			job.debug, err = core.DebugParam.Bool(get)
+		}
+		if err == nil {
 			job.JoinTimeout, err = joinTimeout(get)
 		}
 		if err == nil && job.Launcher != LauncherOshrun {
 			job.DeadAfter, err = deadAfter(get)
-			job.Iface, _ = get(EnvIface)
+			job.Iface, _ = ifaceParam.Lookup(get)
 		}
 		if err == nil && job.Interface == InterfacePMIx {
 			job, err = pmixJob(get, lookup, job)
@@ -251,7 +260,7 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 		}
 		return job, true, nil
 	}
-	if v, ok := get(EnvSize); ok {
+	if v, ok := sizeParam.Lookup(get); ok {
 		return Job{}, false, &core.EnvError{Var: EnvSize, Value: v,
 			Allowed: "only together with " + EnvRank + " (both are set by oshrun)"}
 	}
@@ -262,18 +271,27 @@ func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err
 	return Job{Rank: 0, Size: 1, JobID: "single-" + id}, false, nil
 }
 
-func has(get func(string) (string, bool), k string) bool {
-	_, ok := get(k)
-	return ok
+// has says whether the variable k (a name, or a core.Param of ours) is
+// set and not empty.
+func has[K string | core.Param](get func(string) (string, bool), k K) bool {
+	switch k := any(k).(type) {
+	case core.Param:
+		_, ok := k.Lookup(get)
+		return ok
+	case string:
+		_, ok := get(k)
+		return ok
+	}
+	return false
 }
 
 func oshrunJob(get func(string) (string, bool)) (Job, error) {
 	job := Job{Launcher: LauncherOshrun, Interface: InterfaceOshrun}
 	var err error
-	if job.Rank, job.Size, err = rankSize(get, EnvRank, EnvSize); err != nil {
+	if job.Rank, job.Size, err = rankSize(get, rankParam.Env, sizeParam.Env); err != nil {
 		return Job{}, err
 	}
-	id, ok := get(EnvJobID)
+	id, ok := jobIDParam.Lookup(get)
 	if !ok {
 		return Job{}, &core.EnvError{Var: EnvJobID, Unset: true, Allowed: jobIDForms + " (oshrun sets it; is this PE's environment complete?)"}
 	}
@@ -303,7 +321,7 @@ func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar stri
 	// Without GOSHMEM_BOOTSTRAP, a launcher that offers PMI tells the PEs
 	// where the store is; JobFromEnv asks it after this.
 	needAddr := job.Size > 1 && (launcher == LauncherOpenMPI || !pmi.Present(get))
-	if needAddr && !has(get, EnvBootstrap) {
+	if needAddr && !has(get, bootstrapParam) {
 		return Job{}, &NoLauncherError{Rank: job.Rank, Size: job.Size, Launcher: launcher, RankVar: rankVar, SizeVar: sizeVar}
 	}
 	if job.Addr, err = bootstrapAddr(get, needAddr); err != nil {
@@ -315,7 +333,7 @@ func foreignJob(get func(string) (string, bool), launcher, rankVar, sizeVar stri
 	if job.Secret, err = secretFromEnv(get); err != nil {
 		return Job{}, err
 	}
-	if id, ok := get(EnvJobID); ok {
+	if id, ok := jobIDParam.Lookup(get); ok {
 		job.JobID, err = checkJobID(id)
 		return job, err
 	}
@@ -401,11 +419,7 @@ func rankSize(get func(string) (string, bool), rankVar, sizeVar string) (int, in
 }
 
 func joinTimeout(get func(string) (string, bool)) (time.Duration, error) {
-	v, ok := get(EnvJoinTimeout)
-	if !ok {
-		return DefaultJoinTimeout, nil
-	}
-	return core.ParseDurationVar(EnvJoinTimeout, v, MinJoinTimeout, MaxJoinTimeout)
+	return joinTimeoutParam.Duration(get, MinJoinTimeout, MaxJoinTimeout)
 }
 
 // pmixLauncherJob is a job whose launcher speaks PMIx: the launcher is
@@ -423,7 +437,7 @@ func pmixLauncherJob(get func(string) (string, bool)) (Job, error) {
 	if job.Secret, err = secretFromEnv(get); err != nil {
 		return Job{}, err
 	}
-	if id, ok := get(EnvJobID); ok {
+	if id, ok := jobIDParam.Lookup(get); ok {
 		if job.JobID, err = checkJobID(id); err != nil {
 			return Job{}, err
 		}
@@ -454,7 +468,7 @@ func (job *Job) serveStore(place storePlace, newID bool, put func(key, value str
 	}
 	_, port, _ := net.SplitHostPort(job.ln.Addr().String())
 	job.Addr = net.JoinHostPort(place.publish, port)
-	logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
+	job.logJoin("store placed", "pe", 0, "listen", job.ln.Addr().String(), "why", place.why)
 	for _, kv := range [][2]string{{pmiKeyStore, job.Addr}, {pmiKeySecret, hex.EncodeToString(job.Secret)}, {pmiKeyJobID, job.JobID}} {
 		if err := put(kv[0], kv[1]); err != nil {
 			return fmt.Errorf("bootstrap: PE 0 publishing %s through %s: %w", kv[0], through, err)
@@ -476,7 +490,7 @@ func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("bootstrap: %s: %w", launcherName(job.Launcher), err)
 	}
-	logJoin("PMIx initialized", "pe", c.Rank(), "npes", c.Size(), "namespace", c.Namespace(), "version", c.Version())
+	job.logJoin("PMIx initialized", "pe", c.Rank(), "npes", c.Size(), "namespace", c.Namespace(), "version", c.Version())
 	ok := false
 	defer func() {
 		if !ok {
@@ -510,9 +524,9 @@ func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		if err := c.Commit(); err != nil {
 			return Job{}, fmt.Errorf("bootstrap: PE 0 publishing the store through PMIx: %w", err)
 		}
-		logJoin("store published through PMIx", "pe", 0, "addr", job.Addr)
+		job.logJoin("store published through PMIx", "pe", 0, "addr", job.Addr)
 	}
-	logJoin("waiting at the PMIx fence", "pe", job.Rank)
+	job.logJoin("waiting at the PMIx fence", "pe", job.Rank)
 	if err := c.Fence(); err != nil {
 		return Job{}, fmt.Errorf("bootstrap: PE %d waiting for every PE at the launcher's PMIx fence: %w", job.Rank, err)
 	}
@@ -559,7 +573,7 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 	if err != nil {
 		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI: %w", err)
 	}
-	logJoin("PMI opened", "pe", job.Rank, "version", c.Version(), "npes", c.Size())
+	job.logJoin("PMI opened", "pe", job.Rank, "version", c.Version(), "npes", c.Size())
 	ok := false
 	defer func() {
 		if !ok {
@@ -579,13 +593,13 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		if err != nil {
 			return Job{}, err
 		}
-		_, idSet := get(EnvJobID)
+		_, idSet := jobIDParam.Lookup(get)
 		if err := job.serveStore(place, !idSet, c.Put, "PMI"); err != nil {
 			return Job{}, err
 		}
-		logJoin("store published through PMI", "pe", 0, "addr", job.Addr)
+		job.logJoin("store published through PMI", "pe", 0, "addr", job.Addr)
 	}
-	logJoin("waiting at the PMI fence", "pe", job.Rank)
+	job.logJoin("waiting at the PMI fence", "pe", job.Rank)
 	if err := c.Fence(); err != nil {
 		return Job{}, fmt.Errorf("bootstrap: PE %d waiting for every PE at the launcher's PMI fence: %w", job.Rank, err)
 	}
@@ -610,11 +624,7 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 }
 
 func deadAfter(get func(string) (string, bool)) (time.Duration, error) {
-	v, ok := get(EnvDeadAfter)
-	if !ok {
-		return DefaultDeadAfter, nil
-	}
-	return core.ParseDurationVar(EnvDeadAfter, v, MinDeadAfter, MaxDeadAfter)
+	return deadAfterParam.Duration(get, MinDeadAfter, MaxDeadAfter)
 }
 
 // requireSecret refuses a job with a store but no secret: anyone who
@@ -624,7 +634,7 @@ func deadAfter(get func(string) (string, bool)) (time.Duration, error) {
 // GOSHMEM_SECRET or GOSHMEM_SECRET_FILE, or opts out with
 // GOSHMEM_INSECURE=1.
 func requireSecret(get func(string) (string, bool), job *Job) error {
-	insecure, err := insecureFromEnv(get)
+	insecure, err := insecureParam.Bool(get)
 	if err != nil {
 		return err
 	}
@@ -640,22 +650,6 @@ func requireSecret(get func(string) (string, bool), job *Job) error {
 			Allowed: secretForms + ", the same for every PE (such as export " + EnvSecret + "=$(openssl rand -hex 16) before launching), or " +
 				EnvSecretFile + " naming a 0600 file that holds one on a file system every PE sees; or " +
 				EnvInsecure + "=1 to run unauthenticated anyway"})
-}
-
-// insecureFromEnv reads GOSHMEM_INSECURE.
-func insecureFromEnv(get func(string) (string, bool)) (bool, error) {
-	v, ok := get(EnvInsecure)
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(v) {
-	case "1", "true", "yes", "on":
-		return true, nil
-	case "0", "false", "no", "off":
-		return false, nil
-	}
-	return false, &core.EnvError{Var: EnvInsecure, Value: v,
-		Allowed: "1 (run without a job secret, unauthenticated) or 0 (refuse to; the default)"}
 }
 
 // Describe names the launcher that started the job and the interface
@@ -698,7 +692,7 @@ var insecureWarning io.Writer = os.Stderr
 const addrForms = `host:port of the bootstrap store, such as "node01:29500" or "10.0.0.1:29500"`
 
 func bootstrapAddr(get func(string) (string, bool), required bool) (string, error) {
-	v, ok := get(EnvBootstrap)
+	v, ok := bootstrapParam.Lookup(get)
 	if !ok {
 		if required {
 			return "", &core.EnvError{Var: EnvBootstrap, Unset: true,
@@ -720,8 +714,8 @@ const secretForms = "the job secret in hex, 32 to 128 hex digits (16 to 64 bytes
 
 // secretFromEnv returns the secret, or nil if neither variable is set.
 func secretFromEnv(get func(string) (string, bool)) ([]byte, error) {
-	v, inline := get(EnvSecret)
-	path, fromFile := get(EnvSecretFile)
+	v, inline := secretParam.Lookup(get)
+	path, fromFile := secretFileParam.Lookup(get)
 	switch {
 	case inline && fromFile:
 		return nil, &core.EnvError{Var: EnvSecretFile, Value: path, Allowed: "unset when " + EnvSecret + " is set (set only one of them)"}
@@ -911,13 +905,13 @@ func connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 		told = job.Interface
 	}
 	if job.Rank != 0 {
-		logJoin("dialling the store", "pe", job.Rank, "addr", job.Addr, "from", told)
+		job.logJoin("dialling the store", "pe", job.Rank, "addr", job.Addr, "from", told)
 		c, err := dial(job.Addr, job.Rank, job.Size, job.Secret, timeout, 0)
 		if err != nil {
 			return nil, fmt.Errorf("bootstrap: PE %d gives up joining the store PE 0 serves at %s (told by %s): %w",
 				job.Rank, job.Addr, told, err)
 		}
-		logJoin("joined the store", "pe", job.Rank, "addr", job.Addr)
+		job.logJoin("joined the store", "pe", job.Rank, "addr", job.Addr)
 		return c, nil
 	}
 	ln := job.ln
@@ -934,7 +928,7 @@ func connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 			return nil, fmt.Errorf("bootstrap: PE 0 cannot serve the store on port %s (from %s=%s; %s): %w",
 				port, EnvBootstrap, job.Addr, place.why, err)
 		}
-		logJoin("store placed", "pe", 0, "listen", ln.Addr().String(), "why", place.why)
+		job.logJoin("store placed", "pe", 0, "listen", ln.Addr().String(), "why", place.why)
 	}
 	if job.Insecure && job.Secret == nil {
 		// Once per job: only PE 0 serves the store.
@@ -945,7 +939,7 @@ func connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 	srv.DeadAfter = job.DeadAfter
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve() }()
-	logJoin("serving the store", "pe", 0, "addr", job.Addr, "listen", ln.Addr().String(), "npes", job.Size)
+	job.logJoin("serving the store", "pe", 0, "addr", job.Addr, "listen", ln.Addr().String(), "npes", job.Size)
 	c, err := dial(ln.Addr().String(), 0, job.Size, job.Secret, timeout, 0)
 	if err != nil {
 		srv.Close()
@@ -962,7 +956,7 @@ func connect(job Job, timeout time.Duration) (core.Bootstrap, error) {
 		<-serveDone
 		return nil, fmt.Errorf("bootstrap: PE 0 gives up: %s %s: %w", pesList(missing), reason, core.ErrTimeout)
 	}
-	logJoin("every PE joined the store", "pe", 0, "addr", job.Addr, "npes", job.Size)
+	job.logJoin("every PE joined the store", "pe", 0, "addr", job.Addr, "npes", job.Size)
 	c.server, c.serveDone, c.linger = srv, serveDone, timeout
 	return c, nil
 }
@@ -989,20 +983,10 @@ func pesList(ranks []int) string {
 }
 
 // logJoin reports the bootstrap's progress at debug level; with
-// SHMEM_DEBUG set it goes to standard error, so a job that hangs while
-// assembling shows how far each PE got.
-func logJoin(msg string, args ...any) {
-	if debugJoin() {
+// SHMEM_DEBUG on in the job's environment it goes to standard error, so a
+// job that hangs while assembling shows how far each PE got.
+func (j *Job) logJoin(msg string, args ...any) {
+	if j.debug {
 		slog.New(slog.NewTextHandler(os.Stderr, nil)).Info("bootstrap: "+msg, args...)
 	}
-}
-
-// debugJoin reads SHMEM_DEBUG as shmem does; the bootstrap runs before
-// shmem has a logger.
-func debugJoin() bool {
-	switch strings.ToLower(strings.TrimSpace(os.Getenv("SHMEM_DEBUG"))) {
-	case "", "0", "false", "no", "off", "n":
-		return false
-	}
-	return true
 }

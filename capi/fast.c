@@ -292,11 +292,7 @@ int gsh_fast_add_seg(uintptr_t base, uintptr_t size, uint64_t key, const uintptr
  */
 static long wait_polls(int npes)
 {
-	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	const char *v = getenv("GOSHMEM_CPUS");
-	if (v != NULL && atol(v) > 0)
-		cpus = atol(v);
-	return npes <= cpus ? 20000 : 200;
+	return npes <= gsh_settings.cpus ? 20000 : 200;
 }
 
 int gsh_fast_commit(void)
@@ -324,7 +320,7 @@ void gsh_fast_abort(void)
 }
 
 /*
- * GOSHMEM_C_FAST_PATH=0 sends this PE's RMA and atomics through Go even
+ * GOSHMEM_C_FAST_PATH off sends this PE's RMA and atomics through Go even
  * where the fast path could take them: to measure what it saves, and to
  * test Go writers against C ones in one job. The barrier and quiet stay
  * the fast path's: every PE of a job must run the same barrier.
@@ -332,8 +328,7 @@ void gsh_fast_abort(void)
 void gsh_fast_init(void)
 {
 	gshgo_fast_map();
-	const char *v = getenv("GOSHMEM_C_FAST_PATH");
-	if (gsh_fast.on && v != NULL && strcmp(v, "0") == 0) {
+	if (gsh_fast.on && !gsh_settings.fast_path_on) {
 		for (int i = 0; i < gsh_fast.nseg; i++)
 			gsh_fast.seg[i].size = 0;
 	}

@@ -99,6 +99,20 @@ enum gsh_state { GSH_UNINIT = 0, GSH_RUNNING, GSH_FINALIZED };
 extern volatile int gsh_state;
 extern int gsh_my_pe_cached, gsh_n_pes_cached;
 
+/*
+ * The C library's settings, which Go reads from the job's environment
+ * through the settings registry (capi/cenv) at shmem_init, before any C
+ * code below uses them: C reads no environment variable itself, so it
+ * parses every value as Go does.
+ */
+struct gsh_settings {
+	int defer_on;     /* GOSHMEM_C_DEFER */
+	int window_on;    /* GOSHMEM_C_WINDOW */
+	int fast_path_on; /* GOSHMEM_C_FAST_PATH */
+	long cpus;        /* GOSHMEM_CPUS, else the CPUs this process may use */
+};
+extern struct gsh_settings gsh_settings;
+
 /* Ends the job: "goshmem: fn: msg" on stderr, then a global exit with 1. */
 void gsh_fatal(const char *fn, const char *msg) __attribute__((noreturn));
 

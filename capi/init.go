@@ -79,7 +79,8 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 		return 0
 	}
 	// Every call from C runs on a goroutine locked to the C thread.
-	opts := []shmem.Option{shmem.WithLockedCallers()}
+	// The job's environment is the C program's (cEnv).
+	opts := []shmem.Option{shmem.WithLockedCallers(), shmem.WithEnv(cEnv)}
 	if requested >= 0 {
 		l, ok := threadLevel(requested)
 		if !ok {
@@ -92,8 +93,7 @@ func gshgo_init(requested C.int, provided *C.int, staticBase unsafe.Pointer, sta
 	if staticBase != nil && staticLen > 0 {
 		opts = append(opts, staticData(cbytes(fn, staticBase, staticLen))...)
 	}
-	v, set := os.LookupEnv(extraProcsEnv)
-	extra, err := extraProcs(v, set)
+	extra, err := readSettings()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", C.GoString(fn), err)
 		return 1

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"runtime"
-	"strconv"
 
+	"github.com/goshmem/goshmem/capi/cenv"
 	"github.com/goshmem/goshmem/core"
 )
 
@@ -25,24 +24,10 @@ import (
 // Where peers are mapped, the fast path does the work in C and it has no
 // effect.
 
-const (
-	extraProcsEnv     = "GOSHMEM_C_EXTRA_PROCS"
-	extraProcsDefault = 0
-	extraProcsMax     = 64
-)
-
-// extraProcs reads extraProcsEnv's value v (set says whether it is in the
+// extraProcs reads GOSHMEM_C_EXTRA_PROCS from lookup (nil: the process
 // environment).
-func extraProcs(v string, set bool) (int, error) {
-	if !set || v == "" {
-		return extraProcsDefault, nil
-	}
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 || n > extraProcsMax {
-		return 0, fmt.Errorf("%s=%q: want a whole number of runtime processors from 0 to %d (default %d)",
-			extraProcsEnv, v, extraProcsMax, extraProcsDefault)
-	}
-	return n, nil
+func extraProcs(lookup func(string) (string, bool)) (int, error) {
+	return cenv.ExtraProcs.Int(lookup, 0, cenv.ExtraProcsMax)
 }
 
 // addProcs adds n to GOMAXPROCS for a job whose provider maps no peer's

@@ -115,6 +115,7 @@ static void gsh_retract_handles(void)
 
 volatile int gsh_state = GSH_UNINIT;
 int gsh_my_pe_cached = -1, gsh_n_pes_cached = -1;
+struct gsh_settings gsh_settings = { .defer_on = 1, .window_on = 1, .fast_path_on = 1, .cpus = 1 };
 
 /* The Go side takes names and messages as char *; it never writes them. */
 #define GSH_FN(fn) ((char *)(fn))
@@ -817,18 +818,7 @@ static inline void gsh_defer_unlock(void)
 
 static void gsh_defer_init(void)
 {
-	static const char env[] = "GOSHMEM_C_DEFER";
-	const char *v = getenv(env);
-	int on = 1;
-	if (v && *v) {
-		if (strcmp(v, "0") == 0)
-			on = 0;
-		else if (strcmp(v, "1") != 0) {
-			char msg[160];
-			snprintf(msg, sizeof msg, "%s=\"%.40s\": want 0 (each operation enters Go at once) or 1 (the default)", env, v);
-			gsh_fatal("shmem_init", msg);
-		}
-	}
+	int on = gsh_settings.defer_on;
 	gsh_defer.mt = gshgo_query_thread(GSH_FN("shmem_init")) == SHMEM_THREAD_MULTIPLE;
 	__atomic_store_n(&gsh_defer.on, on && !gsh_fast.on, __ATOMIC_RELAXED);
 }

@@ -49,7 +49,7 @@ func (r *handleRegistry) forget() {
 // debugf reports, under SHMEM_DEBUG, why a routine that returns an error
 // code failed; the code itself is what the program is told.
 func debugf(fn *C.char, err error) {
-	if v := os.Getenv("SHMEM_DEBUG"); v != "" && v != "0" {
+	if debugOn() {
 		fmt.Fprintf(os.Stderr, "goshmem: %s: %v\n", C.GoString(fn), err)
 	}
 }

@@ -108,22 +108,13 @@ void gsh_win_abort(void)
 }
 
 /*
- * GOSHMEM_C_WINDOW=0 leaves puts to window-reached PEs to Go, as before
- * the window path: to measure what it saves, and to test C writers
- * against Go ones. 1 (the default) uses it where the provider offers it.
+ * GOSHMEM_C_WINDOW off leaves puts to window-reached PEs to Go: to
+ * measure what the window saves, and to test C writers against Go ones.
+ * On (the default) uses it where the provider offers it.
  */
 void gsh_win_init(void)
 {
-	static const char env[] = "GOSHMEM_C_WINDOW";
-	const char *v = getenv(env);
-	if (v && *v && strcmp(v, "1") != 0) {
-		if (strcmp(v, "0") == 0)
-			return;
-		char msg[160];
-		snprintf(msg, sizeof msg, "%s=\"%.40s\": want 0 (puts to a neighbour's window enter Go) or 1 (the default)", env, v);
-		gsh_fatal("shmem_init", msg);
-	}
-	if (gsh_fast.on)
+	if (!gsh_settings.window_on || gsh_fast.on)
 		return;
 	gshgo_win_map();
 }

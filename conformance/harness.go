@@ -344,15 +344,26 @@ const (
 	envFlowOps = "GOSHMEM_CONFORMANCE_FLOW_OPS"
 )
 
+// The harness's variables, in the registry (core.Declare): it sets them
+// for the processes it starts, each one PE of a case.
+var (
+	caseParam = core.Declare(core.Param{Env: envCase,
+		Help: "set by the conformance harness: the case a process it started runs, as one PE"})[0]
+	perHostParam = core.Declare(core.Param{Env: envPerHost, Kind: core.KindInt, Default: "0",
+		Help: "set by the conformance harness: how many PEs of the case share a host (0: all)"})[0]
+	flowOpsParam = core.Declare(core.Param{Env: envFlowOps, Kind: core.KindInt, Default: "0",
+		Help: "set by the conformance harness: the operations a flow-control case issues"})[0]
+)
+
 // Main is the TestMain of a provider's conformance test: in a process the
 // launcher started for RunProcesses, it runs one case as one PE and exits;
 // in one started for a KilledPE job, it runs one PE of that job and exits;
 // otherwise it runs the tests.
 func Main(m *testing.M) {
-	if victim, ok := os.LookupEnv(envKilledVictim); ok {
+	if victim, ok := killedVictimParam.Raw(nil); ok {
 		os.Exit(killedChildMain(victim))
 	}
-	name, ok := os.LookupEnv(envCase)
+	name, ok := caseParam.Raw(nil)
 	if !ok {
 		os.Exit(m.Run())
 	}
@@ -362,8 +373,9 @@ func Main(m *testing.M) {
 // childCount reads the count a case process's variable name carries, 0
 // where it is unset; a malformed one, or one below least, is reported
 // (want says what is allowed) and ok is false.
-func childCount(name string, least int, want string) (n int, ok bool) {
-	v, set := os.LookupEnv(name)
+func childCount(p core.Param, least int, want string) (n int, ok bool) {
+	name := p.Env
+	v, set := p.Raw(nil)
 	if !set {
 		return 0, true
 	}
@@ -389,17 +401,17 @@ func childMain(name string) int {
 	}
 	// Unset: the PEs run on the hosts they are on (a launcher that makes
 	// real hosts, as the namespaced ones, sets nothing).
-	per, ok := childCount(envPerHost, 0, "0 or more PEs per host")
+	per, ok := childCount(perHostParam, 0, "0 or more PEs per host")
 	if !ok {
 		return 2
 	}
-	flow, ok := childCount(envFlowOps, 1, "a count of operations, at least 1")
+	flow, ok := childCount(flowOpsParam, 1, "a count of operations, at least 1")
 	if !ok {
 		return 2
 	}
 	given := &Harness{PEsPerHost: per, FlowOps: flow}
 	host := given.hostID(job.Rank)
-	spec, _ := os.LookupEnv(core.EnvProvider)
+	spec, _ := core.ProviderParam.Lookup(nil)
 	p, err := core.Lookup(spec)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "conformance: %v\n", err)

@@ -76,6 +76,14 @@ const (
 	envKilledPerHost = "GOSHMEM_CONFORMANCE_KILLED_PES_PER_HOST"
 )
 
+// The killed-PE case's variables, in the registry (core.Declare).
+var (
+	killedVictimParam = core.Declare(core.Param{Env: envKilledVictim, Kind: core.KindInt,
+		Help: "set by the conformance harness: the PE a killed-PE case's job loses"})[0]
+	killedPerHostParam = core.Declare(core.Param{Env: envKilledPerHost, Kind: core.KindInt, Default: "0",
+		Help: "set by the conformance harness: how many PEs of a killed-PE case's job share a host (0: all)"})[0]
+)
+
 // What a KilledPE child prints: the victim once it waits to be killed,
 // every other PE its error once it has one.
 const (
@@ -259,9 +267,10 @@ func killedChildMain(victim string) int {
 		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want the killed PE's number: %v\n", envKilledVictim, victim, err)
 		return 2
 	}
-	per, err := strconv.Atoi(os.Getenv(envKilledPerHost))
+	perV, _ := killedPerHostParam.Raw(nil)
+	per, err := strconv.Atoi(perV)
 	if err != nil || per < 0 {
-		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envKilledPerHost, os.Getenv(envKilledPerHost))
+		fmt.Fprintf(os.Stderr, "conformance: %s=%q: want 0 or more PEs per host\n", envKilledPerHost, perV)
 		return 2
 	}
 	host := ""

@@ -117,13 +117,14 @@ func (m multiError) Unwrap() []error { return m }
 // HostID identifies the host this process runs on, for locality decisions:
 // the host name and, where the kernel offers it, the boot id, then the
 // emulated host GOSHMEM_EMULATED_HOST names, if it is set and well formed
-// (Open fails every PE on a malformed one).
-func HostID() string {
+// (Open fails every PE on a malformed one). lookup is the job's
+// environment; nil means the process environment.
+func HostID(lookup func(string) (string, bool)) string {
 	h, _ := os.Hostname()
 	if b, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil {
 		h += "/" + strings.TrimSpace(string(b))
 	}
-	if emu, err := EmulatedHost(); err == nil && emu != "" {
+	if emu, err := EmulatedHost(lookup); err == nil && emu != "" {
 		h += "#" + emu
 	}
 	return h
@@ -140,12 +141,12 @@ const EnvEmulatedHost = "GOSHMEM_EMULATED_HOST"
 // maxEmulatedHost bounds the length of GOSHMEM_EMULATED_HOST.
 const maxEmulatedHost = 64
 
-// EmulatedHost reads GOSHMEM_EMULATED_HOST from the process environment:
-// "" when unset or empty, else the name, which must be 1 to 64 letters,
-// digits, '.', '-' or '_'.
-func EmulatedHost() (string, error) {
-	v := os.Getenv(EnvEmulatedHost)
-	if v == "" {
+// EmulatedHost reads GOSHMEM_EMULATED_HOST from lookup (nil: the process
+// environment): "" when unset or empty, else the name, which must be 1 to
+// 64 letters, digits, '.', '-' or '_'.
+func EmulatedHost(lookup func(string) (string, bool)) (string, error) {
+	v, ok := EmulatedHostParam.Lookup(lookup)
+	if !ok {
 		return "", nil
 	}
 	bad := len(v) > maxEmulatedHost || strings.ContainsFunc(v, func(r rune) bool {

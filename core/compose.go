@@ -2,7 +2,6 @@ package core
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 )
 
@@ -52,17 +51,7 @@ func RegisteredComposer() Composer {
 
 // HybridSetting reads GOSHMEM_HYBRID: whether the intra-host part may be
 // composed in. Unset or empty means yes.
-func (c *Config) HybridSetting() (bool, error) {
-	v, _ := c.Lookup(EnvHybrid)
-	switch strings.TrimSpace(v) {
-	case "", "1", "on", "yes":
-		return true, nil
-	case "0", "off", "no":
-		return false, nil
-	}
-	return false, &EnvError{Var: EnvHybrid, Value: v,
-		Allowed: `"1" (the default: shared memory between the PEs of a host when the job spans hosts) or "0" (the selected provider serves every pair)`}
-}
+func (c *Config) HybridSetting() (bool, error) { return HybridParam.Bool(c.Lookup) }
 
 // TransportDescriber is implemented by domains that serve pairs of PEs
 // through more than one transport. Transports says which serves which,
@@ -70,10 +59,6 @@ func (c *Config) HybridSetting() (bool, error) {
 type TransportDescriber interface {
 	Transports() string
 }
-
-// HybridParam describes GOSHMEM_HYBRID, for the composite's Info.
-var HybridParam = Param{Name: "HYBRID", Env: EnvHybrid, Default: "1",
-	Help: "0 turns off shared memory between the PEs of a host in a job that spans hosts (the selected provider then serves every pair)"}
 
 // HostMap says which PEs share a host: Host[pe] numbers pe's host (0, 1,
 // ... in order of each host's first PE) and PEs[h] lists, in order, the PEs
@@ -100,12 +85,12 @@ func NewHostMap(ids []string) HostMap {
 	return m
 }
 
-// GatherHosts exchanges host ids (cfg.HostID, else HostID()) over the
+// GatherHosts exchanges host ids (cfg.HostID, else HostID(cfg.Lookup)) over the
 // bootstrap: collective.
 func GatherHosts(cfg *Config) (HostMap, error) {
 	host := cfg.HostID
 	if host == "" {
-		host = HostID()
+		host = HostID(cfg.Lookup)
 	}
 	all, err := cfg.Bootstrap.Allgather([]byte(host))
 	if err != nil {

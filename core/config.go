@@ -31,7 +31,7 @@ type Config struct {
 	// Log receives the provider's debug and warning messages; nil discards.
 	Log *slog.Logger
 	// HostID overrides the host identity used to decide whether the job
-	// fits on one host; empty means HostID(). Tests use it to pose as
+	// fits on one host; empty means HostID(Env). Tests use it to pose as
 	// several hosts.
 	HostID string
 	// Waiting is the job's spin-then-sleep policy on this host, which
@@ -112,22 +112,10 @@ func (c *Config) Lookup(key string) (string, bool) {
 }
 
 // Value returns p's value: the variable if set and non-empty, else its default.
-func (c *Config) Value(p Param) string {
-	if v, ok := c.Lookup(p.Env); ok && v != "" {
-		return v
-	}
-	return p.Default
-}
+func (c *Config) Value(p Param) string { return p.Get(c.Lookup) }
 
 // Int reads p as an integer in [lo, hi].
-func (c *Config) Int(p Param, lo, hi int) (int, error) {
-	v := c.Value(p)
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if err != nil || n < lo || n > hi {
-		return 0, &EnvError{Var: p.Env, Value: v, Allowed: fmt.Sprintf("an integer from %d to %d", lo, hi)}
-	}
-	return n, nil
-}
+func (c *Config) Int(p Param, lo, hi int) (int, error) { return p.Int(c.Lookup, lo, hi) }
 
 // MinDuration and MaxDuration bound Config.Duration: a timeout below a
 // millisecond expires before any peer can answer, one above a day is a
@@ -145,7 +133,7 @@ func (c *Config) Duration(p Param) (time.Duration, error) {
 
 // DurationIn reads p as a Go duration in [lo, hi].
 func (c *Config) DurationIn(p Param, lo, hi time.Duration) (time.Duration, error) {
-	return ParseDurationVar(p.Env, c.Value(p), lo, hi)
+	return p.Duration(c.Lookup, lo, hi)
 }
 
 // ParseDurationVar parses the value of variable name as a Go duration in
@@ -252,11 +240,11 @@ const maxCPUs = 1 << 20
 // compare it with the PEs on the host to choose whether waiters spin,
 // which pays only while every PE has a CPU of its own.
 func (c *Config) CPUs() (int, error) {
-	v, ok := c.Lookup(EnvCPUs)
-	if !ok || strings.TrimSpace(v) == "" {
+	v, ok := CPUsParam.Lookup(c.Lookup)
+	if !ok {
 		return runtime.NumCPU(), nil
 	}
-	n, err := strconv.Atoi(strings.TrimSpace(v))
+	n, err := strconv.Atoi(v)
 	if err != nil || n < 1 || n > maxCPUs {
 		return 0, &EnvError{Var: EnvCPUs, Value: v,
 			Allowed: fmt.Sprintf("an integer from 1 to %d: the CPUs the job's PEs on this host share", maxCPUs)}
@@ -271,7 +259,7 @@ func ShmDir(lookup func(string) (string, bool)) string {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	if d, ok := lookup(EnvShmDir); ok && d != "" {
+	if d, ok := ShmDirParam.Lookup(lookup); ok {
 		return d
 	}
 	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
@@ -310,7 +298,7 @@ func MakeJobDir(lookup func(string) (string, bool), jobID string) (string, error
 		if err != nil {
 			why = err.Error()
 		}
-		if v, ok := lookup(EnvShmDir); ok && v != "" {
+		if v, ok := ShmDirParam.Lookup(lookup); ok {
 			return "", &EnvError{Var: EnvShmDir, Value: v,
 				Allowed: "an existing directory, in which each job makes a directory of its own (" + why + ")"}
 		}

@@ -118,12 +118,17 @@ func (o Order) String() string {
 // Unbounded is the MaxMsgSize or InjectSize of a provider without that limit.
 const Unbounded = math.MaxInt
 
-// Param describes one setting of a provider, read from the environment.
+// Param describes one setting, read from the environment: a provider's
+// parameter (Info.Params) or a variable a package declared (Declare).
 type Param struct {
-	Name    string // short name, e.g. "DIR"
+	Name    string // short name of a provider's parameter, e.g. "DIR"
 	Env     string // full variable, e.g. "GOSHMEM_LOOPBACK_DIR"
+	Kind    Kind   // what the value is, and so which parser reads it
 	Default string // what an unset variable means
 	Help    string // one line
+	// Owner is the package that reads the variable, e.g. "bootstrap" or
+	// "providers/tcp"; Declare and Settings fill it in.
+	Owner string
 	// Secret marks a variable whose value must never be printed: a
 	// listing says whether it is set, never what it holds.
 	Secret bool

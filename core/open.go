@@ -13,18 +13,22 @@ import (
 // (different binaries), get an error naming the PEs that differ.
 func Open(cfg *Config, spec string) (Provider, Domain, error) {
 	b := cfg.Bootstrap
+	if cfg.Env != nil {
+		// Plugins on the job's GOSHMEM_PROVIDER_PATH.
+		consultSourcesIn(cfg.Env)
+	}
 	host := cfg.HostID
 	if host == "" {
-		host = HostID()
+		host = HostID(cfg.Lookup)
 	}
 	hybrid, herr := cfg.HybridSetting()
-	if _, err := EmulatedHost(); err != nil {
+	if _, err := EmulatedHost(cfg.Lookup); err != nil {
 		herr = errors.Join(herr, err)
 	}
 	if err := Agree(b, herr); err != nil {
 		return nil, nil, fmt.Errorf("open: %w", err)
 	}
-	setting, _ := cfg.Lookup(EnvHybrid)
+	setting, _ := HybridParam.Lookup(cfg.Lookup)
 	all, err := b.Allgather([]byte(spec + "\x00" + host + "\x00" + setting))
 	if err != nil {
 		return nil, nil, fmt.Errorf("open: exchange of provider choice: %w", err)

@@ -34,9 +34,13 @@ const DefaultRsh = "ssh"
 // OpenSHMEM's settings. Others reach them only when named with -x.
 var forwardedPrefixes = []string{"GOSHMEM_", "SHMEM_"}
 
+// rshParam is EnvRsh, in the registry (core.Declare).
+var rshParam = core.Declare(core.Param{Env: EnvRsh, Default: DefaultRsh,
+	Help: "oshrun across hosts: the command that runs a command on another host, with its arguments (ssh -p 2222)"})[0]
+
 // rshCommand is the rsh command's words from the environment.
 func rshCommand(lookup func(string) (string, bool)) ([]string, error) {
-	v, ok := lookup(EnvRsh)
+	v, ok := rshParam.Raw(lookup)
 	if !ok {
 		return []string{DefaultRsh}, nil
 	}

@@ -4,11 +4,13 @@ package shmem
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
+
+	"github.com/goshmem/goshmem/core"
 )
 
 // With the shmemtrace tag, a tree step records, in unix nanoseconds, when
@@ -23,6 +25,15 @@ import (
 // against its child's traceRelease.
 //
 //	go build -tags shmemtrace ./cmd/shmemperf
+//
+// The trace's variables, in the registry (core.Declare).
+var (
+	treeTraceParam = core.Declare(core.Param{Env: "GOSHMEM_TREE_TRACE",
+		Help: "in a build with the shmemtrace tag: the directory the trees' per-step times are written to; unset, none are"})[0]
+	treeTraceAtParam = core.Declare(core.Param{Env: "GOSHMEM_TREE_TRACE_AT", Kind: core.KindInt, Default: "1000",
+		Help: "in a build with the shmemtrace tag: the first collective traced"})[0]
+)
+
 type treeTrace struct{ at [traceMarks]int64 }
 
 func (tr *treeTrace) mark(i int) { tr.at[i] = time.Now().UnixNano() }
@@ -40,10 +51,11 @@ var treeTraces struct {
 func (tr *treeTrace) done(g *group) {
 	s := &treeTraces
 	s.once.Do(func() {
-		s.dir = os.Getenv("GOSHMEM_TREE_TRACE")
+		lookup := g.w.lookup
+		s.dir, _ = treeTraceParam.Lookup(lookup)
 		s.from = 1000
-		if v, err := strconv.ParseInt(os.Getenv("GOSHMEM_TREE_TRACE_AT"), 10, 64); err == nil && v >= 0 {
-			s.from = v
+		if v, err := treeTraceAtParam.Int(lookup, 0, math.MaxInt); err == nil {
+			s.from = int64(v)
 		}
 	})
 	if s.dir == "" {

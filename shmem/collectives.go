@@ -97,8 +97,8 @@ type collectives struct {
 	barrierWatch waitWatch
 }
 
-// init sets up the collectives of a World whose heap exists; hostID, or
-// core.HostID() when empty, decides which PEs make up TeamShared, and
+// init sets up the collectives of a World whose heap exists; hostID
+// decides which PEs make up TeamShared, and
 // waiting is the job's waiting policy on this host. It is collective.
 func (c *collectives) init(w *World, hostID string, waiting core.Waiting) error {
 	c.w = w

@@ -2,10 +2,6 @@ package shmem
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/goshmem/goshmem/bootstrap"
 	"github.com/goshmem/goshmem/core"
 )
 
@@ -13,7 +9,7 @@ import (
 const (
 	EnvSymmetricSize = "SHMEM_SYMMETRIC_SIZE"
 	EnvInfo          = "SHMEM_INFO"
-	EnvDebug         = "SHMEM_DEBUG"
+	EnvDebug         = core.EnvDebug
 	EnvVersion       = "SHMEM_VERSION"
 )
 
@@ -28,40 +24,18 @@ const (
 	MaxHeapSize = 1 << 40
 )
 
-// EnvVars lists the variables shmem itself reads, for provinfo -e and the
-// README.
-func EnvVars() []core.Param {
-	return append([]core.Param{
-		{Name: "SYMMETRIC_SIZE", Env: EnvSymmetricSize, Default: core.FormatSize(DefaultHeapSize),
-			Help: "size of each PE's symmetric heap: bytes, or a number with K, M, G or T (512M, 2G)"},
-		{Name: "INFO", Env: EnvInfo, Default: "0", Help: "if true, PE 0 prints version, provider, parameters and heap size at init"},
-		{Name: "DEBUG", Env: EnvDebug, Default: "0", Help: "if true, debug messages go to standard error"},
-		{Name: "VERSION", Env: EnvVersion, Default: "0", Help: "if true, PE 0 prints the library version and build (module version, commit, Go version) at init"},
-		{Name: "WAIT_REPORT", Env: EnvWaitReport, Default: DefaultWaitReport.String(),
-			Help: "a wait that lasts this long (a Go duration; 0 turns it off) prints, once, where it waits and what the PEs it waits for are doing, and waits on"},
-		{Name: "PROVIDER", Env: core.EnvProvider, Default: "(automatic)",
-			Help: "provider name, preference list (loopback,tcp) or exclusions (^tcp, ^loopback,^tcp); unset picks by locality"},
-	}, bootstrap.EnvVars()...)
-}
-
-// envBool reads a boolean variable the way the spec's implementations do:
-// unset, empty, 0, false, no and off are false; 1, true, yes, on and y are true.
-func envBool(lookup func(string) (string, bool), name string) (bool, error) {
-	v, ok := lookup(name)
-	if !ok {
-		return false, nil
-	}
-	switch strings.ToLower(strings.TrimSpace(v)) {
-	case "", "0", "false", "no", "off", "n":
-		return false, nil
-	case "1", "true", "yes", "on", "y":
-		return true, nil
-	}
-	if n, err := strconv.Atoi(v); err == nil {
-		return n != 0, nil
-	}
-	return false, &core.EnvError{Var: name, Value: v, Allowed: "1, true, yes, on, or 0, false, no, off"}
-}
+// shmem's variables, in the registry (core.Declare); SHMEM_DEBUG is
+// core's, which the bootstrap and the C library read too.
+var (
+	symmetricSizeParam = core.Declare(core.Param{Env: EnvSymmetricSize, Kind: core.KindSize, Default: core.FormatSize(DefaultHeapSize),
+		Help: "symmetric heap per PE: bytes or 512M, 2G, 64KiB (binary units); over loopback it is reserved, and /dev/shm gives each PE about 5 MiB at start and then what shmem_malloc hands out, 2 MiB at a time; a block /dev/shm has no room for is NULL on every PE"})[0]
+	infoParam = core.Declare(core.Param{Env: EnvInfo, Kind: core.KindBool, Default: "0",
+		Help: "PE 0 prints version, provider, launcher, transports and every variable (secrets as set or unset) at init"})[0]
+	versionParam = core.Declare(core.Param{Env: EnvVersion, Kind: core.KindBool, Default: "0",
+		Help: "PE 0 prints the library version and build (module version, commit, Go version) at init"})[0]
+	waitReportParam = core.Declare(core.Param{Env: EnvWaitReport, Kind: core.KindDuration, Default: DefaultWaitReport.String(),
+		Help: "a wait (a collective, wait_until, a lock) that lasts this long prints, once, which routine it waits in and what the PEs it waits for are doing, and waits on (docs/collectives.md); 0 turns it off"})[0]
+)
 
 // checkHeapSize refuses, in SHMEM_SYMMETRIC_SIZE's terms, a heap larger
 // than the provider's regions can be: its own error would name only the

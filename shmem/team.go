@@ -139,9 +139,6 @@ func (c *collectives) initTeams(hostID string) error {
 	}
 	c.world = newTeam(w, all, 0, TeamConfig{})
 	c.slots[0] = c.world
-	if hostID == "" {
-		hostID = core.HostID()
-	}
 	hosts, err := w.boot.Allgather([]byte(hostID))
 	if err != nil {
 		return err

@@ -59,6 +59,7 @@ type World struct {
 	segs        segments      // registered static data (static.go)
 	segMu       sync.Mutex    // serialises RegisterStatic's updates of segs
 	log         *slog.Logger
+	lookup      func(string) (string, bool) // the job's environment (WithEnv)
 
 	// committer commits each block of a reserved heap as the allocator
 	// hands it out; nil where the heap is committed whole (the provider
@@ -239,37 +240,30 @@ func Init(opts ...Option) (*World, error) {
 	if lookup == nil {
 		lookup = os.LookupEnv
 	}
-	heapSize := o.heapSize
+	heapSize := int64(o.heapSize)
 	if heapSize == 0 {
-		heapSize = DefaultHeapSize
-		if v, ok := lookup(EnvSymmetricSize); ok {
-			n, err := core.ParseSizeVar(EnvSymmetricSize, v, MinHeapSize, MaxHeapSize)
-			if err != nil {
-				return nil, fmt.Errorf("shmem: init: %w", err)
-			}
-			heapSize = n
+		n, err := symmetricSizeParam.Size(lookup, MinHeapSize, MaxHeapSize)
+		if err != nil {
+			return nil, fmt.Errorf("shmem: init: %w", err)
 		}
+		heapSize = n
 	}
 	var flags [3]bool
-	for i, name := range []string{EnvDebug, EnvInfo, EnvVersion} {
-		b, err := envBool(lookup, name)
+	for i, p := range []core.Param{core.DebugParam, infoParam, versionParam} {
+		b, err := p.Bool(lookup)
 		if err != nil {
 			return nil, fmt.Errorf("shmem: init: %w", err)
 		}
 		flags[i] = b
 	}
 	debug, info, version := flags[0], flags[1], flags[2]
-	reportAfter := DefaultWaitReport
-	if o.reportAfter != nil {
-		reportAfter = *o.reportAfter
-	} else if v, ok := lookup(EnvWaitReport); ok && strings.TrimSpace(v) != "" {
-		d, err := core.ParseDurationVar(EnvWaitReport, v, 0, core.MaxDuration)
+	if o.reportAfter == nil {
+		d, err := waitReportParam.Duration(lookup, 0, core.MaxDuration)
 		if err != nil {
 			return nil, fmt.Errorf("shmem: init: %w", err)
 		}
-		reportAfter = d
+		o.reportAfter = &d
 	}
-	o.reportAfter = &reportAfter
 	log := o.log
 	if log == nil {
 		level := slog.LevelWarn
@@ -278,7 +272,7 @@ func Init(opts ...Option) (*World, error) {
 		}
 		log = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 	}
-	spec, _ := lookup(core.EnvProvider)
+	spec, _ := core.ProviderParam.Lookup(lookup)
 	if o.provider != nil {
 		spec = *o.provider
 	}
@@ -338,7 +332,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	hostID, thread, locked := o.hostID, o.thread.orDefault(), o.locked
 	if hostID == "" {
-		hostID = core.HostID()
+		hostID = core.HostID(lookup)
 	}
 	// Every PE looks at the host's memory before any makes its heap.
 	avail, _ := core.MemAvailable()
@@ -362,7 +356,7 @@ func open(boot core.Bootstrap, jobID string, secret []byte, spec string, heapSiz
 	}
 	w := &World{
 		me: boot.Rank(), npes: boot.Size(), boot: boot, provider: prov, info: prov.Info(), dom: dom,
-		heapSize: heapSize, log: log, contexts: map[*Context]struct{}{}, closed: make(chan struct{}), inits: 1,
+		heapSize: heapSize, log: log, lookup: lookup, contexts: map[*Context]struct{}{}, closed: make(chan struct{}), inits: 1,
 		slice: waitSlice, reportAfter: DefaultWaitReport, reportOut: o.reportOut,
 	}
 	if o.reportAfter != nil {
@@ -485,10 +479,29 @@ func (w *World) printInfo(out io.Writer, full bool, lookup func(string) (string,
 	if td, ok := w.dom.(core.TransportDescriber); ok {
 		fmt.Fprintf(out, "goshmem: transports: %s\n", td.Transports())
 	}
-	for _, p := range append(EnvVars(), w.info.Params...) {
-		v, ok := lookup(p.Env)
+	for _, p := range infoSettings(w.info) {
+		v, ok := p.Lookup(lookup)
 		fmt.Fprintf(out, "goshmem:   %s=%s\n", p.Env, p.Shown(v, ok))
 	}
+}
+
+// infoSettings are the variables SHMEM_INFO lists: every variable the
+// program's packages declared, but of the providers only the job's.
+func infoSettings(info core.Info) []core.Param {
+	var out []core.Param
+	listed := map[string]bool{}
+	for _, p := range core.Settings() {
+		if !strings.HasPrefix(p.Owner, "providers/") {
+			out = append(out, p)
+			listed[p.Env] = true
+		}
+	}
+	for _, p := range info.Params {
+		if !listed[p.Env] {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // Finalize leaves the job: it completes this PE's operations, waits for

@@ -78,13 +78,12 @@ func Present(lookup func(string) (string, bool)) bool {
 	return true
 }
 
+// libraryParam is GOSHMEM_PMIX_LIB, in the registry (core.Declare).
+var libraryParam = core.Declare(core.Param{Env: EnvLibrary, Default: DefaultLibrary,
+	Help: "under a PMIx launcher (mpirun, srun --mpi=pmix): the PMIx library loaded at run time, a file name the dynamic loader finds or a path (Debian's " + Package + " installs the default)"})[0]
+
 // Library is the library Open loads: GOSHMEM_PMIX_LIB, else DefaultLibrary.
-func Library(lookup func(string) (string, bool)) string {
-	if v, ok := lookup(EnvLibrary); ok && strings.TrimSpace(v) != "" {
-		return strings.TrimSpace(v)
-	}
-	return DefaultLibrary
-}
+func Library(lookup func(string) (string, bool)) string { return libraryParam.Get(lookup) }
 
 // LibError is a PMIx library that cannot be loaded.
 type LibError struct {

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/goshmem/goshmem/capi/cenv"
 	"github.com/goshmem/goshmem/internal/version"
 )
 
@@ -36,9 +37,18 @@ func main() {
 // layout is where the wrapper finds goshmem's header and library.
 type layout struct{ include, lib string }
 
+// lookupOf reads the environment through getenv, where empty is unset.
+func lookupOf(getenv func(string) string) func(string) (string, bool) {
+	return func(k string) (string, bool) {
+		v := getenv(k)
+		return v, v != ""
+	}
+}
+
 func findLayout(getenv func(string) string) (layout, error) {
-	top, from := getenv("GOSHMEM_PREFIX"), "GOSHMEM_PREFIX"
-	if top == "" {
+	top, set := cenv.Prefix.Lookup(lookupOf(getenv))
+	from := cenv.Prefix.Env
+	if !set {
 		exe, err := os.Executable()
 		if err != nil {
 			return layout{}, err
@@ -83,13 +93,11 @@ func linkFlags(l layout) []string {
 
 func run(argv []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	name := filepath.Base(argv[0])
-	compiler, envName := "cc", "GOSHMEM_CC"
+	compilerParam := cenv.CC
 	if isCXX(argv[0]) {
-		compiler, envName = "c++", "GOSHMEM_CXX"
+		compilerParam = cenv.CXX
 	}
-	if c := getenv(envName); c != "" {
-		compiler = c
-	}
+	compiler := compilerParam.Get(lookupOf(getenv))
 	args := argv[1:]
 	show := ""
 	var rest []string
@@ -105,7 +113,7 @@ func run(argv []string, getenv func(string) string, stdout, stderr io.Writer) in
 			return 0
 		case "--help", "-help":
 			fmt.Fprintf(stdout, "usage: %s [--showme[:compile|:link|:incdirs|:libdirs]] [compiler arguments...]\n"+
-				"Runs %s (%s) with goshmem's include directory, library and rpath added.\n", name, compiler, envName)
+				"Runs %s (%s) with goshmem's include directory, library and rpath added.\n", name, compiler, compilerParam.Env)
 			return 0
 		default:
 			rest = append(rest, a)
@@ -145,7 +153,7 @@ func run(argv []string, getenv func(string) string, stdout, stderr io.Writer) in
 	}
 	path, err := exec.LookPath(compiler)
 	if err != nil {
-		fmt.Fprintf(stderr, "%s: the compiler %q is not on PATH (set %s to another): %v\n", name, compiler, envName, err)
+		fmt.Fprintf(stderr, "%s: the compiler %q is not on PATH (set %s to another): %v\n", name, compiler, compilerParam.Env, err)
 		return 1
 	}
 	// exec, so the compiler's status and signals are the wrapper's own.

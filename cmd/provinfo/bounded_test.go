@@ -84,5 +84,5 @@ func TestListingIsBounded(t *testing.T) {
 
 	code, text := provinfo(t, dir, "-e")
 	require.Equal(t, 0, code, text)
-	require.Regexp(t, `(?m)^GOSHMEM_PLUGIN_START_TIMEOUT\s+5s\s`, text)
+	require.Regexp(t, `(?m)^GOSHMEM_PLUGIN_START_TIMEOUT\s+duration\s+5s\s`, text)
 }

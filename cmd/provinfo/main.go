@@ -3,7 +3,8 @@
 //
 //	provinfo                 one line per provider
 //	provinfo -p tcp -v       every attribute of one provider
-//	provinfo -e              every environment variable, with default and help
+//	provinfo -e              every environment variable, with kind, default,
+//	                         owner and help (-markdown: the README's table)
 //	provinfo -json           the same, for machines
 //	provinfo -check NAME     a quick self-test of one provider: two PEs
 //	                         put, get and fetch-add, with timings
@@ -34,9 +35,14 @@ import (
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/version"
 	"github.com/goshmem/goshmem/providers/plugin"
-	"github.com/goshmem/goshmem/shmem"
 
+	// Every package that declares variables (core.Declare), so that -e
+	// lists them all: the C library's and oshcc's, oshrun's, shmem's (and
+	// through it the bootstrap's), the providers'.
+	_ "github.com/goshmem/goshmem/capi/cenv"
+	_ "github.com/goshmem/goshmem/launcher"
 	_ "github.com/goshmem/goshmem/providers/all"
+	_ "github.com/goshmem/goshmem/shmem"
 )
 
 func main() {
@@ -50,10 +56,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "show every attribute")
 	env := fs.Bool("e", false, "list every environment variable with its default and help")
 	asJSON := fs.Bool("json", false, "print JSON")
+	markdown := fs.Bool("markdown", false, "with -e: print the variables as the README's Markdown table")
 	showVer := fs.Bool("version", false, "print goshmem's version and exit")
 	check := fs.String("check", "", "run a quick self-test of the named provider (two PEs: open, put, get, fetch-add) and print pass or fail with timings")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e] [-json] | provinfo -check NAME")
+		fmt.Fprintln(stderr, "usage: provinfo [-p NAME] [-v] [-e [-markdown]] [-json] | provinfo -check NAME")
 		fs.PrintDefaults()
 		fmt.Fprintf(stderr, "\nPlugins are found in the directories of %s.\n", core.EnvProviderPath)
 		fmt.Fprintln(stderr, "Exit status: 0 success; 1 failure (unknown provider, failed self-test, output error); 2 usage error.")
@@ -73,8 +80,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
+	if *markdown && (!*env || *asJSON || *name != "") {
+		fmt.Fprintln(stderr, "provinfo: -markdown goes with -e alone")
+		fs.Usage()
+		return 2
+	}
 	if *check != "" {
-		if *name != "" || *verbose || *env || *asJSON {
+		if *name != "" || *verbose || *env || *asJSON || *markdown {
 			fmt.Fprintln(stderr, "provinfo: -check takes no other flag")
 			fs.Usage()
 			return 2
@@ -119,6 +131,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *env && *asJSON:
 		err = writeJSON(stdout, envList(infos, *name == ""))
+	case *env && *markdown:
+		err = printMarkdown(stdout, envList(nil, true))
 	case *env:
 		err = printEnv(stdout, envList(infos, *name == ""))
 	case *asJSON:
@@ -162,9 +176,27 @@ type infoView struct {
 
 type paramView struct {
 	Env      string `json:"env"`
+	Kind     string `json:"kind"`
 	Default  string `json:"default"`
 	Help     string `json:"help"`
+	Owner    string `json:"owner"`
+	Secret   bool   `json:"secret,omitempty"`
 	Provider string `json:"provider,omitempty"`
+}
+
+// paramOf is p's view; provider names the provider whose parameter it is.
+func paramOf(p core.Param, provider string) paramView {
+	owner := p.Owner
+	if owner == "" && provider != "" {
+		owner = "providers/" + provider
+	}
+	if provider == "" {
+		provider, _ = strings.CutPrefix(owner, "providers/")
+		if provider == owner {
+			provider = ""
+		}
+	}
+	return paramView{Env: p.Env, Kind: p.Kind.String(), Default: p.Default, Help: p.Help, Owner: owner, Secret: p.Secret, Provider: provider}
 }
 
 func view(in core.Info) infoView {
@@ -182,7 +214,7 @@ func view(in core.Info) infoView {
 		v.Atomics[t.String()] = strings.Split(in.Atomics[t].String(), ",")
 	}
 	for _, p := range in.Params {
-		v.Params = append(v.Params, paramView{Env: p.Env, Default: p.Default, Help: p.Help})
+		v.Params = append(v.Params, paramOf(p, in.Name))
 	}
 	return v
 }
@@ -271,28 +303,29 @@ func printVerbose(w io.Writer, infos []core.Info) error {
 	return nil
 }
 
-// envList gathers every variable: the library's own (when listing all
-// providers) and each provider's parameters.
-func envList(infos []core.Info, withCommon bool) []paramView {
+// envList gathers the variables to list: with all, the whole registry
+// (core.Settings: every declared variable and the built-in providers'
+// parameters) and the parameters of the plugins among infos; else the
+// parameters of the providers infos describe.
+func envList(infos []core.Info, all bool) []paramView {
 	var out []paramView
-	if withCommon {
-		for _, p := range shmem.EnvVars() {
-			out = append(out, paramView{Env: p.Env, Default: p.Default, Help: p.Help})
+	if all {
+		for _, p := range core.Settings() {
+			out = append(out, paramOf(p, ""))
 		}
-		out = append(out,
-			paramView{Env: core.EnvShmDir, Default: "/dev/shm", Help: "directory for the job's shared-memory files (removed when the job ends)"},
-			paramView{Env: core.HybridParam.Env, Default: core.HybridParam.Default, Help: core.HybridParam.Help},
-			paramView{Env: core.EnvProviderPath, Help: "directories (separated by ':') searched for plugin providers, executables named goshmem-provider-NAME"},
-			paramView{Env: plugin.EnvStartTimeout, Default: plugin.StartTimeoutParam().Default, Help: plugin.StartTimeoutParam().Help},
-			paramView{Env: bootstrap.EnvBootstrap, Help: "host:port of the bootstrap store; under a launcher without PMIx or PMI (srun without --mpi), PE 0 serves it there"},
-			paramView{Env: bootstrap.EnvSecret, Help: "the job secret in hex (oshrun sets it); proves membership to the store"},
-			paramView{Env: bootstrap.EnvSecretFile, Help: "a file of mode 0600 holding the job secret, instead of " + bootstrap.EnvSecret},
-			paramView{Env: bootstrap.EnvJobID, Help: "the job's id (oshrun sets it; derived from the launcher otherwise)"},
-			paramView{Env: bootstrap.EnvRank + ", " + bootstrap.EnvSize, Help: "this PE's rank and the job size (oshrun sets them; srun and mpirun variables are read too)"})
+		// Plugins' parameters, from their manifests.
+		for _, in := range infos {
+			if in.Origin != core.BuiltIn {
+				for _, p := range in.Params {
+					out = append(out, paramOf(p, in.Name))
+				}
+			}
+		}
+		return out
 	}
 	for _, in := range infos {
 		for _, p := range in.Params {
-			out = append(out, paramView{Env: p.Env, Default: p.Default, Help: p.Help, Provider: in.Name})
+			out = append(out, paramOf(p, in.Name))
 		}
 	}
 	return out
@@ -300,17 +333,37 @@ func envList(infos []core.Info, withCommon bool) []paramView {
 
 func printEnv(w io.Writer, vars []paramView) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "VARIABLE\tDEFAULT\tPROVIDER\tHELP")
+	fmt.Fprintln(tw, "VARIABLE\tKIND\tDEFAULT\tOWNER\tHELP")
 	for _, v := range vars {
 		def := v.Default
 		if def == "" {
 			def = "(unset)"
 		}
-		prov := v.Provider
-		if prov == "" {
-			prov = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Env, def, prov, v.Help)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", v.Env, v.Kind, def, v.Owner, v.Help)
 	}
 	return tw.Flush()
+}
+
+// printMarkdown prints vars as the README's table (README.md,
+// "Environment"), which a test keeps equal to this output.
+func printMarkdown(w io.Writer, vars []paramView) error {
+	cell := strings.NewReplacer("|", "\\|", "\n", " ").Replace
+	var b strings.Builder
+	b.WriteString("| Variable | Kind | Default | Read by | Meaning |\n|---|---|---|---|---|\n")
+	for _, v := range vars {
+		def := "unset"
+		if v.Default != "" {
+			def = "`" + v.Default + "`"
+			if strings.HasPrefix(v.Default, "(") {
+				def = strings.Trim(v.Default, "()")
+			}
+		}
+		help := cell(v.Help)
+		if v.Secret {
+			help += " (a secret: listings say whether it is set, never what it holds)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", v.Env, v.Kind, cell(def), v.Owner, help)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

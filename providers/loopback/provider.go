@@ -139,7 +139,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	// same names.
 	host := cfg.HostID
 	if host == "" {
-		host = core.HostID()
+		host = core.HostID(cfg.Lookup)
 	}
 	msg := binary.LittleEndian.AppendUint64(nil, rand.Uint64())
 	all, err := b.Allgather(append(append(msg, flag(asym), flag(d.npes <= cpus), flag(poller)), host...))

@@ -57,10 +57,10 @@ func Find(pathList string) []Found {
 // go-plugin nor gRPC.
 func init() { core.AddSource(found) }
 
-// found is the Source: every plugin on GOSHMEM_PROVIDER_PATH whose name
-// no provider has.
-func found(taken func(string) bool) []core.Provider {
-	pathList, _ := os.LookupEnv(core.EnvProviderPath)
+// found is the Source: every plugin on GOSHMEM_PROVIDER_PATH, as lookup
+// has it (nil: the process environment), whose name no provider has.
+func found(taken func(string) bool, lookup func(string) (string, bool)) []core.Provider {
+	pathList, _ := core.ProviderPathParam.Lookup(lookup)
 	var out []core.Provider
 	for _, f := range Find(pathList) {
 		if !taken(f.Name) {
@@ -78,10 +78,7 @@ func found(taken func(string) bool) []core.Provider {
 // returns the plugins it registered. Importing the package does this for
 // the process environment already; RegisterFound is for another path.
 func RegisterFound(lookup func(string) (string, bool)) []Found {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
-	pathList, _ := lookup(core.EnvProviderPath)
+	pathList, _ := core.ProviderPathParam.Lookup(lookup)
 	var out []Found
 	for _, f := range Find(pathList) {
 		if _, err := core.Lookup(f.Name); err == nil {

@@ -103,7 +103,7 @@ func openDomain(p *provider, cfg *core.Config, set settings, dir string) (core.D
 func (d *domain) open(ctx context.Context, cfg *core.Config) error {
 	host := cfg.HostID
 	if host == "" {
-		host = core.HostID()
+		host = core.HostID(cfg.Lookup)
 	}
 	req := &pb.OpenRequest{Rank: int32(d.rank), Size: int32(d.npes), JobId: cfg.JobID, Secret: cfg.Secret,
 		HostId: host, Env: map[string]string{}}

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -30,19 +29,13 @@ const (
 	maxStartTimeout     = 10 * time.Minute
 )
 
-// StartTimeoutParam describes EnvStartTimeout, for listings of variables.
-func StartTimeoutParam() core.Param {
-	return core.Param{Name: "PLUGIN_START_TIMEOUT", Env: EnvStartTimeout, Default: defaultStartTimeout.String(),
-		Help: "longest wait for a plugin provider to start and say what it offers; one that takes longer is killed with its children and the open fails"}
-}
+// startTimeoutParam is EnvStartTimeout, in the registry (core.Declare).
+var startTimeoutParam = core.Declare(core.Param{Env: EnvStartTimeout, Kind: core.KindDuration, Default: defaultStartTimeout.String(),
+	Help: "longest wait for a plugin provider to start and say what it offers; one that takes longer is killed with its children and the open fails"})[0]
 
 // startTimeout reads EnvStartTimeout from lookup.
 func startTimeout(lookup func(string) (string, bool)) (time.Duration, error) {
-	v, ok := lookup(EnvStartTimeout)
-	if !ok || strings.TrimSpace(v) == "" {
-		return defaultStartTimeout, nil
-	}
-	return core.ParseDurationVar(EnvStartTimeout, v, minStartTimeout, maxStartTimeout)
+	return startTimeoutParam.Duration(lookup, minStartTimeout, maxStartTimeout)
 }
 
 // maxHandshakeOutput bounds what is read from a plugin's stdout. A Go

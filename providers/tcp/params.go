@@ -170,7 +170,7 @@ func sharingCPUs(addrs [][]string, self int) int {
 func hostPeers(cfg *core.Config) (int, error) {
 	host := cfg.HostID
 	if host == "" {
-		host = core.HostID()
+		host = core.HostID(cfg.Lookup)
 	}
 	// Where namespaces exist, the link names this process's network
 	// namespace; elsewhere there is one and the host id says it all.
