@@ -30,6 +30,8 @@ type ringProto struct {
 	cut   atomic.Int32             // the index of the link known to be down, or noCut
 	// lenders numbers the puts that lend their source to the rings.
 	lenders atomic.Uint64
+	// dmaWaits pools the completions of direct puts (dmaWait).
+	dmaWaits sync.Pool
 
 	jobs chan rxJob
 	fwd  [2]fwdQueue // by side
@@ -64,6 +66,7 @@ type rxJob struct {
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
 		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
+	p.dmaWaits.New = newDMAWait
 	p.cut.Store(noCut)
 	virtual := false
 	for side := range p.links {
