@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/ntb"
 )
 
@@ -148,11 +150,23 @@ func (h *Host) Kill() {
 	_ = h.Close()
 }
 
-// memory is host memory a window can point at.
-type memory struct{ b []byte }
+// memory is host memory a window can point at: b, in a mapping of whole
+// pages, win, that a window onto it covers. The mapping is internal/sys's,
+// aligned as core.Region promises a region's memory is.
+type memory struct {
+	b, win []byte
+	once   sync.Once
+}
 
 func (m *memory) Bytes() []byte { return m.b }
-func (m *memory) Close() error  { return nil }
+
+// Close unmaps the memory: the windows pointed at it must be cleared or
+// their ports closed first, as ntb.Memory says.
+func (m *memory) Close() error {
+	var err error
+	m.once.Do(func() { err = sys.Unmap(m.win) })
+	return err
+}
 
 // NewMemory is memory of size bytes, rounded up to the windows'
 // alignment, that inbound windows can be pointed at (MWSetTransMem).
@@ -160,7 +174,11 @@ func (h *Host) NewMemory(size int) (ntb.Memory, error) {
 	if size <= 0 || int64(size) > h.f.cfg.MWMax {
 		return nil, fmt.Errorf("ntb sim: memory of %d bytes: 1 to %d: %w", size, h.f.cfg.MWMax, ntb.ErrRange)
 	}
-	return &memory{b: make([]byte, (size+mwAlign-1)/mwAlign*mwAlign)}, nil
+	win, err := sys.MapPrivate((size + mwAlign - 1) / mwAlign * mwAlign)
+	if err != nil {
+		return nil, fmt.Errorf("ntb sim: memory of %d bytes: %w", size, errors.Join(err, core.ErrNoMemory))
+	}
+	return &memory{b: win[:size], win: win}, nil
 }
 
 // link is one link of the fabric and the state its two ends share.

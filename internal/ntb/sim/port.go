@@ -258,6 +258,9 @@ func (p *Port) MWSetTransMem(i int, m ntb.Memory) error {
 		return err
 	}
 	b := m.Bytes()
+	if mm, ok := m.(*memory); ok {
+		b = mm.win
+	}
 	if len(b) == 0 || int64(len(b)) > p.f.cfg.MWMax {
 		return p.errorf(ntb.ErrRange, "window %d onto %d bytes: up to %d", i, len(b), p.f.cfg.MWMax)
 	}
