@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/goshmem/goshmem/core"
-	"github.com/goshmem/goshmem/internal/sys"
 	"github.com/goshmem/goshmem/internal/ntb"
+	"github.com/goshmem/goshmem/internal/sys"
 )
 
 // Config describes a simulated fabric.
