@@ -74,7 +74,8 @@ func (d *dmaChan) Submit(dst, src []byte, done func(error)) error {
 	switch {
 	case closed:
 		return p.errorf(ntb.ErrClosed, "DMA submit")
-	case !up && remote:
+	case !up && !local:
+		// A down reset the peer's translations: dst is in no window now.
 		return p.errorf(ntb.ErrLinkDown, "DMA submit")
 	case len(src) > 0 && !remote && !local:
 		return p.errorf(ntb.ErrRange, "DMA of %d bytes: neither end is a window of this port", len(src))
