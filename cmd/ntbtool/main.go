@@ -38,8 +38,9 @@ func main() {
 const usage = `usage:
   ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
   ntbtool perf [-model gen3x8|off] [-sizes LIST] [-time D] [-n N] [-procs] [-json]
+  ntbtool sim [-hosts LIST] [-model gen3x8|gen4x16] [-seed S] [-protocol ring,seed] [-size N] [-json] [experiment ...]
   ntbtool --version
-run "ntbtool info -h" or "ntbtool perf -h" for the flags`
+run "ntbtool info -h", "ntbtool perf -h" or "ntbtool sim -h" for the flags`
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = runInfo
 	case "perf":
 		cmd = runPerf
+	case "sim":
+		cmd = runSim
 	case perfPeerCmd:
 		cmd = runPerfPeer
 	case "-h", "-help", "--help", "help":

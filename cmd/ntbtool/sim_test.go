@@ -1,0 +1,44 @@
+package main
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/ntb/sim"
+)
+
+// Two runs of sim's experiments with one seed print the same tables, and
+// the figures are the model's: a put to the neighbour reaches the
+// link's payload rate within a few percent, a get two hops away costs
+// more than one hop away.
+func TestSimSameSeedSameFigures(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	o := simOptions{hosts: []int{2, 4}, model: sim.Gen3x8, seed: 1, protocol: []string{"ring"},
+		size: 1 << 20, exps: []string{"hops", "barrier", "alltoall", "cut"}}
+	var out [2]bytes.Buffer
+	var res [2]simResult
+	for i := range out {
+		synctest.Test(t, func(t *testing.T) {
+			require.NoError(t, o.run(&res[i]))
+		})
+		require.NoError(t, printSim(&out[i], res[i]))
+	}
+	require.Equal(t, out[0].String(), out[1].String())
+	require.Len(t, res[0].Hops, 2)
+	one, two := res[0].Hops[0], res[0].Hops[1]
+	require.InDelta(t, 1, one.PutMBps/one.LinkMBps, 0.05)
+	require.Greater(t, two.GetNs, one.GetNs)
+	require.Len(t, res[0].Cut, 1)
+	require.Positive(t, res[0].Cut[0].AfterMBps)
+}
+
+func TestSimUsage(t *testing.T) {
+	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "64"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "torus"}, {"nosuch"}} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(append([]string{"sim"}, args...), &stdout, &stderr), "%v: %s", args, stderr.String())
+	}
+}
