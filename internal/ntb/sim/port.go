@@ -398,7 +398,7 @@ func (p *Port) PeerDBSet(bits uint64) error {
 	if err := p.checkDB("peer doorbell set", bits); err != nil {
 		return err
 	}
-	epoch, err := p.linked(fmt.Sprintf("peer doorbell set %#x", bits))
+	epoch, err := p.linked("peer doorbell set")
 	if err != nil {
 		return err
 	}
@@ -448,7 +448,7 @@ func (p *Port) PeerSpadRead(i int) (uint32, error) {
 	if err := p.checkSpad("peer scratchpad read", i); err != nil {
 		return math.MaxUint32, err
 	}
-	epoch, err := p.linked(fmt.Sprintf("peer scratchpad read %d", i))
+	epoch, err := p.linked("peer scratchpad read")
 	if err != nil {
 		return math.MaxUint32, err
 	}
@@ -467,7 +467,7 @@ func (p *Port) PeerSpadWrite(i int, v uint32) error {
 	if err := p.checkSpad("peer scratchpad write", i); err != nil {
 		return err
 	}
-	if _, err := p.linked(fmt.Sprintf("peer scratchpad write %d", i)); err != nil {
+	if _, err := p.linked("peer scratchpad write"); err != nil {
 		return err
 	}
 	p.peer().spads[i].Store(v)
