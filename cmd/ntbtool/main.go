@@ -4,6 +4,7 @@
 //
 //	ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
 //	ntbtool perf [-model gen3x8|off] [-sizes 1K,64K,4M] [-time 200ms] [-n 2000] [-procs] [-json]
+//	ntbtool sim [-hosts 2,4,8] [-model gen3x8|gen4x16] [-seed S] [-protocol ring,seed] [-json] [-plot FILE] [experiment ...]
 //
 // info reads one port of a running ring from its link file: link state,
 // both sides' liveness, scratchpads, doorbells and mask, window
@@ -16,6 +17,12 @@
 // window for each size, and the latency of a doorbell round trip and of
 // peer scratchpad reads and writes. The GOSHMEM_NTB_* variables set the
 // timing model; -model overrides GOSHMEM_NTB_MODEL.
+//
+// sim runs the ring provider over the simulated fabric of
+// internal/ntb/sim, every host a goroutine, in virtual time, and prints
+// its experiments' tables: put and get by hop count, barrier, alltoall
+// and a cut by ring size, and a check against the emulator at 2 hosts
+// (docs/ntb-sim.md).
 //
 // Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 package main

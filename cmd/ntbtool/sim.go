@@ -31,6 +31,7 @@ type simOptions struct {
 	protocol []string
 	size     int
 	asJSON   bool
+	plot     string
 	exps     []string
 }
 
@@ -127,6 +128,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	opCost := fs.Duration("op-cost", -1, "host CPU time per DMA descriptor and doorbell (default: the model's)")
 	topo := fs.String("topology", "ring", `"ring" (the torus is not built)`)
 	asJSON := fs.Bool("json", false, "print JSON")
+	plotFile := fs.String("plot", "", "also draw the key figures into this file (.png or .svg)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: ntbtool sim [flags] [experiment ...]\nexperiments: %s (default: all)\n", strings.Join(simExperiments, ", "))
 		fs.PrintDefaults()
@@ -137,7 +139,7 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		}
 		return usageError{err.Error()}
 	}
-	o := simOptions{seed: *seed, asJSON: *asJSON, exps: fs.Args()}
+	o := simOptions{seed: *seed, asJSON: *asJSON, exps: fs.Args(), plot: *plotFile}
 	if *topo != "ring" {
 		return usageError{fmt.Sprintf("-topology %q: only \"ring\" is simulated", *topo)}
 	}
@@ -188,6 +190,11 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	inBubble(stderr, func() error {
 		if err := o.run(&res); err != nil {
 			return err
+		}
+		if o.plot != "" {
+			if err := plotSim(o.plot, res); err != nil {
+				return err
+			}
 		}
 		if o.asJSON {
 			return writeJSON(stdout, res)
