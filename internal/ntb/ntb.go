@@ -227,4 +227,9 @@ type PeerWatcher interface {
 type VirtualClock interface {
 	// VirtualTime reports whether the port's time is virtual.
 	VirtualTime() bool
+	// StoreFlight is how long a store through an outbound window takes
+	// to land at the peer. The port cannot charge it (a store is a
+	// store), so a receiver that polls memory the peer stores into
+	// charges it itself when its polling finds something new.
+	StoreFlight() time.Duration
 }

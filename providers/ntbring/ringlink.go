@@ -137,8 +137,9 @@ func (l *rlink) setUp(up bool) {
 
 func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
 	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[int][]byte{}, epoch: rand.Uint32() | 1}
-	if vc, ok := port.(ntb.VirtualClock); ok {
-		l.virtual = vc.VirtualTime()
+	if vc, ok := port.(ntb.VirtualClock); ok && vc.VirtualTime() {
+		l.virtual = true
+		l.rx.flight = vc.StoreFlight()
 	}
 	l.words, l.wordsShared = newWords()
 	l.tx.notice = word(l.words, wordNotice)
@@ -453,6 +454,10 @@ type rxRing struct {
 	// worked is when the receive loop last took an entry other than a
 	// landed notice: a relayed piece, a request or an answer.
 	worked time.Time
+	// flight is what the receive loop charges when its polling finds an
+	// entry, on a device in virtual time (ntb.VirtualClock.StoreFlight):
+	// the flight of the stores that published it. 0 elsewhere.
+	flight time.Duration
 }
 
 // release frees entry i for the sender.
@@ -511,6 +516,9 @@ func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration, cut *atomic.Bool
 	var deadline time.Time
 	for n := 1; ; n++ {
 		if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
+			if r.flight > 0 {
+				time.Sleep(r.flight)
+			}
 			return true
 		}
 		if n >= idleYields {

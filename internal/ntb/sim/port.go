@@ -90,6 +90,10 @@ func (p *Port) Side() ntb.Side { return p.side }
 // testing/synctest, they pass only when every goroutine waits.
 func (p *Port) VirtualTime() bool { return true }
 
+// StoreFlight is the model's PostedWrite: the flight of a store through
+// a window, which PeerMW's slice cannot charge.
+func (p *Port) StoreFlight() time.Duration { return p.f.cfg.Model.PostedWrite }
+
 // LinkIsUp reports whether both ends are enabled and open, the link is
 // not forced down and neither host died.
 func (p *Port) LinkIsUp() bool {
