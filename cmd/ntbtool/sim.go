@@ -37,7 +37,7 @@ type simOptions struct {
 
 // simExperiments are the experiments sim knows, in the order the default
 // set runs them.
-var simExperiments = []string{"hops", "barrier", "alltoall", "cut", "check"}
+var simExperiments = []string{"hops", "barrier", "coll", "alltoall", "cut", "check"}
 
 // simResult is what sim measured; its JSON form is sim -json's output.
 type simResult struct {
@@ -48,6 +48,7 @@ type simResult struct {
 	Alltoall []alltoallRow `json:"alltoall,omitempty"`
 	Cut      []cutRow      `json:"cut,omitempty"`
 	Check    []checkRow    `json:"check,omitempty"`
+	Coll     []collRow     `json:"collectives,omitempty"`
 }
 
 // checkRow sets the simulator beside the real-time emulator on 2 hosts:
@@ -349,8 +350,13 @@ func timed(reps int, f func() error) (time.Duration, error) {
 		}
 		ds[i] = time.Since(start)
 	}
+	return medianOf(ds), nil
+}
+
+// medianOf is the median of ds, which it sorts.
+func medianOf(ds []time.Duration) time.Duration {
 	slices.Sort(ds)
-	return ds[reps/2], nil
+	return ds[len(ds)/2]
 }
 
 func mbps(bytes int, d time.Duration) float64 {
@@ -375,6 +381,8 @@ func (o *simOptions) run(res *simResult) error {
 			err = o.cut(res)
 		case "check":
 			err = o.checkSim(res)
+		case "coll":
+			err = o.colls(res)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", e, err)
@@ -640,6 +648,14 @@ func printSim(w io.Writer, res simResult) error {
 		fmt.Fprintln(tw, "protocol\thosts\tbarrier us\t")
 		for _, r := range res.Barrier {
 			fmt.Fprintf(tw, "%s\t%d\t%.2f\t\n", r.Protocol, r.Hosts, r.Us)
+		}
+		tw.Flush()
+	}
+	if len(res.Coll) > 0 {
+		fmt.Fprintln(w, "\nshmem's broadcast (from PE 0) and sum reduction on the world team: the slowest PE's time")
+		fmt.Fprintln(tw, "protocol\thosts\top\tbytes\tus\t")
+		for _, r := range res.Coll {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\n", r.Protocol, r.Hosts, r.Op, r.Bytes, r.Us)
 		}
 		tw.Flush()
 	}
