@@ -56,6 +56,10 @@ type Harness struct {
 	// these prefixes: a provider built to test one promise (a test
 	// double) runs the cases about it.
 	Only []string
+	// Bubble, if not nil, runs each case at each job size inside it: a
+	// provider over a device in virtual time passes testing/synctest.Test,
+	// so that the job's clock is the bubble's.
+	Bubble func(t *testing.T, f func(t *testing.T))
 }
 
 // runs reports whether the harness runs case c (see Only).
@@ -161,7 +165,13 @@ func eachCase(t *testing.T, h Harness, info core.Info, run func(t *testing.T, c 
 			}
 			for _, n := range h.npes() {
 				if n >= c.MinPEs && (c.MaxPEs == 0 || n <= c.MaxPEs) {
-					t.Run("np="+strconv.Itoa(n), func(t *testing.T) { run(t, c, n) })
+					t.Run("np="+strconv.Itoa(n), func(t *testing.T) {
+						if h.Bubble != nil {
+							h.Bubble(t, func(t *testing.T) { run(t, c, n) })
+							return
+						}
+						run(t, c, n)
+					})
 				}
 			}
 		})

@@ -4,6 +4,7 @@
 //
 //	ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
 //	ntbtool perf [-model gen3x8|off] [-sizes 1K,64K,4M] [-time 200ms] [-n 2000] [-procs] [-json]
+//	ntbtool sim [-hosts 2,4,8] [-model gen3x8|gen4x16] [-seed S] [-protocol ring,seed] [-json] [-plot FILE] [experiment ...]
 //
 // info reads one port of a running ring from its link file: link state,
 // both sides' liveness, scratchpads, doorbells and mask, window
@@ -16,6 +17,12 @@
 // window for each size, and the latency of a doorbell round trip and of
 // peer scratchpad reads and writes. The GOSHMEM_NTB_* variables set the
 // timing model; -model overrides GOSHMEM_NTB_MODEL.
+//
+// sim runs the ring provider over the simulated fabric of
+// internal/ntb/sim, every host a goroutine, in virtual time, and prints
+// its experiments' tables: put and get by hop count, barrier, alltoall
+// and a cut by ring size, and a check against the emulator at 2 hosts
+// (docs/ntb-sim.md).
 //
 // Exit status: 0 on success, 1 on a failure, 2 on a usage error.
 package main
@@ -38,8 +45,9 @@ func main() {
 const usage = `usage:
   ntbtool info -job DIR -host H [-side left|right] [-tag T] [-json]
   ntbtool perf [-model gen3x8|off] [-sizes LIST] [-time D] [-n N] [-procs] [-json]
+  ntbtool sim [-hosts LIST] [-model gen3x8|gen4x16] [-seed S] [-protocol ring,seed] [-size N] [-json] [experiment ...]
   ntbtool --version
-run "ntbtool info -h" or "ntbtool perf -h" for the flags`
+run "ntbtool info -h", "ntbtool perf -h" or "ntbtool sim -h" for the flags`
 
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
@@ -52,6 +60,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		cmd = runInfo
 	case "perf":
 		cmd = runPerf
+	case "sim":
+		cmd = runSim
 	case perfPeerCmd:
 		cmd = runPerfPeer
 	case "-h", "-help", "--help", "help":

@@ -218,3 +218,18 @@ type PeerWatcher interface {
 	// PeerDead reports whether the neighbour's host died.
 	PeerDead() bool
 }
+
+// VirtualClock is implemented by simulated ports whose costs are virtual
+// time (internal/ntb/sim under testing/synctest): there, time passes only
+// while every goroutine waits, so a caller that polls for a while before
+// it sleeps must bound its polling by a count, not by the clock, or the
+// clock never moves.
+type VirtualClock interface {
+	// VirtualTime reports whether the port's time is virtual.
+	VirtualTime() bool
+	// StoreFlight is how long a store through an outbound window takes
+	// to land at the peer. The port cannot charge it (a store is a
+	// store), so a receiver that polls memory the peer stores into
+	// charges it itself when its polling finds something new.
+	StoreFlight() time.Duration
+}

@@ -2,11 +2,14 @@ package ntbring
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb"
 	"github.com/goshmem/goshmem/internal/ntb/emu"
+	"github.com/goshmem/goshmem/internal/ntb/sim"
 )
 
 // ringPorts are this host's two NT ports, how to register memory their
@@ -64,6 +67,13 @@ func (r *ringPorts) alarm(lost int) {
 // With several PEs per host, this PE holds lane lane of lanes of its
 // host's device.
 func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPorts, error) {
+	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramDevice))); v {
+	case deviceEmu:
+	case deviceSim:
+		return openSim(cfg, host, n, lanes, tag)
+	default:
+		return nil, &core.EnvError{Var: paramDevice.Env, Value: cfg.Value(paramDevice), Allowed: fmt.Sprintf("%q or %q", deviceEmu, deviceSim)}
+	}
 	opts, err := emu.OptionsFromEnv(cfg.Lookup, n)
 	if err != nil {
 		return nil, err
@@ -82,6 +92,32 @@ func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPort
 	// emu.Host.Close is idempotent: a second close is a no-op.
 	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory,
 		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close}, nil
+}
+
+// The devices GOSHMEM_NTBRING_DEVICE names.
+const (
+	deviceEmu = "emu"
+	deviceSim = "sim"
+)
+
+// openSim attaches this host to the simulated fabric of its job, made by
+// the first host to come with the GOSHMEM_NTB_SIM_* settings (or what
+// sim.Prepare gave for the job). Every host of the job must be a
+// goroutine of this process, and its time is virtual only inside a
+// testing/synctest bubble.
+func openSim(cfg *core.Config, host, n, lanes int, tag string) (*ringPorts, error) {
+	if lanes > 1 {
+		return nil, fmt.Errorf("several PEs per host on the simulated device: %w", core.ErrNotSupported)
+	}
+	c, err := sim.ConfigFromEnv(cfg.Lookup, n)
+	if err != nil {
+		return nil, err
+	}
+	h, release, err := sim.Attach(cfg.JobID, tag, host, c)
+	if err != nil {
+		return nil, err
+	}
+	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: release}, nil
 }
 
 // maxLaneWindows is the most windows of a lane's partition ntbring asks

@@ -20,6 +20,9 @@ var (
 		`the ring protocol's barrier: "dissemination" (log2 n rounds of signals relayed by the rings) or "ring" (the seeds' two rounds of doorbells); "seed" always uses "ring"`)
 	paramSlot = core.NewParam(Name, "SLOT_SIZE", "256K",
 		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M")
+	paramDevice = core.NewParam(Name, "DEVICE", deviceEmu,
+		`the NT device: "emu" (the emulated PLX port, hosts as processes or goroutines) or "sim" `+
+			`(the simulated fabric of internal/ntb/sim, every host a goroutine of one process; virtual time under testing/synctest)`)
 	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
 		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost")
 )

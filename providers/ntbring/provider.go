@@ -9,6 +9,7 @@ import (
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/ntb/emu"
+	"github.com/goshmem/goshmem/internal/ntb/sim"
 )
 
 // Name is the provider's registered name.
@@ -44,8 +45,9 @@ func (provider) Info() core.Info {
 		// Used only by name: on one host the ring is an emulation, and
 		// loopback moves the same bytes faster.
 		Preference: 0,
-		Params:     append([]core.Param{paramProtocol, paramWorkers, paramSlot, paramTimeout, paramBarrier}, emu.Params()...),
-		Origin:     "built-in",
+		Params: append(append([]core.Param{paramProtocol, paramWorkers, paramSlot, paramTimeout, paramBarrier, paramDevice},
+			emu.Params()...), sim.Params()...),
+		Origin: "built-in",
 	}
 }
 

@@ -341,7 +341,7 @@ const lendWait = 20 * time.Microsecond
 // source may change.
 func (lp *lentPut) settle() {
 	for _, r := range lp.lent {
-		yieldPoll(lendWait, func() bool { return r.l.tx.tookAll(r.end) || r.l.down.Load() })
+		r.l.yieldPoll(lendWait, func() bool { return r.l.tx.tookAll(r.end) || r.l.down.Load() })
 		r.l.tx.settle(lp.lender, r.first, r.end)
 	}
 }
@@ -350,7 +350,7 @@ func (lp *lentPut) settle() {
 // one of them is kept; from is where the neighbour stopped taking them.
 func (t *txRing) unsent(from uint32, timeout time.Duration) ([]keptEntry, error) {
 	deadline := time.Now().Add(timeout)
-	for {
+	for n := 1; ; n++ {
 		t.mu.Lock()
 		if int32(t.next-from) < 0 || t.next-from > ringEntries {
 			t.mu.Unlock()
@@ -379,9 +379,18 @@ func (t *txRing) unsent(from uint32, timeout time.Duration) ([]keptEntry, error)
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("entries %d to %d were never written: %w", from, t.next, core.ErrTimeout)
 		}
-		runtime.Gosched()
+		// A sleep now and then lets a device's clock move where it is
+		// virtual (ntb.VirtualClock) and stands still while this polls.
+		if n%unsentYields == 0 {
+			time.Sleep(time.Microsecond)
+		} else {
+			runtime.Gosched()
+		}
 	}
 }
+
+// unsentYields is how many times unsent yields between sleeps.
+const unsentYields = 1024
 
 // isCut reports whether a device error means the link went down: the
 // entry being sent is kept and goes the other way round.

@@ -77,6 +77,10 @@ type rlink struct {
 
 	dma     []ntb.DMAChannel
 	dmaNext atomic.Uint32
+	// virtual is set on a device whose time is virtual
+	// (ntb.VirtualClock): polls there are bounded by a count, for the
+	// clock stands still while anything polls.
+	virtual bool
 
 	tx txRing
 	rx rxRing
@@ -133,6 +137,10 @@ func (l *rlink) setUp(up bool) {
 
 func newRlink(side ntb.Side, port ntb.Port, peer, slotSize int) (*rlink, error) {
 	l := &rlink{side: side, port: port, peer: peer, slotSize: slotSize, direct: map[int][]byte{}, epoch: rand.Uint32() | 1}
+	if vc, ok := port.(ntb.VirtualClock); ok && vc.VirtualTime() {
+		l.virtual = true
+		l.rx.flight = vc.StoreFlight()
+	}
 	l.words, l.wordsShared = newWords()
 	l.tx.notice = word(l.words, wordNotice)
 	l.setUp(true)
@@ -446,6 +454,10 @@ type rxRing struct {
 	// worked is when the receive loop last took an entry other than a
 	// landed notice: a relayed piece, a request or an answer.
 	worked time.Time
+	// flight is what the receive loop charges when its polling finds an
+	// entry, on a device in virtual time (ntb.VirtualClock.StoreFlight):
+	// the flight of the stores that published it. 0 elsewhere.
+	flight time.Duration
 }
 
 // release frees entry i for the sender.
@@ -504,6 +516,9 @@ func (r *rxRing) wait(stop <-chan struct{}, poll time.Duration, cut *atomic.Bool
 	var deadline time.Time
 	for n := 1; ; n++ {
 		if atomic.LoadUint32(r.prod) != r.next || cut.Load() {
+			if r.flight > 0 {
+				time.Sleep(r.flight)
+			}
 			return true
 		}
 		if n >= idleYields {
@@ -578,7 +593,7 @@ func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) 
 	// Entries come back at the pace of the link, tens of microseconds
 	// apart: poll for them by yielding first, for a sleep of a few
 	// microseconds lasts tens or hundreds on a loaded host.
-	if try() || yieldPoll(creditPoll, try) {
+	if try() || l.yieldPoll(creditPoll, try) {
 		if ok {
 			return i, nil
 		}
@@ -608,6 +623,27 @@ func (l *rlink) waitCredit(own bool, timeout time.Duration, abort func() error) 
 // creditPoll is how long waitCredit polls before it sleeps: several
 // times the DMA of a slot.
 const creditPoll = 500 * time.Microsecond
+
+// yieldPoll polls cond, yielding the CPU between looks (to the process's
+// goroutines and to other processes), until it holds or d has passed; it
+// reports whether cond held. On a device in virtual time it gives up
+// after virtualPolls looks instead, the clock standing still meanwhile.
+func (l *rlink) yieldPoll(d time.Duration, cond func() bool) bool {
+	if l.virtual {
+		for range virtualPolls {
+			if cond() {
+				return true
+			}
+			runtime.Gosched()
+		}
+		return cond()
+	}
+	return yieldPoll(d, cond)
+}
+
+// virtualPolls is how many looks a poll makes on a device in virtual
+// time before it gives up: as many as a receiver makes (idleYields).
+const virtualPolls = idleYields
 
 // yieldPoll polls cond, yielding the CPU between looks (to the process's
 // goroutines and to other processes), until it holds or d has passed; it

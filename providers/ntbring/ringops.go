@@ -2,7 +2,6 @@ package ntbring
 
 import (
 	"errors"
-	"sync"
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
@@ -94,9 +93,9 @@ func (p *ringProto) putDirect(pe, j int, reg *region, off int, src []byte) (bool
 	if win == nil {
 		return false, nil
 	}
-	w := dmaWaits.Get().(*dmaWait)
+	w := p.dmaWaits.Get().(*dmaWait)
 	err := l.copyOut(win[off:off+n], src, w.done, w.cb)
-	dmaWaits.Put(w)
+	p.dmaWaits.Put(w)
 	if isCut(err) {
 		return false, nil
 	}
@@ -200,16 +199,18 @@ func (p *ringProto) putDirectAsync(pe, j int, reg *region, off int, src []byte, 
 }
 
 // dmaWait is a completion channel and its callback, pooled for callers
-// that own no ring entry.
+// that own no ring entry. The pool is the domain's (ringProto.dmaWaits):
+// a channel made by one domain must not serve another, which may run in
+// another testing/synctest bubble.
 type dmaWait struct {
 	done chan error
 	cb   func(error)
 }
 
-var dmaWaits = sync.Pool{New: func() any {
+func newDMAWait() any {
 	c := make(chan error, 1)
 	return &dmaWait{done: c, cb: func(err error) { c <- err }}
-}}
+}
 
 // The barriers GOSHMEM_NTBRING_BARRIER chooses for the ring protocol.
 const (

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+	"testing/synctest"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/internal/ntb/sim"
+)
+
+// Two runs of sim's experiments with one seed give the same figures, and
+// they are the model's: a put to the neighbour reaches the link's
+// payload rate within a few percent, a get two hops away costs more than
+// one hop away. All-pairs traffic may move a little between runs, and
+// under the race detector, which reorders goroutines on purpose, so may
+// the latencies of small operations: there only the rates are compared.
+func TestSimSameSeedSameFigures(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	o := simOptions{hosts: []int{2, 4}, model: sim.Gen3x8, seed: 1, protocol: []string{"ring"},
+		size: 1 << 20, exps: []string{"hops", "barrier", "alltoall", "cut"}}
+	var res [2]simResult
+	for i := range res {
+		synctest.Test(t, func(t *testing.T) {
+			require.NoError(t, o.run(&res[i]))
+		})
+		var out bytes.Buffer
+		require.NoError(t, printSim(&out, res[i]))
+		require.Contains(t, out.String(), "alltoall")
+	}
+	if !raceEnabled {
+		require.Equal(t, res[0].Hops, res[1].Hops)
+		require.Equal(t, res[0].Barrier, res[1].Barrier)
+		require.Equal(t, res[0].Cut, res[1].Cut)
+	}
+	for i := range res[0].Hops {
+		require.Equal(t, res[0].Hops[i].PutMBps, res[1].Hops[i].PutMBps)
+		require.Equal(t, res[0].Hops[i].GetMBps, res[1].Hops[i].GetMBps)
+	}
+	for i := range res[0].Alltoall {
+		require.InEpsilon(t, res[0].Alltoall[i].TotalMBps, res[1].Alltoall[i].TotalMBps, 0.05)
+	}
+	require.Len(t, res[0].Hops, 2)
+	one, two := res[0].Hops[0], res[0].Hops[1]
+	require.InDelta(t, 1, one.PutMBps/one.LinkMBps, 0.05)
+	require.Greater(t, two.GetNs, one.GetNs)
+	require.Len(t, res[0].Cut, 1)
+	require.Positive(t, res[0].Cut[0].AfterMBps)
+}
+
+func TestSimUsage(t *testing.T) {
+	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "64"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "torus"}, {"nosuch"}} {
+		var stdout, stderr bytes.Buffer
+		require.Equal(t, 2, run(append([]string{"sim"}, args...), &stdout, &stderr), "%v: %s", args, stderr.String())
+	}
+}

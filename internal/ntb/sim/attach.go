@@ -1,0 +1,144 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/goshmem/goshmem/core"
+)
+
+// The parameters of a fabric a provider attaches to, GOSHMEM_NTB_SIM_<NAME>.
+var (
+	paramModel = core.NewParam("ntb", "SIM_MODEL", Gen3x8.Name,
+		`device model of the simulated fabric: "gen3x8" (PCIe Gen3 x8) or "gen4x16" (PCIe Gen4 x16)`)
+	paramSeed = core.NewParam("ntb", "SIM_SEED", "1",
+		"seed of the simulated fabric's random draws")
+	paramOpCost = core.NewParam("ntb", "SIM_OP_COST", "",
+		"host CPU time charged per DMA descriptor and doorbell (default: the model's, 200ns)")
+)
+
+// Params lists the simulator's parameters.
+func Params() []core.Param { return []core.Param{paramModel, paramSeed, paramOpCost} }
+
+// ConfigFromEnv reads the GOSHMEM_NTB_SIM_* variables through lookup for
+// a ring of n hosts.
+func ConfigFromEnv(lookup func(string) (string, bool), n int) (Config, error) {
+	cfg := core.Config{Env: lookup}
+	m, err := ModelByName(cfg.Value(paramModel))
+	if err != nil {
+		return Config{}, &core.EnvError{Var: paramModel.Env, Value: cfg.Value(paramModel), Allowed: strings.Join(ModelNames, ", ")}
+	}
+	seed, err := strconv.ParseUint(strings.TrimSpace(cfg.Value(paramSeed)), 10, 64)
+	if err != nil {
+		return Config{}, &core.EnvError{Var: paramSeed.Env, Value: cfg.Value(paramSeed), Allowed: "an unsigned integer"}
+	}
+	if v := strings.TrimSpace(cfg.Value(paramOpCost)); v != "" {
+		if m.OpCost, err = cfg.DurationIn(paramOpCost, 0, maxOpCost); err != nil {
+			return Config{}, err
+		}
+	}
+	return Config{Hosts: n, Model: m, Seed: seed}, nil
+}
+
+// maxOpCost bounds GOSHMEM_NTB_SIM_OP_COST: more than a millisecond per
+// operation models no CPU.
+const maxOpCost = time.Millisecond
+
+// The fabrics hosts attach to, by job and tag: hosts of one job that are
+// goroutines of one process find each other here.
+var registry = struct {
+	sync.Mutex
+	prepared map[string]Config
+	fabrics  map[string]map[string]*attached
+}{prepared: map[string]Config{}, fabrics: map[string]map[string]*attached{}}
+
+type attached struct {
+	f    *Fabric
+	held []bool
+	left int
+}
+
+// Prepare has the fabrics of job made with cfg (its Hosts must match the
+// job's) rather than from the environment, until Unprepare.
+func Prepare(job string, cfg Config) {
+	registry.Lock()
+	registry.prepared[job] = cfg
+	registry.Unlock()
+}
+
+// Unprepare forgets what Prepare said about job.
+func Unprepare(job string) {
+	registry.Lock()
+	delete(registry.prepared, job)
+	registry.Unlock()
+}
+
+// Fabrics are the fabrics hosts of job are attached to now.
+func Fabrics(job string) []*Fabric {
+	registry.Lock()
+	defer registry.Unlock()
+	var out []*Fabric
+	for _, a := range registry.fabrics[job] {
+		out = append(out, a.f)
+	}
+	return out
+}
+
+// Attach joins host to the fabric of job and tag, making it with cfg
+// (or what Prepare gave for job) when host is the first to come. The
+// fabric is dropped once every host that attached has closed it, with
+// release.
+func Attach(job, tag string, host int, cfg Config) (h *Host, release func() error, err error) {
+	registry.Lock()
+	defer registry.Unlock()
+	if c, ok := registry.prepared[job]; ok {
+		if c.Hosts != cfg.Hosts {
+			return nil, nil, fmt.Errorf("ntb sim: job %s was prepared for %d hosts, not %d: %w", job, c.Hosts, cfg.Hosts, core.ErrInvalid)
+		}
+		cfg = c
+	}
+	tags := registry.fabrics[job]
+	if tags == nil {
+		tags = map[string]*attached{}
+		registry.fabrics[job] = tags
+	}
+	a := tags[tag]
+	if a == nil {
+		f, err := New(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		a = &attached{f: f, held: make([]bool, cfg.Hosts)}
+		tags[tag] = a
+	}
+	switch {
+	case len(a.f.hosts) != cfg.Hosts:
+		return nil, nil, fmt.Errorf("ntb sim: a fabric of %d hosts, not %d: %w", len(a.f.hosts), cfg.Hosts, core.ErrInvalid)
+	case host < 0 || host >= cfg.Hosts:
+		return nil, nil, fmt.Errorf("ntb sim: host %d of %d: %w", host, cfg.Hosts, core.ErrInvalid)
+	case a.held[host]:
+		return nil, nil, fmt.Errorf("ntb sim: host %d attached twice: %w", host, core.ErrInvalid)
+	}
+	a.held[host] = true
+	a.left++
+	h = a.f.hosts[host]
+	var once sync.Once
+	release = func() error {
+		once.Do(func() {
+			_ = h.Close()
+			registry.Lock()
+			defer registry.Unlock()
+			if a.left--; a.left == 0 {
+				delete(tags, tag)
+				if len(tags) == 0 && registry.fabrics[job] != nil && len(registry.fabrics[job]) == 0 {
+					delete(registry.fabrics, job)
+				}
+			}
+		})
+		return nil
+	}
+	return h, release, nil
+}
