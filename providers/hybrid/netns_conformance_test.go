@@ -15,9 +15,11 @@ import (
 
 // The whole conformance suite over tcp+loopback with every PE a process
 // on a host of its own as far as the job can tell (see nsHosts), on 2
-// hosts x 2 PEs and 3 hosts x 2 PEs: about 45 seconds under -race on a
-// loaded 2-CPU machine. Skipped in -short, as the other process runs.
-func TestConformanceNamespacedHosts(t *testing.T) {
+// hosts x 2 PEs and 3 hosts x 2 PEs. Like the other suites of PE
+// processes, make test runs it without the race detector (which sees one
+// process's goroutines, not what passes between processes). Skipped in
+// -short.
+func TestConformanceNamespacedHostsProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("process runs are skipped in -short mode")
 	}
