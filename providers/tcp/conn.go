@@ -103,6 +103,11 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c.reqs.peer = peer
 	c.rd.rx = rxState{d: d, reqs: &c.reqs, peer: peer}
 	c.rd.sock.nc = nc
+	// The reader starts polling for the whole POLL setting, the state a
+	// latency-bound caller needs, and adapts from there (poll.go): a
+	// budget of zero would park it after every frame until a sleep that a
+	// frame soon ended grew it again.
+	c.rd.sock.budget = int64(d.set.poll)
 	c.rd.in = frameReader{Reader: bufio.NewReaderSize(&c.rd.sock, 256<<10), sock: &c.rd.sock}
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite, c.w.rawAll = raw, c.w.writeRaw, c.w.writeAll
