@@ -233,30 +233,32 @@ func (q *sendQueue) takeNoWait(spare []byte, spareRefs []segment, maxRefs int) (
 
 // putBack puts rest and restRefs, the part of a take that was not
 // written (restAfter), back at the head of the queue, in front of what
-// was queued meanwhile, and wakes the writer for it. It returns a spare
-// buffer for the caller.
-func (q *sendQueue) putBack(rest []byte, restRefs []segment) (spare []byte) {
+// was queued meanwhile, and wakes the writer for it. The queue takes
+// their storage; it returns the buffers of what was queued meanwhile,
+// emptied, as spares for the caller.
+func (q *sendQueue) putBack(rest []byte, restRefs []segment) (spare []byte, spareRefs []segment) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := len(rest)
-	out := append(append(make([]byte, 0, n+len(q.out)), rest...), q.out...)
 	for i := range q.refs {
 		q.refs[i].at += n
 	}
-	if len(restRefs) > 0 {
-		q.refs = append(append(make([]segment, 0, len(restRefs)+len(q.refs)), restRefs...), q.refs...)
-	}
-	spare, q.out = q.out[:0], out
+	spare, spareRefs = q.out[:0], q.refs[:0]
+	q.out = append(rest, q.out...)
+	q.refs = append(restRefs, q.refs...)
+	clear(spareRefs[:cap(spareRefs)])
 	q.kickLocked()
-	return spare
+	return spare, spareRefs
 }
 
 // restAfter is what is left of buf with the payloads refs inserted
 // (segment) once its first n bytes are written: the copied bytes left,
-// and the references left, placed in them. The references' payloads are
-// not copied: they stay where they lie.
+// and the references left, placed in them. It compacts both in place, in
+// buf's and refs' storage. The references' payloads are not copied: they
+// stay where they lie.
 func restAfter(buf []byte, refs []segment, n int) (rest []byte, restRefs []segment) {
 	pos, prev := 0, 0 // how far into the stream, and into buf
+	rest, restRefs = buf[:0], refs[:0]
 	for _, s := range refs {
 		rest = appendPast(rest, buf[prev:s.at], &pos, n)
 		if l := len(s.ref); pos+l > n {
@@ -265,7 +267,9 @@ func restAfter(buf []byte, refs []segment, n int) (rest []byte, restRefs []segme
 		pos += len(s.ref)
 		prev = s.at
 	}
-	return appendPast(rest, buf[prev:], &pos, n), restRefs
+	rest = appendPast(rest, buf[prev:], &pos, n)
+	clear(refs[len(restRefs):])
+	return rest, restRefs
 }
 
 // appendPast appends to rest what of p, which starts *pos bytes into a

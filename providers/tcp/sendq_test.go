@@ -258,7 +258,8 @@ func TestRestAfter(t *testing.T) {
 	refs := []segment{{at: 2, ref: []byte("XYZ")}, {at: 2, ref: []byte("Q")}, {at: 8, ref: []byte("RS")}}
 	stream := "abXYZQcdefghRS"
 	for n := 0; n <= len(stream); n++ {
-		rest, restRefs := restAfter(buf, refs, n)
+		// restAfter compacts its arguments in place: give it copies.
+		rest, restRefs := restAfter(append([]byte(nil), buf...), append([]segment(nil), refs...), n)
 		// Put the rest together as the writer would (setPieces).
 		var got []byte
 		prev := 0

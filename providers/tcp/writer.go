@@ -183,19 +183,17 @@ func (w *writer) flushNoWait(q *sendQueue) (left bool, err error) {
 		total += len(s.ref)
 	}
 	switch {
-	case err != nil:
-		w.spare = b.out[:0]
-	case n == total:
-		w.spare = b.out[:0]
-		w.written.Store(b.end)
-	default:
+	case err == nil && n < total:
+		// The queue takes the rest, in the storage of what was taken.
 		rest, restRefs := restAfter(b.out, b.refs, n)
-		w.spare = q.putBack(rest, restRefs)
-		left = true
+		w.spare, w.spareRefs = q.putBack(rest, restRefs)
+		return true, nil
+	case err == nil:
+		w.written.Store(b.end)
 	}
 	clear(b.refs) // drop the references to the region's memory
-	w.spareRefs = b.refs[:0]
-	return left, err
+	w.spare, w.spareRefs = b.out[:0], b.refs[:0]
+	return false, err
 }
 
 // setPieces sets w.pieces to buf with the payloads refs inserted where they
