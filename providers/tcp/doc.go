@@ -61,11 +61,12 @@
 // buffer gives what it holds and the rest is read from the socket
 // straight into the region or the requester's buffer. Before the reader
 // waits for the socket it writes the replies and acknowledgements it
-// queued, large replies of up to 256 KiB by reference included (one
-// writev from the region, a raw system call), but never waits to write:
+// queued, one large reply of up to 256 KiB by reference included (one
+// writev from the region), but never waits to write:
 // what the socket does not take at once it puts back at the head of the
 // queue for the writer goroutine, and lets that goroutine run before it
-// polls. Larger replies are the writer goroutine's from the start. Two
+// polls. Larger replies, and two or more by reference at once (a
+// stream), are the writer goroutine's from the start. Two
 // PEs that write to each other can therefore never each wait for the
 // other to read. Where a 16-64 KiB get's time went when the writer
 // goroutine wrote every large reply: docs/measuring.md, "A large get's

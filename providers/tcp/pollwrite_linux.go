@@ -21,12 +21,13 @@ func vecNoWaitWriter(w *writer) func(fd uintptr) bool { return w.writeVectorsNoW
 
 // writeVectorsNoWait writes w.pieces with writev(2) until they are
 // written or the socket is full, and never waits: it always says it is
-// done, and w.vn says how many bytes it wrote. Its writes, of at most
-// readerRefs bytes by reference and a queue of copied frames, are raw
-// system calls (raw.go), which leave sysmon asleep: made through the
-// runtime's hooks, each large reply's write woke it.
+// done, and w.vn says how many bytes it wrote. Writes of up to rawBulk
+// bytes are raw system calls (raw.go), which leave sysmon asleep; larger
+// ones go through the runtime's hooks, as bulk writes do: made raw, a
+// window of non-blocking gets of 32-64 KiB, whose replies the reader
+// wrote one by one, took about twice as long.
 func (w *writer) writeVectorsNoWait(fd uintptr) bool {
-	w.vraw = true
+	w.vraw = w.vlen <= rawBulk
 	w.writev(fd, 0)
 	w.vraw = false
 	return true

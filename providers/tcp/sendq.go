@@ -209,8 +209,10 @@ func (q *sendQueue) take(spare []byte, spareRefs []segment) (b batchOut, ok bool
 
 // takeNoWait is take for the reader's write that never waits
 // (writer.flushNoWait): it takes nothing when the queue holds the bye,
-// whose half-close is the writer goroutine's, or more than maxRefs bytes
-// by reference, which the writer goroutine writes as a bulk transfer;
+// whose half-close is the writer goroutine's, or more than one payload
+// by reference or one of more than maxRefs bytes, which the writer
+// goroutine writes as a bulk transfer (a window of non-blocking gets'
+// replies is a stream, which the reader's writes slowed to about half);
 // it wakes the writer goroutine for them.
 func (q *sendQueue) takeNoWait(spare []byte, spareRefs []segment, maxRefs int) (b batchOut, ok bool) {
 	q.mu.Lock()
@@ -218,11 +220,7 @@ func (q *sendQueue) takeNoWait(spare []byte, spareRefs []segment, maxRefs int) (
 	if len(q.out) == 0 && len(q.refs) == 0 {
 		return b, false
 	}
-	byRef := 0
-	for _, s := range q.refs {
-		byRef += len(s.ref)
-	}
-	if q.bye || byRef > maxRefs {
+	if q.bye || len(q.refs) > 1 || (len(q.refs) == 1 && len(q.refs[0].ref) > maxRefs) {
 		q.kickLocked()
 		return b, false
 	}

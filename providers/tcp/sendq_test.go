@@ -137,6 +137,7 @@ func TestSendQueue(t *testing.T) {
 	require.False(t, ok, "a payload by reference past the reader's limit is the writer goroutine's")
 	b, ok := q.takeNoWait(nil, nil, len(big))
 	require.True(t, ok, "one within it is the reader's")
+
 	q.putBack(b.out, b.refs)
 	b, ok = q.take(nil, nil)
 	require.True(t, ok)
@@ -273,4 +274,19 @@ func TestRestAfter(t *testing.T) {
 			require.NotEmpty(t, s.ref, "cut at %d: no empty reference is left", n)
 		}
 	}
+}
+
+// TestTakeNoWaitStream checks that the reader leaves two large replies,
+// a stream, to the writer goroutine, and takes one.
+func TestTakeNoWaitStream(t *testing.T) {
+	q := newQueue()
+	big := make([]byte, injectSize+1)
+	require.True(t, q.answer(&header{op: opReply, off: 1, arg: uint64(len(big))}, nil, big))
+	b, ok := q.takeNoWait(nil, nil, len(big))
+	require.True(t, ok, "one large reply is the reader's")
+	q.putBack(b.out, b.refs)
+	require.True(t, q.answer(&header{op: opReply, off: 2, arg: uint64(len(big))}, nil, big))
+	_, ok = q.takeNoWait(nil, nil, len(big))
+	require.False(t, ok, "two are a stream, the writer goroutine's")
+	require.Len(t, q.kick, 1, "the writer was woken")
 }

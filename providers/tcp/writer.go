@@ -58,11 +58,12 @@ type writer struct {
 	rawVecNoWait func(fd uintptr) bool
 	vn           int
 	vraw         bool // writev's calls are raw (writeVectorsNoWait)
+	vlen         int  // the bytes writeVectorsNoWait is to write
 }
 
-// readerRefs is the most the reader writes by reference itself
-// (flushNoWait): a larger reply is a bulk transfer, which the writer
-// goroutine writes, waiting for room as it goes.
+// readerRefs is the largest reply the reader writes by reference itself
+// (flushNoWait), one at a time: a larger one is a bulk transfer, which
+// the writer goroutine writes, waiting for room as it goes.
 const readerRefs = 256 << 10
 
 // flushLocked writes everything queued in q until it finds q empty, and
@@ -148,8 +149,8 @@ func (w *writer) writeAll(fd uintptr) bool {
 // socket takes at once, payloads by reference (large replies) from where
 // they lie in one writev(2), and puts the rest back at the head of the
 // queue for the writer goroutine, saying so (left); a queue it cannot
-// write (more than readerRefs bytes by reference, the bye) is the writer
-// goroutine's too. mu is held and raw is not nil. It returns the error
+// write (more than one payload by reference, one of more than
+// readerRefs bytes, the bye) is the writer goroutine's too. mu is held and raw is not nil. It returns the error
 // that broke the socket.
 func (w *writer) flushNoWait(q *sendQueue) (left bool, err error) {
 	refs := readerRefs
@@ -171,6 +172,10 @@ func (w *writer) flushNoWait(q *sendQueue) (left bool, err error) {
 	} else {
 		w.setPieces(b.out, b.refs)
 		w.pv, w.po, w.vn, w.rerr = 0, 0, 0, nil
+		w.vlen = len(b.out)
+		for _, s := range b.refs {
+			w.vlen += len(s.ref)
+		}
 		if err := w.raw.Write(w.rawVecNoWait); err != nil && w.rerr == nil {
 			w.rerr = err
 		}
