@@ -44,3 +44,15 @@ func PeekNoWait(fd uintptr) error {
 	}
 	return nil
 }
+
+// WritevNoWait is writev(2) of iov to fd.
+func WritevNoWait(fd int, iov []syscall.Iovec) (int, error) {
+	if len(iov) == 0 {
+		return 0, nil
+	}
+	r, _, e := syscall.RawSyscall(syscall.SYS_WRITEV, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(len(iov)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(r), nil
+}

@@ -2,6 +2,7 @@ package tcp_test
 
 import (
 	"runtime"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -25,6 +26,42 @@ func BenchmarkProcPut8Quiet(b *testing.B) { benchPut8Quiet(b, procPair) }
 // BenchmarkGet8 is the latency of an 8-byte get.
 func BenchmarkGet8(b *testing.B)     { benchGet8(b, tcp.BenchPair) }
 func BenchmarkProcGet8(b *testing.B) { benchGet8(b, procPair) }
+
+// BenchmarkGet is the latency of a get at the sizes around InjectSize
+// (16 KiB), where a reply stops being copied into the target's queue and
+// is written from its memory instead.
+func BenchmarkGet(b *testing.B)     { benchGetSizes(b, tcp.BenchPair) }
+func BenchmarkProcGet(b *testing.B) { benchGetSizes(b, procPair) }
+
+// getSizes are BenchmarkGet's sizes.
+var getSizes = []int{4 << 10, 16 << 10, 32 << 10, 64 << 10, 256 << 10, 1 << 20}
+
+func benchGetSizes(b *testing.B, open pair) {
+	ep, r := open(b, getSizes[len(getSizes)-1])
+	for _, n := range getSizes {
+		b.Run(sizeName(n), func(b *testing.B) {
+			dst := make([]byte, n)
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := ep.Get(1, r, 0, dst); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// sizeName is n bytes as a benchmark's name: 4K, 1M.
+func sizeName(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "M"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "K"
+	}
+	return strconv.Itoa(n)
+}
 
 // BenchmarkFetchAdd is the latency of a 64-bit fetch-and-add.
 func BenchmarkFetchAdd(b *testing.B)     { benchFetchAdd(b, tcp.BenchPair) }

@@ -57,7 +57,7 @@ type conn struct {
 // frames the holder queued and has not written (token.go, progress.go).
 type reader struct {
 	tok  sync.Mutex
-	br   *bufio.Reader
+	in   frameReader // the buffered socket, large payloads read past the buffer
 	sock sockReader
 	hb   [maxHdrLen]byte
 	rx   rxState
@@ -103,15 +103,21 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c.reqs.peer = peer
 	c.rd.rx = rxState{d: d, reqs: &c.reqs, peer: peer}
 	c.rd.sock.nc = nc
-	c.rd.br = bufio.NewReaderSize(&c.rd.sock, 256<<10)
+	// The reader starts polling for the whole POLL setting, the state a
+	// latency-bound caller needs, and adapts from there (poll.go): a
+	// budget of zero would park it after every frame until a sleep that a
+	// frame soon ended grew it again.
+	c.rd.sock.budget = int64(d.set.poll)
+	c.rd.in = frameReader{Reader: bufio.NewReaderSize(&c.rd.sock, 256<<10), sock: &c.rd.sock}
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite, c.w.rawAll = raw, c.w.writeRaw, c.w.writeAll
+		c.w.rawVecNoWait = vecNoWaitWriter(&c.w)
 		if d.lockedCallers {
 			c.w.issuerPolls, c.w.rawPoll = true, pollWriter(&c.w)
 			c.aw.pollIn = c.aw.wait
 		}
 		s := &c.rd.sock
-		s.raw, s.rawRead, s.peek = raw, s.readRaw, s.peekRaw
+		s.raw, s.rawRead, s.peek, s.waitRead = raw, s.readRaw, s.peekRaw, s.readWaiting
 		if own, ok := nc.(*sock); ok {
 			c.w.rawVec = vecWriter(&c.w)
 			s.settle = own.settleRead

@@ -8,8 +8,15 @@ import (
 	"github.com/goshmem/goshmem/internal/sys"
 )
 
-// roomEvery is how often the host's CPU pressure is sampled.
-const roomEvery = int64(10 * time.Millisecond)
+// roomEvery is how often the host's CPU pressure is sampled; the first
+// sample comes roomFirst after the first look. Until then the CPUs count
+// as having room: a job's first operations are served as its later ones
+// are where the host is quiet, and a busy host closes the gate within
+// roomFirst, a hundred round trips or so.
+const (
+	roomEvery = int64(10 * time.Millisecond)
+	roomFirst = int64(time.Millisecond)
+)
 
 // roomStall is the share of time, in percent, in which some thread waited
 // for a CPU from which the host's CPUs have no room for polling
@@ -33,6 +40,9 @@ var hostCPU struct {
 	total time.Duration
 	at    atomic.Int64
 	room  atomic.Bool
+	// sampled says that a sample has set room, so that the next is due
+	// roomEvery after it, not roomFirst.
+	sampled atomic.Bool
 }
 
 // cpuRoom says whether this host's CPUs had room for polling when last
@@ -51,6 +61,7 @@ func cpuRoom(now int64) bool {
 		}
 		h.stall = s
 		h.at.Store(nanotime())
+		h.room.Store(true)
 	})
 	switch roomStall.Load() {
 	case 0:
@@ -58,7 +69,11 @@ func cpuRoom(now int64) bool {
 	case 100:
 		return true
 	}
-	if h.stall != nil && now-h.at.Load() >= roomEvery && h.mu.TryLock() {
+	every := roomEvery
+	if !h.sampled.Load() {
+		every = roomFirst
+	}
+	if h.stall != nil && now-h.at.Load() >= every && h.mu.TryLock() {
 		if total, err := h.stall.Total(); err == nil {
 			at := nanotime()
 			frac := float64(total-h.total) / float64(at-h.at.Load())
@@ -68,6 +83,7 @@ func cpuRoom(now int64) bool {
 		} else {
 			h.room.Store(false)
 		}
+		h.sampled.Store(true)
 		h.mu.Unlock()
 	}
 	return h.room.Load()

@@ -53,14 +53,24 @@
 // # Progress and completion
 //
 // A reader goroutine per connection applies the peer's frames in order:
-// puts are read from the socket straight into the region, atomics are
-// executed, requests are answered (large replies by reference to the
-// region, written from there). Replies are read straight into the
-// requester's buffer. Before the reader waits for the socket it writes
-// the replies and acknowledgements it queued, but never waits to write:
-// what the socket does not take at once it leaves to the writer. Two PEs
-// that write to each other can therefore never each wait for the other
-// to read.
+// puts are read from the socket into the region, atomics are executed,
+// requests are answered (replies of more than InjectSize bytes by
+// reference to the region, written from there). Replies are read into
+// the requester's buffer. A payload of up to InjectSize bytes comes
+// through the connection's 256 KiB read buffer; of a larger one the
+// buffer gives what it holds and the rest is read from the socket
+// straight into the region or the requester's buffer. Before the reader
+// waits for the socket it writes the replies and acknowledgements it
+// queued, one large reply of up to 256 KiB by reference included (one
+// writev from the region), but never waits to write:
+// what the socket does not take at once it puts back at the head of the
+// queue for the writer goroutine, and lets that goroutine run before it
+// polls. Larger replies, and two or more by reference at once (a
+// stream), are the writer goroutine's from the start. Two
+// PEs that write to each other can therefore never each wait for the
+// other to read. Where a 16-64 KiB get's time went when the writer
+// goroutine wrote every large reply: docs/measuring.md, "A large get's
+// time over tcp".
 //
 // Reading is a connection's receive token (token.go): whoever holds it
 // reads and applies frames exactly as above. The reader goroutine holds
@@ -80,7 +90,9 @@
 // trip has two. So after draining its socket the reader looks again, with
 // non-blocking reads, for a budget that grows while looks find frames and
 // halves while they do not, then sleeps; a sleep that a frame ended soon
-// after grows a zero budget again. A poll learns how long its waits
+// after grows a zero budget again. The budget starts at POLL, so that a
+// job's first operations are served by a polling reader as its later
+// ones are. A poll learns how long its waits
 // usually take and yields the CPU (sched_yield) only once what it waits
 // for is late, every few microseconds, or at every look where the host's
 // CPUs have no room or until its yields have shown that no other thread
@@ -119,7 +131,8 @@
 // idle processor, which competes with the pollers, so there the readers
 // poll only while the kernel's pressure stall information shows threads
 // waiting for a CPU less than 25% of the time (GOSHMEM_TCP_POLL_STALL;
-// sampled every 10ms, cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
+// sampled every 10ms, the first time 1ms after the first look, with room
+// assumed until then, cpuroom.go; where the kernel keeps none, never). oshrun gives each PE
 // its share of the CPUs (GOMAXPROCS = CPUs / PEs), so its jobs stay on
 // the open side of that gate.
 //

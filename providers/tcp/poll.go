@@ -1,7 +1,9 @@
 package tcp
 
 import (
+	"bufio"
 	"errors"
+	"io"
 	"net"
 	"syscall"
 	"time"
@@ -212,9 +214,10 @@ type sockReader struct {
 
 	// The non-blocking read under way, with a method value made once so
 	// that a read allocates nothing.
-	rawRead func(fd uintptr)
-	peek    func(fd uintptr) bool
-	looked  bool // the reader goroutine's: peek looked at the socket
+	rawRead  func(fd uintptr)
+	waitRead func(fd uintptr) bool // readWaiting
+	peek     func(fd uintptr) bool
+	looked   bool // the reader goroutine's: peek looked at the socket
 	// settle, where the socket is outside the runtime's poller (sock),
 	// takes it out of the set its sleepers wait in (polled).
 	settle func()
@@ -241,7 +244,69 @@ func (s *sockReader) Read(p []byte) (int, error) {
 	if s.edge {
 		return 0, errEmpty
 	}
-	return s.nc.Read(p)
+	// Within a frame: wait in the runtime's poller, reading with raw
+	// system calls as try does (raw.go).
+	s.buf, s.n, s.err = p, 0, nil
+	rerr := s.raw.Read(s.waitRead)
+	n, err := s.n, s.err
+	s.buf = nil
+	if err == nil {
+		err = rerr
+	}
+	return n, err
+}
+
+// readWaiting is Read's condition within a frame: one read into s.buf,
+// done once it moved data or found the stream's end or an error.
+func (s *sockReader) readWaiting(fd uintptr) bool {
+	s.readRaw(fd)
+	return s.n > 0 || s.err != nil
+}
+
+// readDirect reads all of p from the socket within a frame: a large
+// payload, straight to where it goes (frameReader). Its reads go through
+// the runtime's hooks only where what is left of it is more than
+// readerRefs (readRaw).
+func (s *sockReader) readDirect(p []byte) error {
+	var err error
+	for len(p) > 0 && err == nil {
+		s.bulk = len(p) > readerRefs
+		var n int
+		n, err = s.Read(p)
+		p = p[n:]
+	}
+	s.bulk = false
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
+}
+
+// frameReader is what the holder of the receive token reads frames from
+// (rxState.frame): the buffered socket, whose payloads of more than
+// injectSize bytes (large puts and replies) it reads past the buffer
+// (readPayload).
+type frameReader struct {
+	*bufio.Reader
+	sock *sockReader
+}
+
+// readPayload reads p, a frame's payload: what the buffer holds of it
+// is copied, and the rest of a large one is read from the socket
+// straight into p, saving the copy out of the buffer.
+func (f *frameReader) readPayload(p []byte) error {
+	if len(p) <= injectSize || f.sock.raw == nil {
+		_, err := io.ReadFull(f.Reader, p)
+		return err
+	}
+	if n := min(f.Buffered(), len(p)); n > 0 {
+		k, _ := f.Read(p[:n])
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return nil
+	}
+	return f.sock.readDirect(p)
 }
 
 // try reads what the socket holds without waiting; ok says whether it

@@ -16,6 +16,23 @@ func pollWriter(w *writer) func(fd uintptr) bool { return w.writePolling }
 // vecWriter returns w's writeVectors as a method value.
 func vecWriter(w *writer) func(fd uintptr) bool { return w.writeVectors }
 
+// vecNoWaitWriter returns w's writeVectorsNoWait as a method value.
+func vecNoWaitWriter(w *writer) func(fd uintptr) bool { return w.writeVectorsNoWait }
+
+// writeVectorsNoWait writes w.pieces with writev(2) until they are
+// written or the socket is full, and never waits: it always says it is
+// done, and w.vn says how many bytes it wrote. Writes of up to rawBulk
+// bytes are raw system calls (raw.go), which leave sysmon asleep; larger
+// ones go through the runtime's hooks, as bulk writes do: made raw, a
+// window of non-blocking gets of 32-64 KiB, whose replies the reader
+// wrote one by one, took about twice as long.
+func (w *writer) writeVectorsNoWait(fd uintptr) bool {
+	w.vraw = w.vlen <= rawBulk
+	w.writev(fd, 0)
+	w.vraw = false
+	return true
+}
+
 // writePolling writes w.pieces from w.pv, w.po with writev(2), and while
 // the socket is full waits for room in poll(2) for up to pollWriteMax; it
 // returns false (wait in the runtime's poller, then call again) when a
@@ -50,7 +67,11 @@ func (w *writer) writev(fd uintptr, pollFor time.Duration) bool {
 			w.pv = len(w.pieces)
 			break
 		}
-		r, e := sys.Writev(int(fd), w.vecs)
+		writev := sys.Writev
+		if w.vraw {
+			writev = sys.WritevNoWait
+		}
+		r, e := writev(int(fd), w.vecs)
 		clear(w.vecs) // drop the references to callers' buffers
 		switch {
 		case e == syscall.EINTR:
@@ -79,6 +100,7 @@ func (w *writer) writev(fd uintptr, pollFor time.Duration) bool {
 
 // advance moves w.pv, w.po on by n bytes written.
 func (w *writer) advance(n int) {
+	w.vn += n
 	for n > 0 && w.pv < len(w.pieces) {
 		left := len(w.pieces[w.pv]) - w.po
 		if n < left {

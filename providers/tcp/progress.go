@@ -44,7 +44,7 @@ func (c *conn) endRead(err error) {
 func (c *conn) serve(done func() bool) (got bool) {
 	r := &c.rd
 	for !r.end {
-		idle := r.br.Buffered() == 0
+		idle := r.in.Buffered() == 0
 		if n, ok := r.rx.ackDue(idle); ok {
 			c.answer(&header{op: opAck, off: n}, nil, nil)
 		}
@@ -63,7 +63,7 @@ func (c *conn) serve(done func() bool) (got bool) {
 				return got
 			}
 			r.sock.edge = true
-			_, err := r.br.Peek(1)
+			_, err := r.in.Peek(1)
 			r.sock.edge = false
 			if err == errEmpty {
 				return got
@@ -75,7 +75,7 @@ func (c *conn) serve(done func() bool) (got bool) {
 		}
 		r.frames++
 		got = true
-		err := r.rx.frame(r.br, &r.hb, &r.out)
+		err := r.rx.frame(&r.in, &r.hb, &r.out)
 		if o := &r.out; err == nil && (o.woke || o.reply.op != 0 || o.acked) {
 			err = c.act(o)
 		}

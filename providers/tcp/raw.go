@@ -110,10 +110,11 @@ func (w *writer) writeRaw(fd uintptr) bool {
 // reads allocate nothing.
 func (s *sockReader) readRaw(fd uintptr) {
 	n, err := readNoBlock(fd, s.buf, s.bulk)
-	// A read that moved more than rawBulk says that a bulk transfer is
-	// under way: the next one goes through the runtime's hooks, until
-	// one moves less.
-	s.bulk = n > rawBulk
+	// A read that filled its buffer and moved more than rawBulk says that
+	// a bulk transfer is under way: the next one goes through the
+	// runtime's hooks, until one moves less. One that drained the socket
+	// (a large reply) says nothing of the next.
+	s.bulk = n == len(s.buf) && n > rawBulk
 	if err != syscall.EAGAIN {
 		s.n, s.err = n, err
 	}

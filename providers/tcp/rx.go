@@ -97,7 +97,7 @@ func (s *rxState) handle(h *header, r io.Reader, o *rxOut) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.ReadFull(r, b); err != nil {
+		if err := readPayload(r, b); err != nil {
 			return err
 		}
 		s.notify(h.region, h.off, h.arg, o)
@@ -182,10 +182,26 @@ func (s *rxState) reply(id, n uint64, r io.Reader) error {
 		s.reqs.finish(q, &core.PeerLostError{PE: s.peer, Reason: "broke the protocol"})
 		return frameErr("reply of %d bytes to a request of %d", n, len(q.dst))
 	}
-	if _, err := io.ReadFull(r, q.dst); err != nil {
+	if err := readPayload(r, q.dst); err != nil {
 		s.reqs.finish(q, &core.PeerLostError{PE: s.peer, Reason: lostReason(s.d, err)})
 		return err
 	}
 	s.reqs.finish(q, nil)
 	return nil
+}
+
+// payloadReader is a reader that reads a frame's payload straight to
+// where it goes (frameReader).
+type payloadReader interface {
+	readPayload(p []byte) error
+}
+
+// readPayload reads all of p, a frame's payload, from r: straight into p
+// where r can (payloadReader), else with io.ReadFull.
+func readPayload(r io.Reader, p []byte) error {
+	if pr, ok := r.(payloadReader); ok {
+		return pr.readPayload(p)
+	}
+	_, err := io.ReadFull(r, p)
+	return err
 }

@@ -96,17 +96,22 @@ func (c *conn) flushLockedBy(polls bool) {
 
 // flushReader writes what the reader queued without ever blocking
 // (writer.flushNoWait), or leaves it to the writer goroutine when
-// somebody is writing or the socket allows no such write.
+// somebody is writing or the socket allows no such write. What it leaves
+// to the writer goroutine is a goroutine readied: the reader lets it run
+// before it polls (read).
 func (c *conn) flushReader() {
 	c.rd.dirty = false
 	if c.w.raw == nil || !c.w.mu.TryLock() {
 		c.q.wake()
 		return
 	}
-	err := c.w.flushNoWait(&c.q)
+	left, err := c.w.flushNoWait(&c.q)
 	c.w.mu.Unlock()
 	if err != nil {
 		c.fail(lostReason(c.d, err))
+	}
+	if left {
+		c.rd.sock.readied = true
 	}
 }
 

@@ -207,40 +207,85 @@ func (q *sendQueue) take(spare []byte, spareRefs []segment) (b batchOut, ok bool
 	return b, true
 }
 
-// takeCopied is take for a writer that writes only copied frames and no
-// bye (the reader's write that never waits): it takes nothing when the
-// queue holds payloads by reference or the bye, and wakes the writer
-// goroutine for them.
-func (q *sendQueue) takeCopied(spare []byte) (out []byte, end uint64, ok bool) {
+// takeNoWait is take for the reader's write that never waits
+// (writer.flushNoWait): it takes nothing when the queue holds the bye,
+// whose half-close is the writer goroutine's, or more than one payload
+// by reference or one of more than maxRefs bytes, which the writer
+// goroutine writes as a bulk transfer (a window of non-blocking gets'
+// replies is a stream, which the reader's writes slowed to about half);
+// it wakes the writer goroutine for them.
+func (q *sendQueue) takeNoWait(spare []byte, spareRefs []segment, maxRefs int) (b batchOut, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if len(q.refs) > 0 || len(q.out) == 0 || q.bye {
-		// Payloads by reference, and the clean close, which ends with a
-		// half-close, are the writer goroutine's.
-		if len(q.out) > 0 {
-			q.kickLocked()
-		}
-		return nil, 0, false
+	if len(q.out) == 0 && len(q.refs) == 0 {
+		return b, false
 	}
-	out, end = q.out, q.enq
-	q.out = spare
-	return out, end, true
+	if q.bye || len(q.refs) > 1 || (len(q.refs) == 1 && len(q.refs[0].ref) > maxRefs) {
+		q.kickLocked()
+		return b, false
+	}
+	b = batchOut{out: q.out, refs: q.refs, end: q.enq}
+	q.out, q.refs = spare, spareRefs
+	return b, true
 }
 
-// putBack puts rest, the part of a take that was not written, back at
-// the head of the queue, in front of what was queued meanwhile, and wakes
-// the writer for it. It returns a spare buffer for the caller.
-func (q *sendQueue) putBack(rest []byte) (spare []byte) {
+// putBack puts rest and restRefs, the part of a take that was not
+// written (restAfter), back at the head of the queue, in front of what
+// was queued meanwhile, and wakes the writer for it. The queue takes
+// their storage; it returns the buffers of what was queued meanwhile,
+// emptied, as spares for the caller.
+func (q *sendQueue) putBack(rest []byte, restRefs []segment) (spare []byte, spareRefs []segment) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	n := len(rest)
-	out := append(append(make([]byte, 0, n+len(q.out)), rest...), q.out...)
 	for i := range q.refs {
 		q.refs[i].at += n
 	}
-	spare, q.out = q.out[:0], out
+	spare, spareRefs = q.out[:0], q.refs[:0]
+	q.out = append(rest, q.out...)
+	q.refs = append(restRefs, q.refs...)
+	clear(spareRefs[:cap(spareRefs)])
 	q.kickLocked()
-	return spare
+	return spare, spareRefs
+}
+
+// restAfter is what is left of buf with the payloads refs inserted
+// (segment) once its first n bytes are written: the copied bytes left,
+// and the references left, placed in them. It compacts both in place, in
+// buf's and refs' storage. The references' payloads are not copied: they
+// stay where they lie.
+func restAfter(buf []byte, refs []segment, n int) (rest []byte, restRefs []segment) {
+	pos, prev := 0, 0 // how far into the stream, and into buf
+	rest, restRefs = buf[:0], refs[:0]
+	for _, s := range refs {
+		rest = appendPast(rest, buf[prev:s.at], &pos, n)
+		if l := len(s.ref); pos+l > n {
+			restRefs = append(restRefs, segment{at: len(rest), ref: s.ref[max(0, n-pos):]})
+		}
+		pos += len(s.ref)
+		prev = s.at
+	}
+	rest = appendPast(rest, buf[prev:], &pos, n)
+	clear(refs[len(restRefs):])
+	return rest, restRefs
+}
+
+// appendPast appends to rest what of p, which starts *pos bytes into a
+// stream, lies past its first n bytes, and moves *pos past p.
+func appendPast(rest, p []byte, pos *int, n int) []byte {
+	skip := min(max(0, n-*pos), len(p))
+	*pos += len(p)
+	if skip == len(p) {
+		return rest
+	}
+	return append(rest, p[skip:]...)
+}
+
+// pending says whether anything is queued.
+func (q *sendQueue) pending() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.out) > 0 || len(q.refs) > 0
 }
 
 // full says whether half a buffer or more, a payload by reference or the

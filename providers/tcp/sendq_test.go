@@ -133,9 +133,13 @@ func TestSendQueue(t *testing.T) {
 	require.Equal(t, writeNow, how)
 	require.Equal(t, uint64(3), wait, "the large put waits for its frame to be written")
 
-	_, _, ok := q.takeCopied(nil)
-	require.False(t, ok, "a payload by reference is the writer goroutine's")
-	b, ok := q.take(nil, nil)
+	_, ok := q.takeNoWait(nil, nil, injectSize)
+	require.False(t, ok, "a payload by reference past the reader's limit is the writer goroutine's")
+	b, ok := q.takeNoWait(nil, nil, len(big))
+	require.True(t, ok, "one within it is the reader's")
+
+	q.putBack(b.out, b.refs)
+	b, ok = q.take(nil, nil)
 	require.True(t, ok)
 	require.Equal(t, uint64(3), b.end)
 	require.Len(t, b.out, 3*hdrLen+2*len(small))
@@ -146,11 +150,12 @@ func TestSendQueue(t *testing.T) {
 
 	// The reader's answers, written in part: the rest goes back in front.
 	require.True(t, q.answer(&header{op: opAck, off: 2}, nil, nil))
-	out, end, ok := q.takeCopied(nil)
+	b, ok = q.takeNoWait(nil, nil, 0)
 	require.True(t, ok)
-	require.Equal(t, uint64(4), end)
+	require.Equal(t, uint64(4), b.end)
+	out := b.out
 	require.True(t, q.answer(&header{op: opAck, off: 3}, nil, nil))
-	q.putBack(out[5:])
+	q.putBack(out[5:], nil)
 	require.Equal(t, append(append([]byte(nil), out[5:]...), appendHeader(nil, &header{op: opAck, off: 3})...), q.out)
 
 	// A full queue is written by its issuer.
@@ -165,7 +170,7 @@ func TestSendQueue(t *testing.T) {
 	// The bye is the last frame; after it nothing is queued.
 	q.queueBye()
 	require.False(t, q.drained(), "the bye is not written yet")
-	_, _, ok = q.takeCopied(nil)
+	_, ok = q.takeNoWait(nil, nil, 1<<30)
 	require.False(t, ok, "the bye is the writer goroutine's")
 	b, ok = q.take(nil, nil)
 	require.True(t, ok)
@@ -245,4 +250,43 @@ func TestBurstGapCountsFromTheWrite(t *testing.T) {
 	q.lastSend = later
 	q.wroteAlone()
 	require.Equal(t, later, q.lastSend, "a later put's time is kept")
+}
+
+// TestRestAfter checks what is left of a write of copied frames with
+// payloads by reference inserted, cut at every byte.
+func TestRestAfter(t *testing.T) {
+	buf := []byte("abcdefgh")
+	refs := []segment{{at: 2, ref: []byte("XYZ")}, {at: 2, ref: []byte("Q")}, {at: 8, ref: []byte("RS")}}
+	stream := "abXYZQcdefghRS"
+	for n := 0; n <= len(stream); n++ {
+		// restAfter compacts its arguments in place: give it copies.
+		rest, restRefs := restAfter(append([]byte(nil), buf...), append([]segment(nil), refs...), n)
+		// Put the rest together as the writer would (setPieces).
+		var got []byte
+		prev := 0
+		for _, s := range restRefs {
+			got = append(append(got, rest[prev:s.at]...), s.ref...)
+			prev = s.at
+		}
+		got = append(got, rest[prev:]...)
+		require.Equal(t, stream[n:], string(got), "cut at %d", n)
+		for _, s := range restRefs {
+			require.NotEmpty(t, s.ref, "cut at %d: no empty reference is left", n)
+		}
+	}
+}
+
+// TestTakeNoWaitStream checks that the reader leaves two large replies,
+// a stream, to the writer goroutine, and takes one.
+func TestTakeNoWaitStream(t *testing.T) {
+	q := newQueue()
+	big := make([]byte, injectSize+1)
+	require.True(t, q.answer(&header{op: opReply, off: 1, arg: uint64(len(big))}, nil, big))
+	b, ok := q.takeNoWait(nil, nil, len(big))
+	require.True(t, ok, "one large reply is the reader's")
+	q.putBack(b.out, b.refs)
+	require.True(t, q.answer(&header{op: opReply, off: 2, arg: uint64(len(big))}, nil, big))
+	_, ok = q.takeNoWait(nil, nil, len(big))
+	require.False(t, ok, "two are a stream, the writer goroutine's")
+	require.Len(t, q.kick, 1, "the writer was woken")
 }

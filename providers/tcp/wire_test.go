@@ -32,7 +32,7 @@ func newFuzzTarget(t testing.TB, data []byte) *fuzzTarget {
 	local, remote := net.Pipe()
 	t.Cleanup(func() { _ = remote.Close() })
 	c := makeConn(d, 1, local)
-	c.rd.br = bufio.NewReader(bytes.NewReader(data))
+	c.rd.in.Reader = bufio.NewReader(bytes.NewReader(data))
 	c.q.ledger.sent = 8 // acks up to 8 are plausible
 	ft := &fuzzTarget{c: c, backing: backing}
 	var err error

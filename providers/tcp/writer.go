@@ -52,7 +52,19 @@ type writer struct {
 	rawVec func(fd uintptr) bool
 	pv, po int
 	vecs   []syscall.Iovec
+	// rawVecNoWait writes pieces with writev(2) without ever waiting,
+	// for flushNoWait, counting what it wrote in vn; nil where the
+	// system has no writev.
+	rawVecNoWait func(fd uintptr) bool
+	vn           int
+	vraw         bool // writev's calls are raw (writeVectorsNoWait)
+	vlen         int  // the bytes writeVectorsNoWait is to write
 }
+
+// readerRefs is the largest reply the reader writes by reference itself
+// (flushNoWait), one at a time: a larger one is a bulk transfer, which
+// the writer goroutine writes, waiting for room as it goes.
+const readerRefs = 256 << 10
 
 // flushLocked writes everything queued in q until it finds q empty, and
 // half-closes the socket after the bye. mu is held. It returns the error
@@ -134,32 +146,59 @@ func (w *writer) writeAll(fd uintptr) bool {
 // flushNoWait writes what q holds without ever blocking, for the reader,
 // which must keep reading whatever the peer does, or two PEs writing to
 // each other could each wait for the other to read. It writes what the
-// socket takes at once and puts the rest back at the head of the queue
-// for the writer goroutine; a queue it cannot write (payloads by
-// reference, the bye) is the writer goroutine's too. mu is held and raw
-// is not nil. It returns the error that broke the socket.
-func (w *writer) flushNoWait(q *sendQueue) error {
-	buf, end, ok := q.takeCopied(w.spare[:0])
+// socket takes at once, payloads by reference (large replies) from where
+// they lie in one writev(2), and puts the rest back at the head of the
+// queue for the writer goroutine, saying so (left); a queue it cannot
+// write (more than one payload by reference, one of more than
+// readerRefs bytes, the bye) is the writer goroutine's too. mu is held and raw is not nil. It returns the error
+// that broke the socket.
+func (w *writer) flushNoWait(q *sendQueue) (left bool, err error) {
+	refs := readerRefs
+	if w.rawVecNoWait == nil {
+		refs = 0
+	}
+	b, ok := q.takeNoWait(w.spare[:0], w.spareRefs[:0], refs)
 	if !ok {
-		return nil
+		return q.pending(), nil
 	}
-	w.rbuf, w.rn, w.rerr = buf, 0, nil
-	if err := w.raw.Write(w.rawWrite); err != nil && w.rerr == nil {
-		w.rerr = err
+	var n int
+	if len(b.refs) == 0 {
+		w.rbuf, w.rn, w.rerr = b.out, 0, nil
+		if err := w.raw.Write(w.rawWrite); err != nil && w.rerr == nil {
+			w.rerr = err
+		}
+		n, err = w.rn, w.rerr
+		w.rbuf = nil
+	} else {
+		w.setPieces(b.out, b.refs)
+		w.pv, w.po, w.vn, w.rerr = 0, 0, 0, nil
+		w.vlen = len(b.out)
+		for _, s := range b.refs {
+			w.vlen += len(s.ref)
+		}
+		if err := w.raw.Write(w.rawVecNoWait); err != nil && w.rerr == nil {
+			w.rerr = err
+		}
+		clear(w.pieces)
+		n, err = w.vn, w.rerr
 	}
-	n, err := w.rn, w.rerr
-	w.rbuf = nil
+	w.rerr = nil
+	total := len(b.out)
+	for _, s := range b.refs {
+		total += len(s.ref)
+	}
 	switch {
-	case err != nil:
-		w.spare = buf[:0]
-		return err
-	case n == len(buf):
-		w.spare = buf[:0]
-		w.written.Store(end)
-	default:
-		w.spare = q.putBack(buf[n:])
+	case err == nil && n < total:
+		// The queue takes the rest, in the storage of what was taken.
+		rest, restRefs := restAfter(b.out, b.refs, n)
+		w.spare, w.spareRefs = q.putBack(rest, restRefs)
+		return true, nil
+	case err == nil:
+		w.written.Store(b.end)
 	}
-	return nil
+	clear(b.refs) // drop the references to the region's memory
+	w.spare, w.spareRefs = b.out[:0], b.refs[:0]
+	return false, err
 }
 
 // setPieces sets w.pieces to buf with the payloads refs inserted where they
