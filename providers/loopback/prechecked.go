@@ -26,7 +26,10 @@ import (
 // Each method is the body of the endpoint's own method, which runs it once
 // its check has passed: the same loads and stores, counted and notified
 // alike, so the endpoint's counter, Fence, Quiet and the domain's waiters
-// see no difference.
+// see no difference. PutValue's and FetchAtomic's are written out in the
+// endpoint's too: too large to inline, the call would cost shmem_p and
+// the fetching atomics a tenth of their time (BenchmarkPutValue8,
+// BenchmarkFetchAdd: 10.1 against 11.0 ns, 17.3 against 18.7).
 type Prechecked struct{ e *endpoint }
 
 // PrecheckedOf returns ep's operations without checks, if ep is a loopback
