@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/goshmem/goshmem/core"
 )
 
 // The window path against the Go side of ntbring's direct puts, in jobs
@@ -39,12 +41,15 @@ func TestWindowPathIsOn(t *testing.T) {
 
 	out = windowRun(t, 2, []string{"GOSHMEM_C_WINDOW=0"}, "show")
 	require.Equal(t, 2, strings.Count(out, "window path off"), out)
+	// Every boolean's form, in C's settings as in Go's.
+	out = windowRun(t, 2, []string{"GOSHMEM_C_WINDOW=Off"}, "show")
+	require.Equal(t, 2, strings.Count(out, "window path off"), out)
 
 	out = windowRun(t, 2, []string{"GOSHMEM_PROVIDER=loopback"}, "show")
 	require.Equal(t, 2, strings.Count(out, "window path off"), out)
 }
 
-// TestWindowPathBadSwitch: a switch that is neither 0 nor 1 ends the job
+// TestWindowPathBadSwitch: a switch that is no boolean's form ends the job
 // saying what is allowed.
 func TestWindowPathBadSwitch(t *testing.T) {
 	t.Parallel()
@@ -52,10 +57,10 @@ func TestWindowPathBadSwitch(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, filepath.Join(dir, "oshrun"), "-np", "2", prog, "show")
-	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=ntbring", "GOSHMEM_C_WINDOW=yes")
+	cmd.Env = append(os.Environ(), "GOSHMEM_PROVIDER=ntbring", "GOSHMEM_C_WINDOW=maybe")
 	out, err := cmd.CombinedOutput()
 	require.Error(t, err, "%s", out)
-	require.Contains(t, string(out), `GOSHMEM_C_WINDOW="yes": want 0`)
+	require.Contains(t, string(out), `GOSHMEM_C_WINDOW="maybe" is malformed: allowed `+core.BoolForms)
 }
 
 // TestWindowPathStream: C's small puts by stores and Go's 8 KiB puts by
