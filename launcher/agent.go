@@ -157,7 +157,8 @@ func RunAgent(ctx context.Context, in io.Reader, out io.Writer, errw io.Writer) 
 	env := peEnv(os.Environ(), spec.Env, len(spec.Ranks), spec.Size, spec.JobID, spec.Secret,
 		net.JoinHostPort(host, strconv.Itoa(spec.StorePort)))
 	lookup := envLookup(env)
-	core.SweepJobDirs(lookup)
+	// Making the job's directory sweeps the dead jobs' first, once a
+	// process, and an agent is a process of its own.
 	jobDir, held := holdJobDir(lookup, spec.JobID)
 
 	a := &agent{

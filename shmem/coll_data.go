@@ -250,10 +250,8 @@ func AlltoallsBytes(t *Team, dest, source []byte, esize, dst, sst, nelems int) e
 // value.
 func alltoalls(g *group, op string, dest, source []byte, esize, dst, sst, nelems int) error {
 	n := g.n
-	switch esize {
-	case 1, 2, 4, 8, 16:
-	default:
-		return fmt.Errorf("shmem: %s of %d-byte elements: an element is 1, 2, 4, 8 or 16 bytes: %w", op, esize, core.ErrInvalid)
+	if err := checkElemSize(op, esize); err != nil {
+		return err
 	}
 	if dst < 1 || sst < 1 || nelems < 0 {
 		return fmt.Errorf("shmem: %s: strides %d, %d and count %d: strides must be at least 1 and the count not negative: %w",

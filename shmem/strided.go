@@ -138,10 +138,8 @@ func moveBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localSt
 // nothing to move.
 func checkBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localStride, bsize, nblocks int) (*Context, core.Region, int, error) {
 	op := m.op
-	switch esize {
-	case 1, 2, 4, 8, 16:
-	default:
-		return nil, nil, 0, fmt.Errorf("shmem: %s of %d-byte elements: an element is 1, 2, 4, 8 or 16 bytes: %w", op, esize, core.ErrInvalid)
+	if err := checkElemSize(op, esize); err != nil {
+		return nil, nil, 0, err
 	}
 	if bsize < 0 || nblocks < 0 {
 		return nil, nil, 0, fmt.Errorf("shmem: %s of %s: the counts must not be negative: %w", op, m.what(bsize, nblocks), core.ErrInvalid)
@@ -173,6 +171,16 @@ func checkBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localS
 	x := c.context()
 	r, off, err := x.w.sym(op, mem.Addr(sym), symSpan*esize)
 	return x, r, off, err
+}
+
+// checkElemSize refuses an element size no Elem has, for the byte-level
+// moves (IPutBytes and the others, AlltoallsBytes).
+func checkElemSize(op string, esize int) error {
+	switch esize {
+	case 1, 2, 4, 8, 16:
+		return nil
+	}
+	return fmt.Errorf("shmem: %s of %d-byte elements: an element is 1, 2, 4, 8 or 16 bytes: %w", op, esize, core.ErrInvalid)
 }
 
 // stridedSpan is how many elements nelems elements at stride cover, or -1 if
