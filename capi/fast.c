@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 
 #include "fast.h"
+#include "impl.h"
 #include "_cgo_export.h"
 
 struct gsh_fast_map gsh_fast;
@@ -350,3 +351,98 @@ void gsh_fast_team_created(struct gsh_team *team) { (void)team; }
 void gsh_fast_team_destroyed(struct gsh_team *team) { (void)team; }
 void gsh_fast_ctx_created(struct gsh_ctx *ctx) { (void)ctx; }
 void gsh_fast_ctx_destroyed(struct gsh_ctx *ctx) { (void)ctx; }
+
+/* ---- The active-set broadcast ---- */
+
+/* The routine a failure in the broadcast's wait is reported as. */
+#define GSH_FAST_BCAST_FN ((char *)"shmem_broadcast")
+
+/*
+ * The World PE of rank r in the active set (start, log_stride, size), or
+ * -1 where the set is not one this PE may call a collective on: Go then
+ * runs the call and names what is wrong.
+ */
+static int set_rank(int start, int log_stride, int size)
+{
+	int n = gsh_fast.npes, me = gsh_fast.my_pe;
+	if (start < 0 || log_stride < 0 || log_stride > 30 || size < 1 || start >= n)
+		return -1;
+	long long last = (long long)start + ((long long)(size - 1) << log_stride);
+	if (last >= n || me < start || ((me - start) & ((1 << log_stride) - 1)) != 0)
+		return -1;
+	int r = (me - start) >> log_stride;
+	return r < size ? r : -1;
+}
+
+/*
+ * Waits for this PE's pSync[0] to count one more, as Go's await does on an
+ * active set: polls while the root may be running, yields the CPU to let
+ * it run where PEs share CPUs, then lets Go wait, which sleeps until the
+ * root's store wakes it and ends the job if a PE is lost meanwhile.
+ */
+static void await_signal(long *word)
+{
+	for (long i = 0; i < gsh_fast.wait_polls; i++) {
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= 1)
+			return;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	for (int64_t start = now_ns(); now_ns() - start < YIELD_NS;) {
+		sched_yield();
+		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= 1)
+			return;
+	}
+	gshgo_wait(GSH_WAIT_ONE | GSH_WAIT_BLOCK, word, 1, NULL, NULL, GSH_INT, 8, SHMEM_CMP_GE, 1, NULL, GSH_FAST_BCAST_FN);
+}
+
+/*
+ * shmem's push (docs/collectives.md) for an active set: the root copies
+ * source into every other member's dest and then adds one to its pSync
+ * word 0, which announces it; every other member waits for its word and
+ * takes the one off again, so pSync is back at SHMEM_SYNC_VALUE. Go's
+ * members and roots do the same, word for word, so a PE whose calls go
+ * to Go may meet these in one call.
+ */
+int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
+	int start, int log_stride, int size, long *pSync)
+{
+	if (!gsh_fast.on || nbytes == 0 || nbytes > gsh_fast.push_max || size < 2 || size > gsh_fast.push_members ||
+		((uintptr_t)pSync & 7) != 0)
+		return 0;
+	int me = set_rank(start, log_stride, size);
+	if (me < 0 || root < 0 || root >= size)
+		return 0;
+	int wme = gsh_fast.my_pe;
+	if (!gsh_fast_target_pe(pSync, 8 * SHMEM_BCAST_SYNC_SIZE, wme) || !gsh_fast_target_pe(dest, nbytes, wme))
+		return 0;
+	if (me != root) {
+		await_signal(pSync);
+		__atomic_sub_fetch(pSync, 1, __ATOMIC_SEQ_CST);
+		return 1;
+	}
+	/* Every target first: a call Go would refuse must not half happen here. */
+	for (int i = 1; i < size; i++) {
+		int w = start + (((root + i) % size) << log_stride);
+		if (!gsh_fast_target_pe(dest, nbytes, w) || !gsh_fast_target_pe(pSync, 8, w))
+			return 0;
+	}
+	for (int i = 1; i < size; i++) {
+		int w = start + (((root + i) % size) << log_stride);
+		void *d = gsh_fast_target_pe(dest, nbytes, w);
+		long *sig = gsh_fast_target_pe(pSync, 8, w);
+		memcpy(d, src, nbytes);
+		gsh_fast_written_pe(d, nbytes, w);
+		/* Sequentially consistent: after the data, before the notice. */
+		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
+		gsh_fast_written_pe(sig, 8, w);
+	}
+	return 1;
+}
+
+void gsh_fast_set_push(size_t max, int members)
+{
+	pending.push_max = max;
+	pending.push_members = members;
+}

@@ -36,7 +36,7 @@
  * watch keys and page summary. providers/loopback's tests compare these
  * with the Go provider's.
  */
-#define GSH_LOOP_VERSION 6
+#define GSH_LOOP_VERSION 7
 #define GSH_LOOP_CTL_SIZE 3072
 #define GSH_LOOP_WAITERS 128
 #define GSH_LOOP_ANY_WAITERS 132
@@ -89,6 +89,9 @@ struct gsh_fast_map {
 	int npes, my_pe;
 	unsigned char **ctl; /* ctl[pe]: pe's control file as mapped here */
 	long wait_polls;     /* how often a wait polls in C before Go sleeps it */
+	/* The broadcasts that go by push: shmem.BroadcastPushMax, ...Members. */
+	size_t push_max;
+	int push_members;
 };
 
 /*
@@ -121,6 +124,16 @@ static inline void gsh_fast_mb(void)
  */
 void *gsh_fast_target_static(const void *sym, size_t n, int wpe);
 
+/* gsh_fast_target for World PE w. */
+static inline void *gsh_fast_target_pe(const void *sym, size_t n, int w)
+{
+	const struct gsh_fast_seg *s = &gsh_fast.seg[0];
+	uintptr_t off = (uintptr_t)sym - s->base;
+	if (__builtin_expect(off < s->size && n <= s->size - off, 1))
+		return (void *)(s->peer[w] + off);
+	return gsh_fast_target_static(sym, n, w);
+}
+
 static inline void *gsh_fast_target(shmem_ctx_t ctx, const void *sym, size_t n, int pe)
 {
 	int w = gsh_ctx_world_pe(ctx, pe);
@@ -147,9 +160,8 @@ void gsh_fast_notify(int wpe, const void *target, size_t n);
  * compiler barrier keeps that load after the stores, and the waiters'
  * membarrier does the rest.
  */
-static inline void gsh_fast_written(shmem_ctx_t ctx, void *target, size_t n, int pe)
+static inline void gsh_fast_written_pe(void *target, size_t n, int w)
 {
-	int w = gsh_ctx_world_pe(ctx, pe);
 	const uint32_t *waiters = (const uint32_t *)(gsh_fast.ctl[w] + GSH_LOOP_WAITERS);
 	if (gsh_fast.fence)
 		gsh_fast_mb();
@@ -157,6 +169,11 @@ static inline void gsh_fast_written(shmem_ctx_t ctx, void *target, size_t n, int
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	if (__builtin_expect(__atomic_load_n(waiters, __ATOMIC_RELAXED) != 0, 0))
 		gsh_fast_notify(w, target, n);
+}
+
+static inline void gsh_fast_written(shmem_ctx_t ctx, void *target, size_t n, int pe)
+{
+	gsh_fast_written_pe(target, n, gsh_ctx_world_pe(ctx, pe));
 }
 
 /*
@@ -187,6 +204,14 @@ static inline int gsh_fast_fence(shmem_ctx_t ctx)
  * fast path is off, for Go's barrier.
  */
 int gsh_fast_barrier(void);
+
+/*
+ * The active-set broadcast (shmem_broadcast32/64) on the mapped memory,
+ * by the protocol of shmem's push (docs/collectives.md): nonzero when it
+ * ran; zero to let Go run it, and report what is wrong, if anything is.
+ */
+int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
+	int start, int log_stride, int size, long *pSync);
 
 /* shmem_barrier_all: quiet, then the barrier. */
 static inline int gsh_fast_barrier_all(void)
@@ -230,6 +255,7 @@ void gsh_fast_ctx_destroyed(struct gsh_ctx *ctx);
  * everything.
  */
 int gsh_fast_begin(int npes, int my_pe, int fence, const char *protocol, int version);
+void gsh_fast_set_push(size_t max, int members);
 int gsh_fast_add_ctl(int pe, void *ctl, size_t len);
 int gsh_fast_add_seg(uintptr_t base, uintptr_t size, uint64_t key, const uintptr_t *peer);
 int gsh_fast_commit(void);

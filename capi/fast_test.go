@@ -126,6 +126,20 @@ func TestFastPathWakesGoWaiter(t *testing.T) {
 	}
 }
 
+// TestFastPathBroadcast: active-set broadcasts by C's push and Go's in
+// one job, one PE's data through Go, every root and on a strided set,
+// with more PEs than CPUs too; data and pSync checked on every member.
+func TestFastPathBroadcast(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=0"}, {"FASTPATH_GO_PE=2"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
+		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
+			t.Parallel()
+			out := fastRun(t, 5, env, "bcast", "40")
+			require.Contains(t, out, "bcast: 40 rounds")
+		})
+	}
+}
+
 // TestFastPathPingPong: round trips of p and wait_until, C to C and C to
 // Go, and a bulk put spanning the awaited variable.
 func TestFastPathPingPong(t *testing.T) {

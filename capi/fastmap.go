@@ -10,6 +10,8 @@ import "C"
 import (
 	"time"
 	"unsafe"
+
+	"github.com/goshmem/goshmem/shmem"
 )
 
 // gshgo_fast_map is the Go half of gsh_fast_init: it hands the C fast
@@ -52,6 +54,7 @@ func gshgo_fast_map() {
 			return
 		}
 	}
+	C.gsh_fast_set_push(C.size_t(shmem.BroadcastPushMax), C.int(shmem.BroadcastPushMembers))
 	C.gsh_fast_commit()
 }
 

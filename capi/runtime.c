@@ -1804,6 +1804,8 @@ void gsh_broadcast_as(void *dest, const void *src, size_t nbytes, int PE_root,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
 	gsh_flush();
+	if (gsh_fast_broadcast_as(dest, src, nbytes, PE_root, PE_start, logPE_stride, PE_size, pSync))
+		return;
 	gshgo_broadcast_as(dest, (void *)src, nbytes, PE_root, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 

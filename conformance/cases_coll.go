@@ -39,26 +39,35 @@ func caseSyncBackToBack(t *T, w *shmem.World) {
 	require.NoError(t, shmem.Free(w, v))
 }
 
-// Broadcast from every root in turn, back to back into one buffer, at
-// sizes from zero to several messages; the root's dest gets the data too.
+// Broadcast from every root in turn, at sizes from zero to several
+// messages; the root's dest gets the data too. OpenSHMEM leaves it to the
+// caller to have dest ready on every member before a broadcast, so the
+// rounds go back to back into a buffer each, with nothing between them:
+// a root may be rounds ahead of a member, and the member must still take
+// each round's data for its own (1.6, shmem_broadcast). A sync between
+// sizes readies the buffers again.
 func caseBroadcast(t *T, w *shmem.World) {
 	tm := w.TeamWorld()
-	dest, err := shmem.Malloc[float64](w, 5000)
+	const maxCount = 5000
+	rounds := 2 * w.NPEs()
+	dest, err := shmem.Malloc[float64](w, rounds*maxCount)
 	require.NoError(t, err)
-	for _, count := range []int{0, 1, 3, 5000} {
-		for round := range 2 * w.NPEs() {
+	for _, count := range []int{0, 1, 3, maxCount} {
+		for round := range rounds {
 			root := round % w.NPEs()
 			src := make([]float64, count)
 			for i := range src {
 				src[i] = float64(w.MyPE()*1e6 + i*10 + round)
 			}
-			require.NoError(t, shmem.Broadcast(tm, dest, src, root))
+			d := dest[round*maxCount : (round+1)*maxCount]
+			require.NoError(t, shmem.Broadcast(tm, d, src, root))
 			for i := range count {
-				if want := float64(root*1e6 + i*10 + round); dest[i] != want {
-					t.Fatalf("broadcast of %d from %d, round %d: dest[%d] = %v, want %v", count, root, round, i, dest[i], want)
+				if want := float64(root*1e6 + i*10 + round); d[i] != want {
+					t.Fatalf("broadcast of %d from %d, round %d: dest[%d] = %v, want %v", count, root, round, i, d[i], want)
 				}
 			}
 		}
+		require.NoError(t, tm.Sync())
 	}
 	require.NoError(t, shmem.Free(w, dest))
 }

@@ -184,9 +184,10 @@ func (w *World) BarrierActiveSet(as ActiveSet, pSync []int64) error {
 // of source and a symmetric dest holding at least as many elements; pSync
 // holds at least BcastSyncSize words.
 //
-// The data goes down the group's binomial tree rooted at root, straight
-// into dest: a member may write another's dest as soon as it has the
-// data, so the program synchronises before reusing dest or pSync.
+// The data goes straight into dest: from the root to every member where
+// the members map each other (group.push), else down the group's
+// binomial tree rooted at root, a member forwarding as soon as it has the
+// data; so the program synchronises before reusing dest or pSync.
 func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveSet, pSync []int64) error {
 	const op = "broadcast"
 	g, _, err := w.activeGroup(op, as, pSync, BcastSyncSize)
@@ -200,6 +201,10 @@ func BroadcastActiveSet[T Elem](w *World, dest, source []T, root int, as ActiveS
 	dr, off, err := symIn(w, op, dest, len(source))
 	if err != nil || len(source) == 0 {
 		return err
+	}
+	if g.pushFits(len(source) * mem.SizeOf[T]()) {
+		b := mem.Bytes(dest[:len(source)])
+		return wrap(op, w.exitOr(g.push(root, gwData, b, mem.Bytes(source), dr, off, false)))
 	}
 	rel := (g.me - root + n) % n
 	data := mem.Bytes(source)

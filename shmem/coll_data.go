@@ -32,6 +32,9 @@ func Broadcast[T Elem](t *Team, dest, source []T, root int) error {
 		return err
 	}
 	b := mem.Bytes(dest[:len(source)])
+	if t.g.pushFits(len(b)) {
+		return t.collErr(op, t.g.push(root, gwFrom+gword(root), b, mem.Bytes(source), dr, off, true))
+	}
 	if t.treeFits(len(b)) {
 		if t.me == root {
 			copy(b, mem.Bytes(source))

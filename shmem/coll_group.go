@@ -450,3 +450,65 @@ func (g *group) binomialRank(over, rel, root int) int {
 	}
 	return (rel + root) % g.n
 }
+
+// BroadcastPushMax and BroadcastPushMembers bound the broadcasts that go
+// by push (group.push): at most that many bytes, among two to that many
+// members. Every member of a call must take the same path, so a second
+// implementation of the same protocol, the C library's on mapped memory,
+// pushes within the same bounds.
+const (
+	BroadcastPushMax     = 64 << 10
+	BroadcastPushMembers = maxDirect
+)
+
+// pushFits reports whether a broadcast of n bytes goes by push: where
+// every member maps every other's memory (they share a host), a put is a
+// copy the root makes at once, so the root puts to every member itself
+// and nobody forwards; a member then waits for the root alone, where down
+// a tree it waits for every PE between them to be scheduled, on a host
+// whose PEs outnumber its CPUs a wake-up each. A team spread over hosts
+// keeps its host-aware shape, the root's copies stop paying beyond
+// BroadcastPushMax bytes, and a team gives each root a word, of which it
+// has BroadcastPushMembers.
+func (g *group) pushFits(n int) bool {
+	if g.w.direct == nil || g.n < 2 || g.n > BroadcastPushMembers || n > BroadcastPushMax ||
+		g.team != nil && g.team.shape != nil {
+		return false
+	}
+	// Mapping is mutual (the PEs of a host), so every member finds the
+	// same answer.
+	for r := range g.n {
+		if g.w.direct.PeerBytes(g.pe(r), g.w.heap) == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// push is the broadcast of pushFits: the root copies source into dest,
+// if own (the team form writes the root's dest; the active set's leaves
+// it), and puts source into every other member's dest, at off in dr,
+// announced by one on word there; every other member waits for it.
+//
+// The word must have no sender but the root. A broadcast's root returns
+// as soon as it has put, so it may be several broadcasts ahead of a
+// member, each from a root of its own: on a team each root signals on
+// its own word (gwFrom+root), whose signals come in the root's order, so
+// a member counts this call's alone; gathers count on the same words by
+// the same rule (see direct). An active set's broadcast signals on pSync
+// word 0, which the program may not reuse before every member has left
+// this call.
+func (g *group) push(root int, word gword, dest, source []byte, dr core.Region, off int, own bool) error {
+	if g.me != root {
+		return g.await(word, 1)
+	}
+	if own {
+		copy(dest, source)
+	}
+	for i := 1; i < g.n; i++ {
+		if err := g.putSignal((root+i)%g.n, dr, off, source, word, 1); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -16,6 +16,12 @@
  *   fastpath barrier R   every PE counts on PE 0, then passes a barrier:
  *                        shmem_barrier_all (C) and shmem_team_sync (Go)
  *                        in turn, so the two share the barrier's count
+ *   fastpath bcast R     R rounds of shmem_broadcast64 from every root in
+ *                        turn, on every PE and on the even PEs, at sizes
+ *                        on both sides of the push's limit (C pushes, or
+ *                        Go does, by one protocol); every member checks
+ *                        its data and pSync, the root that its dest is
+ *                        untouched
  *
  * FASTPATH_GO_PE=r makes PE r move its data through Go
  * (GOSHMEM_C_FAST_PATH=0): Go writers against C waiters and back.
@@ -156,6 +162,56 @@ static void barriers(long rounds)
 	shmem_free(count);
 }
 
+static void bcasts(long rounds)
+{
+	/* 8 bytes, the push's limit, and past it (Go's binomial tree). */
+	const size_t counts[] = {1, 8192, 8193};
+	long *psync = shmem_malloc(2 * SHMEM_BCAST_SYNC_SIZE * sizeof(long));
+	long *bar = shmem_malloc(SHMEM_BARRIER_SYNC_SIZE * sizeof(long));
+	long *dst = shmem_malloc(8193 * sizeof(long)), *src = malloc(8193 * sizeof(long));
+	if (!psync || !bar || !dst || !src)
+		fail("malloc", 0, 0);
+	for (int i = 0; i < 2 * SHMEM_BCAST_SYNC_SIZE; i++)
+		psync[i] = SHMEM_SYNC_VALUE;
+	for (int i = 0; i < SHMEM_BARRIER_SYNC_SIZE; i++)
+		bar[i] = SHMEM_SYNC_VALUE;
+	shmem_barrier_all();
+	for (int set = 0; set < 2; set++) {
+		int stride = set, size = set ? (npes + 1) / 2 : npes;
+		if ((me & stride) != 0 || size < 2)
+			continue;
+		int rank = me >> stride;
+		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+			size_t n = counts[c];
+			for (long r = 0; r < rounds; r++) {
+				int root = (int)(r % size);
+				long *ps = psync + (r & 1) * SHMEM_BCAST_SYNC_SIZE;
+				for (size_t i = 0; i < n; i++) {
+					src[i] = rank * 1000000L + (long)i * 10 + r;
+					dst[i] = -1;
+				}
+				shmem_barrier(0, stride, size, bar);
+				shmem_broadcast64(dst, src, n, root, 0, stride, size, ps);
+				for (size_t i = 0; i < n; i++) {
+					long want = rank == root ? -1 : root * 1000000L + (long)i * 10 + r;
+					if (dst[i] != want)
+						fail("broadcast: dest", dst[i], want);
+				}
+				if (ps[0] != SHMEM_SYNC_VALUE)
+					fail("broadcast: pSync after the call", ps[0], SHMEM_SYNC_VALUE);
+			}
+		}
+		shmem_barrier(0, stride, size, bar);
+	}
+	shmem_barrier_all();
+	if (me == 0)
+		printf("bcast: %ld rounds\n", rounds);
+	shmem_free(dst);
+	shmem_free(bar);
+	shmem_free(psync);
+	free(src);
+}
+
 int main(int argc, char **argv)
 {
 	const char *go_pe = getenv("FASTPATH_GO_PE"), *rank = getenv("GOSHMEM_RANK");
@@ -179,6 +235,8 @@ int main(int argc, char **argv)
 		pingpong(rounds);
 	} else if (!strcmp(what, "barrier")) {
 		barriers(rounds);
+	} else if (!strcmp(what, "bcast")) {
+		bcasts(rounds);
 	} else {
 		fail("unknown test", 0, 0);
 	}
