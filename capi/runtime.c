@@ -987,9 +987,13 @@ void shmem_quiet(void)
 }
 
 /*
- * 1.6's per-PE quiet: the context's whole quiet, which completes its
- * operations to the listed PEs with the rest, then shmem's, which checks
- * the list and completes what Go holds for them.
+ * 1.6's per-PE quiet: what C holds goes to Go first, without a quiet (the
+ * fast path's stores are complete and are ordered by its barrier; the
+ * default context's deferred queue is handed over), then shmem's, which
+ * checks the list and waits for the listed PEs alone where the provider
+ * can (core.PEQuieter), so a slow PE outside the list does not hold it
+ * up. The performance counters' completions are left to the next whole
+ * quiet: operations to other PEs may still be in flight.
  */
 static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *fn)
 {
@@ -997,7 +1001,9 @@ static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, co
 		return;
 	if (!target_pes)
 		gsh_fatal(fn, "target_pes is NULL, and npes is not 0");
-	gsh_quiet(ctx, fn);
+	if (ctx)
+		(void)gsh_fast_quiet(ctx);
+	gsh_flush_ctx(ctx);
 	gshgo_pe_quiet(ctx, (int *)target_pes, npes, GSH_FN(fn));
 }
 

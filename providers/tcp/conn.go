@@ -43,6 +43,7 @@ type conn struct {
 	reqs requestTable
 	rd   reader
 	aw   ackWait // a locked quiet's wait after a large put (ackwait.go)
+	hold ackHold // the peer's acks set aside (domain.HoldAcks)
 
 	stopOnce   sync.Once
 	closeOnce  sync.Once

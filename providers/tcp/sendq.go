@@ -320,6 +320,31 @@ func (q *sendQueue) ack(count uint64) error {
 	return q.ledger.ack(count)
 }
 
+// lastOf is the number on the connection of ep's last operation queued
+// and not yet acknowledged, 0 if none is: what a per-PE quiet waits for
+// the peer's acks to reach (endpoint.QuietPEs). The peer acks in the
+// order operations were queued, so every earlier one of ep's is acked
+// by then.
+func (q *sendQueue) lastOf(ep *endpoint) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := &q.ledger
+	for i := len(l.batches) - 1; i >= l.head; i-- {
+		if l.batches[i].ep == ep {
+			return l.batches[i].end
+		}
+	}
+	return 0
+}
+
+// ackedThrough says whether the peer acknowledged every operation
+// numbered up to mark, or the queue failed, which ends them all.
+func (q *sendQueue) ackedThrough(mark uint64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ledger.acked >= mark || q.err != nil
+}
+
 // popAcked fills done with up to len(done) runs of acknowledged
 // operations, up to count, and says how many.
 func (q *sendQueue) popAcked(count uint64, done []batch) int {
