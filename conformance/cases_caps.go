@@ -24,6 +24,7 @@ type capInterface struct {
 var capInterfaces = []capInterface{
 	{cap: core.CapDirectAccess, name: "core.DirectAccess", has: func(d core.Domain) bool { _, ok := d.(core.DirectAccess); return ok }},
 	{cap: core.CapPEQuiet, name: "core.PEQuieter", has: endpointIs[core.PEQuieter], implied: true},
+	{cap: core.CapBatch, name: "core.Batcher", has: endpointIs[core.Batcher]},
 }
 
 // endpointIs says whether an endpoint of d implements I.

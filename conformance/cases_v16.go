@@ -16,6 +16,7 @@ func v16Cases() []Case {
 		{Name: "Ptr/TeamPtr", Needs: rmaCaps, Shmem: caseTeamPtr},
 		{Name: "Quiet/PEQuiet", Needs: rmaCaps, Shmem: casePEQuiet},
 		{Name: "Quiet/PEQuietSlowPE", Needs: rmaCaps | core.CapPEQuiet, MinPEs: 3, Core: casePEQuietSlowPE},
+		{Name: "Session/Batch", Needs: rmaCaps, Shmem: caseSessionBatch},
 	}
 }
 
@@ -239,4 +240,69 @@ func quietWithin(pq core.PEQuieter, pes []int, undo func()) error {
 		<-done
 		return fmt.Errorf("QuietPEs(%v) has not returned after %v: it waits for a PE it was not given", pes, peQuietMax)
 	}
+}
+
+// OpenSHMEM 1.6, shmem_ctx_session_start and _stop: a session's options
+// are hints that change no operation's completion or ordering. On the
+// default context and on a team context, a batch of small puts and
+// atomics to the right neighbour, in a session started twice (the
+// options combine) and stopped twice (the second does nothing), is
+// complete after a quiet as without a session; a session left running
+// is completed by quiet too, and its put-with-signal's data is there
+// when its signal is. The invalid context takes both calls as no-ops.
+func caseSessionBatch(t *T, w *shmem.World) {
+	left, right := neighbours(w)
+	const n = 512
+	buf, err := shmem.Malloc[uint64](w, n+2)
+	require.NoError(t, err)
+	team, err := w.TeamWorld().SplitStrided(0, 1, w.NPEs(), shmem.TeamConfig{})
+	require.NoError(t, err)
+	tctx, err := team.CreateCtx(shmem.ContextOptions{})
+	require.NoError(t, err)
+	cfg := &shmem.SessionConfig{TotalOps: n}
+	for round, ctx := range []shmem.Ctx{w, tctx} {
+		c := ctx.(interface {
+			SessionStart(shmem.SessionOptions, *shmem.SessionConfig, shmem.SessionMask) error
+			SessionStop() error
+			Quiet() error
+		})
+		base := uint64(round+1) << 32
+		require.NoError(t, c.SessionStart(0, nil, 0))
+		require.NoError(t, c.SessionStart(shmem.SessionBatch, cfg, shmem.SessionTotalOps))
+		for i := range n / 2 {
+			require.NoError(t, shmem.P(ctx, &buf[i], base+uint64(w.MyPE())*n+uint64(i), right))
+		}
+		for i := n / 2; i < n; i++ {
+			require.NoError(t, shmem.AtomicSet(ctx, &buf[i], base+uint64(w.MyPE())*n+uint64(i), right))
+		}
+		require.NoError(t, shmem.AtomicAdd(ctx, &buf[n], 1, right))
+		require.NoError(t, c.SessionStop())
+		require.NoError(t, c.SessionStop(), "a second stop does nothing")
+		require.NoError(t, c.Quiet())
+		require.NoError(t, w.BarrierAll())
+		for i := range n {
+			require.Equal(t, base+uint64(left)*n+uint64(i), buf[i], "round %d: element %d after the session and a quiet", round, i)
+		}
+		require.Equal(t, uint64(round+1), buf[n])
+		require.NoError(t, w.BarrierAll())
+	}
+
+	// A session not stopped: quiet completes it, and a signal follows
+	// its data.
+	require.NoError(t, w.SessionStart(shmem.SessionBatch, nil, 0))
+	src := []uint64{7, uint64(w.MyPE())}
+	require.NoError(t, shmem.PutSignal(w, buf[:2], src, &buf[n+1], 1, shmem.SignalSet, right))
+	_, err = shmem.SignalWaitUntil(w, &buf[n+1], shmem.CmpEQ, 1)
+	require.NoError(t, err)
+	require.Equal(t, []uint64{7, uint64(left)}, buf[:2], "the data of a put-with-signal in a session, once its signal came")
+	require.NoError(t, w.Quiet())
+	require.NoError(t, w.SessionStop())
+
+	var invalid *shmem.Context
+	require.NoError(t, invalid.SessionStart(shmem.SessionBatch, cfg, shmem.SessionTotalOps), "the invalid context: no action")
+	require.NoError(t, invalid.SessionStop())
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, tctx.Destroy())
+	require.NoError(t, team.Destroy())
+	require.NoError(t, shmem.Free(w, buf))
 }

@@ -17,9 +17,10 @@ type Ctx interface {
 // operations (Dinan and Flajslik, "Contexts: A Mechanism for High
 // Throughput Communication in OpenSHMEM").
 type Context struct {
-	w    *World
-	ep   core.Endpoint
-	team *Team // nil for World contexts
+	w       *World
+	ep      core.Endpoint
+	team    *Team   // nil for World contexts
+	session session // a session under way (session.go)
 }
 
 func (c *Context) context() *Context { return c }
@@ -177,6 +178,7 @@ type noStoreEndpoint struct{ ep core.Endpoint }
 var (
 	_ core.Endpoint  = noStoreEndpoint{}
 	_ core.PEQuieter = noStoreEndpoint{}
+	_ core.Batcher   = noStoreEndpoint{}
 )
 
 func noStore(op string) error {
@@ -210,5 +212,7 @@ func (e noStoreEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.Ato
 func (e noStoreEndpoint) Fence() error             { return e.ep.Fence() }
 func (e noStoreEndpoint) Quiet() error             { return e.ep.Quiet() }
 func (e noStoreEndpoint) QuietPEs(pes []int) error { return core.QuietPEs(e.ep, pes) }
+func (e noStoreEndpoint) StartBatch(ops int)       { core.StartBatch(e.ep, ops) }
+func (e noStoreEndpoint) StopBatch() error         { return core.StopBatch(e.ep) }
 func (e noStoreEndpoint) Counter() *core.Counter   { return e.ep.Counter() }
 func (e noStoreEndpoint) Close() error             { return e.ep.Close() }

@@ -45,6 +45,7 @@ type teamEndpoint struct {
 var (
 	_ core.Endpoint  = (*teamEndpoint)(nil)
 	_ core.PEQuieter = (*teamEndpoint)(nil)
+	_ core.Batcher   = (*teamEndpoint)(nil)
 )
 
 func (e *teamEndpoint) pe(op string, r int) (int, error) {
@@ -149,3 +150,8 @@ func (e *teamEndpoint) QuietPEs(pes []int) error {
 	}
 	return core.QuietPEs(e.ep, world)
 }
+
+// StartBatch and StopBatch keep the provider's batches (core.Batcher) on a
+// team context: a session's batch does what it does on any other.
+func (e *teamEndpoint) StartBatch(ops int) { core.StartBatch(e.ep, ops) }
+func (e *teamEndpoint) StopBatch() error   { return core.StopBatch(e.ep) }

@@ -100,6 +100,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c := &conn{d: d, peer: peer, nc: nc, dead: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
 	c.q.kick, c.q.buffer, c.q.out = make(chan struct{}, 1), d.set.buffer, make([]byte, 0, 64<<10)
+	c.q.urge = make(chan struct{}, 1)
 	c.w.nc, c.w.spare = nc, make([]byte, 0, 64<<10)
 	c.reqs.peer = peer
 	c.rd.rx = rxState{d: d, reqs: &c.reqs, peer: peer}

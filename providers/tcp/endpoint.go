@@ -22,6 +22,7 @@ type endpoint struct {
 
 	d       *domain
 	counter core.Counter
+	batch   atomic.Bool // in a batch (batch.go): small puts and atomics wait for more
 
 	// Quiet sleeps on qcond while qwaiting; completions broadcast only
 	// then, so they cost one atomic load while nobody quiets.
@@ -33,6 +34,7 @@ type endpoint struct {
 var (
 	_ core.Endpoint  = (*endpoint)(nil)
 	_ core.PEQuieter = (*endpoint)(nil)
+	_ core.Batcher   = (*endpoint)(nil)
 )
 
 // maxFrame is the largest payload of one frame: longer puts and gets are
