@@ -21,18 +21,18 @@ type sendQueue struct {
 	kick   chan struct{} // wakes the writer goroutine
 	buffer int           // the queue's size past which issuers write it themselves
 
-	mu       sync.Mutex
-	out      []byte
-	refs     []segment
-	kicked   bool  // the writer was kicked and has not found the queue empty since
+	mu     sync.Mutex
+	out    []byte
+	refs   []segment
+	kicked bool // the writer was kicked and has not found the queue empty since
 	// held says the writer was kicked for a batch's frames (batch.go):
 	// it waits up to batchHold before it writes, unless urged.
 	held     bool
 	heldAt   int64         // nanotime of the first frame held
 	urge     chan struct{} // ends the writer's wait for a batch
-	lastSend int64 // nanotime of the last put, or of the end of its issuer's own write
-	bye      bool  // opBye is queued: nothing more may be
-	err      error // the connection failed: nothing more may be queued
+	lastSend int64         // nanotime of the last put, or of the end of its issuer's own write
+	bye      bool          // opBye is queued: nothing more may be
+	err      error         // the connection failed: nothing more may be queued
 	enq      uint64
 	ledger   ackLedger
 }
