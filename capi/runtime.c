@@ -27,6 +27,7 @@
 #include "_cgo_export.h"
 
 static inline void gsh_flush(void);
+static inline void gsh_flush_ctx(shmem_ctx_t ctx);
 static void gsh_defer_init(void);
 static void gsh_defer_off(void);
 
@@ -682,6 +683,30 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
 	}
 	pthread_mutex_unlock(&t->mu);
 	free(ctx);
+}
+
+/*
+ * 1.6's sessions: hints, in Go (shmem's SessionStart), where a batch
+ * holds the context's small puts and atomics back on tcp. A NULL config
+ * is the defaults, as a mask of 0 is. Stopping hands the default
+ * context's deferred queue to Go first, so that what the batch held
+ * leaves together.
+ */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	if (!config)
+		config_mask = 0;
+	gshgo_session_start(ctx, options, config ? config->total_ops : SIZE_MAX, config_mask, GSH_FN("shmem_ctx_session_start"));
+}
+
+void shmem_ctx_session_stop(shmem_ctx_t ctx)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	gsh_flush_ctx(ctx);
+	gshgo_session_stop(ctx, GSH_FN("shmem_ctx_session_stop"));
 }
 
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
