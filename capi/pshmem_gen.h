@@ -39,6 +39,8 @@ extern __typeof__(shmem_ctx_create) pshmem_ctx_create __attribute__((weak, alias
 extern __typeof__(shmem_team_create_ctx) pshmem_team_create_ctx __attribute__((weak, alias("shmem_team_create_ctx")));
 extern __typeof__(shmem_ctx_destroy) pshmem_ctx_destroy __attribute__((weak, alias("shmem_ctx_destroy")));
 extern __typeof__(shmem_ctx_get_team) pshmem_ctx_get_team __attribute__((weak, alias("shmem_ctx_get_team")));
+extern __typeof__(shmem_ctx_session_start) pshmem_ctx_session_start __attribute__((weak, alias("shmem_ctx_session_start")));
+extern __typeof__(shmem_ctx_session_stop) pshmem_ctx_session_stop __attribute__((weak, alias("shmem_ctx_session_stop")));
 extern __typeof__(shmem_signal_fetch) pshmem_signal_fetch __attribute__((weak, alias("shmem_signal_fetch")));
 extern __typeof__(shmem_signal_wait_until) pshmem_signal_wait_until __attribute__((weak, alias("shmem_signal_wait_until")));
 extern __typeof__(shmem_barrier_all) pshmem_barrier_all __attribute__((weak, alias("shmem_barrier_all")));

@@ -151,6 +151,26 @@ func gshgo_pe_quiet(x *C.struct_gsh_ctx, pes *C.int, npes C.size_t, fn *C.char) 
 	check(fn, e.q.PEQuiet(list...))
 }
 
+// sessioner is what both a World and a Context are for sessions.
+type sessioner interface {
+	SessionStart(shmem.SessionOptions, *shmem.SessionConfig, shmem.SessionMask) error
+	SessionStop() error
+}
+
+// gshgo_session_start and gshgo_session_stop are shmem_ctx_session_start
+// and _stop's part in Go.
+//
+//export gshgo_session_start
+func gshgo_session_start(x *C.struct_gsh_ctx, options C.long, totalOps C.size_t, mask C.long, fn *C.char) {
+	s := ctxOf(x, fn).c.(sessioner)
+	check(fn, s.SessionStart(shmem.SessionOptions(options), &shmem.SessionConfig{TotalOps: uint64(totalOps)}, shmem.SessionMask(mask)))
+}
+
+//export gshgo_session_stop
+func gshgo_session_stop(x *C.struct_gsh_ctx, fn *C.char) {
+	check(fn, ctxOf(x, fn).c.(sessioner).SessionStop())
+}
+
 //export gshgo_fence
 func gshgo_fence(x *C.struct_gsh_ctx, fn *C.char) {
 	check(fn, ctxOf(x, fn).q.Fence())

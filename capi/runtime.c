@@ -27,6 +27,7 @@
 #include "_cgo_export.h"
 
 static inline void gsh_flush(void);
+static inline void gsh_flush_ctx(shmem_ctx_t ctx);
 static void gsh_defer_init(void);
 static void gsh_defer_off(void);
 
@@ -684,6 +685,30 @@ void shmem_ctx_destroy(shmem_ctx_t ctx)
 	free(ctx);
 }
 
+/*
+ * 1.6's sessions: hints, in Go (shmem's SessionStart), where a batch
+ * holds the context's small puts and atomics back on tcp. A NULL config
+ * is the defaults, as a mask of 0 is. Stopping hands the default
+ * context's deferred queue to Go first, so that what the batch held
+ * leaves together.
+ */
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	if (!config)
+		config_mask = 0;
+	gshgo_session_start(ctx, options, config ? config->total_ops : SIZE_MAX, config_mask, GSH_FN("shmem_ctx_session_start"));
+}
+
+void shmem_ctx_session_stop(shmem_ctx_t ctx)
+{
+	if (ctx == SHMEM_CTX_INVALID)
+		return;
+	gsh_flush_ctx(ctx);
+	gshgo_session_stop(ctx, GSH_FN("shmem_ctx_session_stop"));
+}
+
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)
 {
 	if (!team)
@@ -987,9 +1012,13 @@ void shmem_quiet(void)
 }
 
 /*
- * 1.6's per-PE quiet: the context's whole quiet, which completes its
- * operations to the listed PEs with the rest, then shmem's, which checks
- * the list and completes what Go holds for them.
+ * 1.6's per-PE quiet: what C holds goes to Go first, without a quiet (the
+ * fast path's stores are complete and are ordered by its barrier; the
+ * default context's deferred queue is handed over), then shmem's, which
+ * checks the list and waits for the listed PEs alone where the provider
+ * can (core.PEQuieter), so a slow PE outside the list does not hold it
+ * up. The performance counters' completions are left to the next whole
+ * quiet: operations to other PEs may still be in flight.
  */
 static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, const char *fn)
 {
@@ -997,7 +1026,9 @@ static void gsh_pe_quiet(shmem_ctx_t ctx, const int *target_pes, size_t npes, co
 		return;
 	if (!target_pes)
 		gsh_fatal(fn, "target_pes is NULL, and npes is not 0");
-	gsh_quiet(ctx, fn);
+	if (ctx)
+		(void)gsh_fast_quiet(ctx);
+	gsh_flush_ctx(ctx);
 	gshgo_pe_quiet(ctx, (int *)target_pes, npes, GSH_FN(fn));
 }
 

@@ -191,3 +191,15 @@ func (c *Counter) Quiet(timeout time.Duration, abort func() error) error {
 	}
 	return c.TakeErr()
 }
+
+// WaitFor is Wait for a condition of the caller's, re-checked as
+// operations complete: cond reads what a completion changes (the
+// watermark, a provider's table of operations in flight) and must not
+// block. It returns nil once cond is true, ErrTimeout after timeout
+// (<= 0 waits without limit), or abort's error.
+func (c *Counter) WaitFor(cond func() bool, timeout time.Duration, abort func() error) error {
+	if cond() {
+		return nil
+	}
+	return c.event.Wait(cond, timeout, abort)
+}

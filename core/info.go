@@ -19,10 +19,12 @@ const (
 	CapDirectAccess                  // load/store access to a peer's region (shmem_ptr)
 	CapLocalAtomics                  // remote atomics are atomic with the target's own sync/atomic
 	CapPutSignal                     // Endpoint.PutSignal carries the data and the signal as one operation
+	CapPEQuiet                       // endpoints are PEQuieters: a quiet of some PEs waits for those PEs alone
+	CapBatch                         // endpoints are Batchers: a batch of small operations leaves in fewer transfers
 	capEnd
 )
 
-var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics", "put-signal"}
+var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics", "put-signal", "pe-quiet", "batch"}
 
 // Has reports whether every capability in want is in c.
 func (c Caps) Has(want Caps) bool { return c&want == want }

@@ -34,6 +34,10 @@
 #define SHMEM_CTX_PRIVATE (1L << 1)
 #define SHMEM_CTX_NOSTORE (1L << 2)
 
+/* Session options and the configuration's mask */
+#define SHMEM_CTX_SESSION_BATCH (1L << 0)
+#define SHMEM_CTX_SESSION_TOTAL_OPS (1L << 0)
+
 /* Team configuration mask bits */
 #define SHMEM_TEAM_NUM_CONTEXTS (1L << 0)
 
@@ -94,6 +98,10 @@ typedef struct {
 	int num_contexts;
 } shmem_team_config_t;
 
+typedef struct {
+	size_t total_ops;
+} shmem_ctx_session_config_t;
+
 extern struct gsh_ctx gsh_ctx_default;
 extern struct gsh_team gsh_team_world, gsh_team_shared;
 
@@ -142,6 +150,8 @@ int shmem_ctx_create(long options, shmem_ctx_t *ctx);
 int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx);
 void shmem_ctx_destroy(shmem_ctx_t ctx);
 int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team);
+void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask);
+void shmem_ctx_session_stop(shmem_ctx_t ctx);
 
 /* RMA: put and get, blocking and non-blocking */
 void shmem_float_put(float *dest, const float *source, size_t nelems, int pe);

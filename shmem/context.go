@@ -17,9 +17,10 @@ type Ctx interface {
 // operations (Dinan and Flajslik, "Contexts: A Mechanism for High
 // Throughput Communication in OpenSHMEM").
 type Context struct {
-	w    *World
-	ep   core.Endpoint
-	team *Team // nil for World contexts
+	w       *World
+	ep      core.Endpoint
+	team    *Team   // nil for World contexts
+	session session // a session under way (session.go)
 }
 
 func (c *Context) context() *Context { return c }
@@ -132,9 +133,10 @@ func (c *Context) Fence() error {
 // non-blocking get issued on this context to the PEs pes is complete and
 // visible to every PE (shmem_ctx_pe_quiet, OpenSHMEM 1.6). PE numbers are
 // those the context's operations take: the team's, for a team's context.
-// An empty list completes nothing. It completes this context's
-// operations to the other PEs too: every provider completes a context's
-// operations together.
+// An empty list completes nothing. Where the provider has CapPEQuiet
+// (core.PEQuieter: tcp, ntbring, loopback, and their composite) it waits
+// for the listed PEs alone, so a slow PE outside the list does not hold
+// it up; elsewhere it completes every operation of the context, as Quiet.
 func (c *Context) PEQuiet(pes ...int) error {
 	if c == nil {
 		return invalidCtx("ctx_pe_quiet")
@@ -158,7 +160,7 @@ func (c *Context) peQuiet(op string, pes []int) error {
 			return fmt.Errorf("shmem: %s: target_pes[%d]: %w", op, i, err)
 		}
 	}
-	return c.ep.Quiet()
+	return core.QuietPEs(c.ep, pes)
 }
 
 // Quiet is Quiet on the default context (shmem_quiet).
@@ -173,7 +175,11 @@ func (w *World) Fence() error { return w.def.ep.Fence() }
 // to it slips through.
 type noStoreEndpoint struct{ ep core.Endpoint }
 
-var _ core.Endpoint = noStoreEndpoint{}
+var (
+	_ core.Endpoint  = noStoreEndpoint{}
+	_ core.PEQuieter = noStoreEndpoint{}
+	_ core.Batcher   = noStoreEndpoint{}
+)
 
 func noStore(op string) error {
 	return fmt.Errorf("shmem: %s on a context created with NoStore, which allows only gets and fetching atomics: %w", op, core.ErrInvalid)
@@ -203,7 +209,10 @@ func (e noStoreEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) erro
 func (e noStoreEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	return e.ep.FetchAtomic(pe, r, off, op, t, operand, compare)
 }
-func (e noStoreEndpoint) Fence() error           { return e.ep.Fence() }
-func (e noStoreEndpoint) Quiet() error           { return e.ep.Quiet() }
-func (e noStoreEndpoint) Counter() *core.Counter { return e.ep.Counter() }
-func (e noStoreEndpoint) Close() error           { return e.ep.Close() }
+func (e noStoreEndpoint) Fence() error             { return e.ep.Fence() }
+func (e noStoreEndpoint) Quiet() error             { return e.ep.Quiet() }
+func (e noStoreEndpoint) QuietPEs(pes []int) error { return core.QuietPEs(e.ep, pes) }
+func (e noStoreEndpoint) StartBatch(ops int)       { core.StartBatch(e.ep, ops) }
+func (e noStoreEndpoint) StopBatch() error         { return core.StopBatch(e.ep) }
+func (e noStoreEndpoint) Counter() *core.Counter   { return e.ep.Counter() }
+func (e noStoreEndpoint) Close() error             { return e.ep.Close() }

@@ -42,7 +42,11 @@ type teamEndpoint struct {
 	t  *Team
 }
 
-var _ core.Endpoint = (*teamEndpoint)(nil)
+var (
+	_ core.Endpoint  = (*teamEndpoint)(nil)
+	_ core.PEQuieter = (*teamEndpoint)(nil)
+	_ core.Batcher   = (*teamEndpoint)(nil)
+)
 
 func (e *teamEndpoint) pe(op string, r int) (int, error) {
 	if r < 0 || r >= len(e.t.members) {
@@ -130,3 +134,24 @@ func (e *teamEndpoint) Fence() error           { return e.ep.Fence() }
 func (e *teamEndpoint) Quiet() error           { return e.ep.Quiet() }
 func (e *teamEndpoint) Counter() *core.Counter { return e.ep.Counter() }
 func (e *teamEndpoint) Close() error           { return e.ep.Close() }
+
+// QuietPEs keeps the provider's per-PE quiet (core.PEQuieter) on a team
+// context: the team ranks become World PEs, and a provider without one
+// quiets everything.
+func (e *teamEndpoint) QuietPEs(pes []int) error {
+	var buf [8]int
+	world := buf[:0]
+	for _, r := range pes {
+		p, err := e.pe("pe_quiet", r)
+		if err != nil {
+			return err
+		}
+		world = append(world, p)
+	}
+	return core.QuietPEs(e.ep, world)
+}
+
+// StartBatch and StopBatch keep the provider's batches (core.Batcher) on a
+// team context: a session's batch does what it does on any other.
+func (e *teamEndpoint) StartBatch(ops int) { core.StartBatch(e.ep, ops) }
+func (e *teamEndpoint) StopBatch() error   { return core.StopBatch(e.ep) }

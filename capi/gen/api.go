@@ -84,6 +84,8 @@ func (a *api) contexts() {
 		"int shmem_team_create_ctx(shmem_team_t team, long options, shmem_ctx_t *ctx)",
 		"void shmem_ctx_destroy(shmem_ctx_t ctx)",
 		"int shmem_ctx_get_team(shmem_ctx_t ctx, shmem_team_t *team)",
+		"void shmem_ctx_session_start(shmem_ctx_t ctx, long options, const shmem_ctx_session_config_t *config, long config_mask)",
+		"void shmem_ctx_session_stop(shmem_ctx_t ctx)",
 	)
 }
 

@@ -55,6 +55,7 @@ func (a *api) header() string {
 	writeConsts(&b, "Library version and name", versionConsts)
 	writeConsts(&b, "Thread levels", threadConsts)
 	writeConsts(&b, "Context options", ctxConsts)
+	writeConsts(&b, "Session options and the configuration's mask", sessionConsts)
 	writeConsts(&b, "Team configuration mask bits", teamConsts)
 	writeConsts(&b, "Comparison operators of the wait and test routines", cmpConsts)
 	writeConsts(&b, "Signal operators", signalConsts)
@@ -76,6 +77,10 @@ typedef struct gsh_team *shmem_team_t;
 typedef struct {
 	int num_contexts;
 } shmem_team_config_t;
+
+typedef struct {
+	size_t total_ops;
+} shmem_ctx_session_config_t;
 
 extern struct gsh_ctx gsh_ctx_default;
 extern struct gsh_team gsh_team_world, gsh_team_shared;

@@ -186,6 +186,11 @@ var ctxConsts = []constant{
 	{name: "SHMEM_CTX_NOSTORE", value: "(1L << 2)"},
 }
 
+var sessionConsts = []constant{
+	{name: "SHMEM_CTX_SESSION_BATCH", value: "(1L << 0)"},
+	{name: "SHMEM_CTX_SESSION_TOTAL_OPS", value: "(1L << 0)"},
+}
+
 var cmpConsts = []constant{
 	{name: "SHMEM_CMP_EQ", value: "1", old: true},
 	{name: "SHMEM_CMP_NE", value: "2", old: true},

@@ -305,6 +305,50 @@ static void test_pcntr(void)
 	shmem_barrier_all();
 }
 
+/*
+ * 1.6, shmem_ctx_session_start and _stop: hints for a batch of small
+ * operations, which change no completion or ordering. A second start
+ * combines its options, a second stop has no effect, NULL config and a
+ * mask of 0 are the defaults, and SHMEM_CTX_INVALID takes no action.
+ */
+static void test_sessions(void)
+{
+	enum { N = 256 };
+	static long table[N];
+	static uint64_t sum;
+	int me = shmem_my_pe(), n = shmem_n_pes();
+	int right = (me + 1) % n, left = (me + n - 1) % n;
+	shmem_ctx_t ctx;
+	CHECK(shmem_ctx_create(0, &ctx) == 0, "ctx_create");
+	const shmem_ctx_session_config_t cfg = { .total_ops = N + 1 };
+	shmem_ctx_session_start(ctx, 0, NULL, 0);
+	shmem_ctx_session_start(ctx, SHMEM_CTX_SESSION_BATCH, &cfg, SHMEM_CTX_SESSION_TOTAL_OPS);
+	for (int i = 0; i < N; i++)
+		shmem_ctx_long_p(ctx, &table[i], (long)me * N + i, right);
+	shmem_ctx_uint64_atomic_add(ctx, &sum, 1, right);
+	shmem_ctx_session_stop(ctx);
+	shmem_ctx_session_stop(ctx);
+	shmem_ctx_quiet(ctx);
+	shmem_barrier_all();
+	for (int i = 0; i < N; i++)
+		CHECK(table[i] == (long)left * N + i, "session: table[%d] %ld", i, table[i]);
+	CHECK(sum == 1, "session: sum %llu", (unsigned long long)sum);
+	shmem_barrier_all();
+
+	shmem_ctx_session_start(SHMEM_CTX_DEFAULT, SHMEM_CTX_SESSION_BATCH, NULL, SHMEM_CTX_SESSION_TOTAL_OPS);
+	for (int i = 0; i < N; i++)
+		shmem_long_p(&table[i], -((long)me * N + i), right);
+	shmem_quiet(); /* completes the session's operations; it goes on */
+	shmem_ctx_session_stop(SHMEM_CTX_DEFAULT);
+	shmem_barrier_all();
+	for (int i = 0; i < N; i++)
+		CHECK(table[i] == -((long)left * N + i), "default session: table[%d] %ld", i, table[i]);
+	shmem_ctx_session_start(SHMEM_CTX_INVALID, SHMEM_CTX_SESSION_BATCH, &cfg, SHMEM_CTX_SESSION_TOTAL_OPS);
+	shmem_ctx_session_stop(SHMEM_CTX_INVALID);
+	shmem_ctx_destroy(ctx);
+	shmem_barrier_all();
+}
+
 int main(void)
 {
 	test_init();
@@ -317,6 +361,7 @@ int main(void)
 	test_clarifications();
 	test_invalid_handles();
 	test_pcntr();
+	test_sessions();
 	int me = shmem_my_pe();
 	shmem_barrier_all();
 	printf("v16 ok %d\n", me);

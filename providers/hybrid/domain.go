@@ -42,6 +42,7 @@ var (
 	_ core.Domain       = (*domain)(nil)
 	_ core.DirectAccess = (*domain)(nil)
 	_ core.Failer       = (*domain)(nil)
+	_ core.AckHolder    = (*domain)(nil)
 
 	_ core.TransportDescriber = (*domain)(nil)
 )
@@ -274,6 +275,15 @@ var _ core.Relayer = (*domain)(nil)
 func (d *domain) Relays() bool {
 	r, ok := d.inter.(core.Relayer)
 	return ok && r.Relays()
+}
+
+// HoldAcks implements core.AckHolder for the PEs of other hosts, through
+// the inter-host transport where it is an AckHolder; a PE of this host
+// answers nothing (its operations complete on return).
+func (d *domain) HoldAcks(pe int, hold bool) {
+	if h, ok := d.inter.(core.AckHolder); ok && pe >= 0 && pe < len(d.route) && d.route[pe] < 0 {
+		h.HoldAcks(pe, hold)
+	}
 }
 
 // Err implements core.Failer: either transport's failure is the domain's.

@@ -46,7 +46,10 @@ type endpoint struct {
 	busyInter atomic.Bool
 }
 
-var _ core.Endpoint = (*endpoint)(nil)
+var (
+	_ core.Endpoint  = (*endpoint)(nil)
+	_ core.PEQuieter = (*endpoint)(nil)
+)
 
 // atomics is what the composite executes: what both transports do.
 func (e *endpoint) atomics() *core.AtomicSupport { return &e.d.atomics }
@@ -377,6 +380,39 @@ func (e *endpoint) Quiet() error {
 		return nil
 	}
 	return e.inter.Quiet()
+}
+
+// QuietPEs implements core.PEQuieter: the intra-host transport's Quiet
+// (a memory barrier) if a PE of this host is listed, and the inter-host
+// transport's quiet of the listed PEs of other hosts, which waits for
+// those alone where that transport is a PEQuieter (the composite has
+// CapPEQuiet then), else for all. It leaves busyInter as it is: the
+// operations to other PEs may still be in flight.
+func (e *endpoint) QuietPEs(pes []int) error {
+	const op = "pe-quiet"
+	if e.closed.Load() {
+		return e.opErr(op, -1, core.ErrClosed)
+	}
+	var buf [8]int
+	inter, intra := buf[:0], false
+	for _, pe := range pes {
+		if err := core.CheckPE(pe, len(e.route)); err != nil {
+			return e.opErr(op, pe, err)
+		}
+		if e.route[pe] >= 0 {
+			intra = true
+		} else {
+			inter = append(inter, pe)
+		}
+	}
+	var errIntra error
+	if intra {
+		errIntra = e.intraErr(e.intra.Quiet())
+	}
+	if len(inter) == 0 {
+		return errIntra
+	}
+	return errors.Join(errIntra, core.QuietPEs(e.inter, inter))
 }
 
 // quietSlow is Quiet through the intra-host transport's own Quiet: on a

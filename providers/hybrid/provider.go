@@ -67,8 +67,10 @@ func (p *Provider) Info() core.Info {
 		// answers for the PEs of this host and nil for the others, as
 		// OpenSHMEM allows.
 		// A put-with-signal is one operation where it matters, to
-		// another host; on this host it is stores in order.
-		Caps:       in.Caps&out.Caps | in.Caps&core.CapDirectAccess | out.Caps&core.CapPutSignal,
+		// another host; on this host it is stores in order. A quiet of
+		// some PEs is as selective as the inter-host transport's: on
+		// this host every operation completes on return.
+		Caps:       in.Caps&out.Caps | in.Caps&core.CapDirectAccess | out.Caps&(core.CapPutSignal|core.CapPEQuiet),
 		Locality:   core.AnyHost,
 		Progress:   core.ProgressAuto,
 		Order:      in.Order & out.Order,

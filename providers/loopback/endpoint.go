@@ -52,7 +52,10 @@ type endpoint struct {
 	counter core.Counter
 }
 
-var _ core.Endpoint = (*endpoint)(nil)
+var (
+	_ core.Endpoint  = (*endpoint)(nil)
+	_ core.PEQuieter = (*endpoint)(nil)
+)
 
 // own is r as one of this domain's regions and the size of each PE's
 // part, or nil and provkit.Foreign: what provkit's checks take.
@@ -300,6 +303,17 @@ func (e *endpoint) Fence() error {
 // before any load after it, as they would be had each fenced.
 func (e *endpoint) Quiet() error {
 	if err := e.CheckOpen("quiet"); err != nil {
+		return err
+	}
+	e.barrier()
+	return nil
+}
+
+// QuietPEs implements core.PEQuieter as Quiet: every operation, to
+// whichever PE, is complete when its call returns, so a quiet of some
+// PEs waits for nobody either.
+func (e *endpoint) QuietPEs(pes []int) error {
+	if err := e.CheckPEs("pe-quiet", pes); err != nil {
 		return err
 	}
 	e.barrier()

@@ -41,7 +41,9 @@ type domain struct {
 
 	proto   protocol // nil in a job of one host: there is no ring
 	pending *pending
-	bufs    bufPool // payload buffers for relays and answers
+	bufs    bufPool      // payload buffers for relays and answers
+	holds   atomic.Int32 // PEs whose answers are held (HoldAcks): one load per answer
+	held    heldAnswers
 
 	failErr atomic.Pointer[error] // the first failure, after which nothing is sent
 	closing atomic.Bool           // Close began: links going down are expected
@@ -68,6 +70,7 @@ var (
 	_ core.Barrierer        = (*domain)(nil)
 	_ core.CheckedBarrierer = (*domain)(nil)
 	_ core.Failer           = (*domain)(nil)
+	_ core.AckHolder        = (*domain)(nil)
 )
 
 func (d *domain) Rank() int { return d.pe }

@@ -32,10 +32,14 @@ type endpoint struct {
 // by the first quiet that waits for the put.
 type settle struct {
 	seq uint64
+	pe  int
 	f   func()
 }
 
-var _ core.Endpoint = (*endpoint)(nil)
+var (
+	_ core.Endpoint  = (*endpoint)(nil)
+	_ core.PEQuieter = (*endpoint)(nil)
+)
 
 // own is r as one of this domain's regions and the size of each PE's
 // part, or nil and provkit.Foreign: what provkit's checks take.
@@ -268,7 +272,7 @@ func (e *endpoint) putRing(ap asyncPutter, o *op, reg *region, off int, src []by
 		}
 	})
 	e.settleMu.Lock()
-	e.settles = append(e.settles, settle{seq: o.seq, f: f})
+	e.settles = append(e.settles, settle{seq: o.seq, pe: o.pe, f: f})
 	e.settleMu.Unlock()
 	return err
 }
@@ -278,13 +282,17 @@ func (e *endpoint) putRing(ap asyncPutter, o *op, reg *region, off int, src []by
 // this quiet does not wait for, stay lent: settling one still in flight
 // could go on copying its source after its own quiet returned and its
 // issuer reused it.
-func (e *endpoint) settle(seq uint64) {
+func (e *endpoint) settle(seq uint64) { e.settleTo(seq, nil) }
+
+// settleTo is settle for the puts to the PEs that to accepts (nil: all),
+// the others staying lent: a per-PE quiet waited for those alone.
+func (e *endpoint) settleTo(seq uint64, to func(pe int) bool) {
 	e.settleMu.Lock()
 	// A put takes its number before it records its loan, so the list is
 	// nearly in order, not quite: look at every entry.
 	mine, later := e.settles, 0
 	for _, s := range e.settles {
-		if s.seq > seq {
+		if s.seq > seq || to != nil && !to(s.pe) {
 			later++
 		}
 	}
@@ -294,7 +302,7 @@ func (e *endpoint) settle(seq uint64) {
 		mine = make([]settle, 0, len(e.settles)-later)
 		keep := e.settles[:0]
 		for _, s := range e.settles {
-			if s.seq <= seq {
+			if s.seq <= seq && (to == nil || to(s.pe)) {
 				mine = append(mine, s)
 			} else {
 				keep = append(keep, s)

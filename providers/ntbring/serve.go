@@ -81,6 +81,9 @@ func (d *domain) answered(m meta, payload []byte) {
 		d.dropped(fmt.Errorf("%w: get response of %d bytes for a get of %d", errBadMeta, len(payload), len(o.dst)))
 		return
 	}
+	if d.holds.Load() != 0 && d.holdAnswer(o, m, payload) {
+		return // set aside (HoldAcks)
+	}
 	if m.kind == kindPutAck && o.acks.Add(-1) >= 0 {
 		return // more pieces of the put are to land
 	}

@@ -55,6 +55,20 @@ func (e *Endpoint) CheckOpen(op string) error {
 	return nil
 }
 
+// CheckPEs is nil while the endpoint is open and every PE of pes is one
+// of the job's: the check of a per-PE quiet (core.PEQuieter).
+func (e *Endpoint) CheckPEs(op string, pes []int) error {
+	if err := e.CheckOpen(op); err != nil {
+		return err
+	}
+	for _, pe := range pes {
+		if err := core.CheckPE(pe, e.NPEs); err != nil {
+			return e.Err(op, pe, err)
+		}
+	}
+	return nil
+}
+
 // Foreign is the size a provider passes for a region that is not one of
 // its endpoint's domain: nil, another domain's, or another provider's.
 // The checks then refuse it with core.ErrInvalid.

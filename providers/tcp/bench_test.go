@@ -1,9 +1,11 @@
 package tcp_test
 
 import (
+	"fmt"
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -243,4 +245,52 @@ func benchPut4MiBQuiet(b *testing.B, open pair, locked bool) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkProcPut8Batch is a stream of 8-byte puts (PutValue) to a PE
+// process, 256 between quiets, outside a batch and in one (core.Batcher:
+// a session with SHMEM_CTX_SESSION_BATCH), back to back (work=0) and
+// with 3µs of computation before each (work=3µs, a busy loop: puts more
+// than burstGap apart, which outside a batch their issuers write one by
+// one). writes/op is the writes of PE 0's connection per put.
+func BenchmarkProcPut8Batch(b *testing.B) {
+	for _, work := range []time.Duration{0, 3 * time.Microsecond} {
+		for _, batch := range []bool{false, true} {
+			b.Run(fmt.Sprintf("work=%v/batch=%v", work, batch), func(b *testing.B) {
+				benchPut8Batch(b, work, batch)
+			})
+		}
+	}
+}
+
+func benchPut8Batch(b *testing.B, work time.Duration, batch bool) {
+	ep, r := procPair(b, 1<<16)
+	bt := ep.(core.Batcher)
+	w0 := tcp.Writes(ep, 1)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		if batch && i%256 == 0 {
+			bt.StartBatch(256)
+		}
+		if work > 0 {
+			for start := time.Now(); time.Since(start) < work; {
+			}
+		}
+		if err := ep.PutValue(1, r, (i%4096)*8, uint64(i), 8); err != nil {
+			b.Fatal(err)
+		}
+		i++
+		if i%256 == 0 {
+			if batch {
+				require.NoError(b, bt.StopBatch())
+			}
+			require.NoError(b, ep.Quiet())
+		}
+	}
+	if batch {
+		require.NoError(b, bt.StopBatch())
+	}
+	require.NoError(b, ep.Quiet())
+	b.ReportMetric(float64(tcp.Writes(ep, 1)-w0)/float64(i), "writes/op")
 }

@@ -43,6 +43,7 @@ type conn struct {
 	reqs requestTable
 	rd   reader
 	aw   ackWait // a locked quiet's wait after a large put (ackwait.go)
+	hold ackHold // the peer's acks set aside (domain.HoldAcks)
 
 	stopOnce   sync.Once
 	closeOnce  sync.Once
@@ -99,6 +100,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	c := &conn{d: d, peer: peer, nc: nc, dead: make(chan struct{}),
 		readerDone: make(chan struct{}), writerDone: make(chan struct{})}
 	c.q.kick, c.q.buffer, c.q.out = make(chan struct{}, 1), d.set.buffer, make([]byte, 0, 64<<10)
+	c.q.urge = make(chan struct{}, 1)
 	c.w.nc, c.w.spare = nc, make([]byte, 0, 64<<10)
 	c.reqs.peer = peer
 	c.rd.rx = rxState{d: d, reqs: &c.reqs, peer: peer}

@@ -70,6 +70,7 @@ type domain struct {
 var (
 	_ core.Domain      = (*domain)(nil)
 	_ core.LocalWaiter = (*domain)(nil)
+	_ core.AckHolder   = (*domain)(nil)
 )
 
 // Open joins this PE to the job: it listens, exchanges listen addresses

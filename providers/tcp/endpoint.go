@@ -22,6 +22,7 @@ type endpoint struct {
 
 	d       *domain
 	counter core.Counter
+	batch   atomic.Bool // in a batch (batch.go): small puts and atomics wait for more
 
 	// Quiet sleeps on qcond while qwaiting; completions broadcast only
 	// then, so they cost one atomic load while nobody quiets.
@@ -30,7 +31,11 @@ type endpoint struct {
 	qcond    sync.Cond
 }
 
-var _ core.Endpoint = (*endpoint)(nil)
+var (
+	_ core.Endpoint  = (*endpoint)(nil)
+	_ core.PEQuieter = (*endpoint)(nil)
+	_ core.Batcher   = (*endpoint)(nil)
+)
 
 // maxFrame is the largest payload of one frame: longer puts and gets are
 // split, so one frame's length always fits the target's checks.
@@ -397,6 +402,95 @@ func (e *endpoint) quiet() error {
 		e.qmu.Unlock()
 	}
 	return e.counter.TakeErr()
+}
+
+// QuietPEs implements core.PEQuieter: it writes what is queued to the
+// listed PEs and waits for their acks of this endpoint's puts and
+// atomics queued before it began, and for the replies to its
+// non-blocking gets to them; the operations to other PEs go on. It
+// returns the error of a listed PE whose connection failed.
+func (e *endpoint) QuietPEs(pes []int) error {
+	if err := e.CheckPEs("pe-quiet", pes); err != nil {
+		return err
+	}
+	var buf [8]peMark
+	marks := buf[:0]
+	for _, pe := range pes {
+		if c := e.d.conns[pe]; c != nil {
+			m := peMark{c: c, ack: c.q.lastOf(e), gen: c.reqs.generation()}
+			if !m.done(e) {
+				marks = append(marks, m)
+			}
+		}
+	}
+	if len(marks) > 0 {
+		e.quietMarks(marks)
+	}
+	for _, pe := range pes {
+		if c := e.d.conns[pe]; c != nil {
+			if err := c.err(); err != nil {
+				return e.Err("pe-quiet", pe, err)
+			}
+		}
+	}
+	return nil
+}
+
+// peMark is what a per-PE quiet waits for on the connection to one PE:
+// the peer's acks to reach ack (sendQueue.lastOf), and the replies to the
+// endpoint's non-blocking gets numbered up to gen in the request table.
+type peMark struct {
+	c   *conn
+	ack uint64
+	gen uint32
+}
+
+func (m *peMark) done(e *endpoint) bool {
+	return m.c.q.ackedThrough(m.ack) && !m.c.reqs.pendingNBI(e, m.gen)
+}
+
+// quietMarks is quiet's wait for the marks alone: the same steps, on the
+// marks' connections only.
+func (e *endpoint) quietMarks(marks []peMark) {
+	done := func() bool {
+		for i := range marks {
+			if !marks[i].done(e) {
+				return false
+			}
+		}
+		return true
+	}
+	for i := range marks {
+		marks[i].c.flushNow()
+	}
+	pl := startAssist(e.d)
+	for i := range marks {
+		if c := marks[i].c; !done() {
+			c.assist(&pl, done)
+		}
+	}
+	if e.d.lockedCallers {
+		for i := range marks {
+			if c := marks[i].c; !done() {
+				c.serveOnce(done)
+			}
+		}
+		for i := range marks {
+			if c := marks[i].c; !done() {
+				c.awaitLarge(done)
+			}
+		}
+	}
+	// Every mark is reached by its ack or reply, each of which completes
+	// one of this endpoint's operations and so wakes it, or by its
+	// connection's failure, which fails them.
+	e.qmu.Lock()
+	e.qwaiting.Add(1)
+	for !done() {
+		e.qcond.Wait()
+	}
+	e.qwaiting.Add(-1)
+	e.qmu.Unlock()
 }
 
 // complete records the completion of the n operations numbered from seq

@@ -22,3 +22,9 @@ func LockedBenchPair(b *testing.B, size int) (core.Endpoint, core.Region) {
 	regs := newRegions(b, doms, size)
 	return newEndpoint(b, doms[0]), regs[0]
 }
+
+// Writes is how many writes PE 0's endpoint's domain made on its
+// connection to pe (writer.writes).
+func Writes(ep core.Endpoint, pe int) uint64 {
+	return ep.(*endpoint).d.conns[pe].w.writes.Load()
+}

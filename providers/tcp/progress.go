@@ -115,6 +115,14 @@ func (c *conn) act(o *rxOut) error {
 // Counters are completed outside the send queue's lock, a few runs at a
 // time.
 func (c *conn) ack(count uint64) error {
+	if c.hold.on.Load() && c.hold.set(count) {
+		return nil
+	}
+	return c.applyAck(count)
+}
+
+// applyAck is ack's work: the ledger's record, then the counters.
+func (c *conn) applyAck(count uint64) error {
 	if err := c.q.ack(count); err != nil {
 		return err
 	}

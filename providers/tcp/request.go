@@ -100,6 +100,27 @@ func (t *requestTable) fail(err error) []*request {
 	return ended
 }
 
+// generation is the number the table gave its last request: requests
+// added later have a larger one (modulo 2^32).
+func (t *requestTable) generation() uint32 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gen
+}
+
+// pendingNBI says whether a non-blocking request of ep added up to
+// generation gen still waits for its reply.
+func (t *requestTable) pendingNBI(ep *endpoint, gen uint32) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, r := range t.reqs {
+		if r != nil && r.nbi && r.ep == ep && int32(uint32(r.id>>32)-gen) <= 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // outstanding counts the requests waiting for a reply.
 func (t *requestTable) outstanding() int {
 	t.mu.Lock()

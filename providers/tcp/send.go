@@ -24,7 +24,7 @@ const smallReply = injectSize
 // lies. A signal, if sig is not nil, is queued right after the put and
 // written with it.
 func (c *conn) send(ep *endpoint, h *header, payload []byte, sig *header) error {
-	wait, how, err := c.q.put(ep, h, payload, sig)
+	wait, how, err := c.q.put(ep, h, payload, sig, ep.batch.Load())
 	if err != nil {
 		return err
 	}
@@ -119,10 +119,19 @@ func (c *conn) flushReader() {
 // queued, optionally lingering FLUSH_IDLE for more first.
 func (c *conn) writeLoop() {
 	defer close(c.writerDone)
+	var hold *time.Timer // batchHold's, made at the first batch
+	defer func() {
+		if hold != nil {
+			hold.Stop()
+		}
+	}()
 	for {
 		select {
 		case <-c.q.kick:
 		case <-c.dead:
+			return
+		}
+		if !c.holdBatch(&hold) {
 			return
 		}
 		if idle := c.d.set.flushIdle; idle > 0 {

@@ -21,13 +21,18 @@ type sendQueue struct {
 	kick   chan struct{} // wakes the writer goroutine
 	buffer int           // the queue's size past which issuers write it themselves
 
-	mu       sync.Mutex
-	out      []byte
-	refs     []segment
-	kicked   bool  // the writer was kicked and has not found the queue empty since
-	lastSend int64 // nanotime of the last put, or of the end of its issuer's own write
-	bye      bool  // opBye is queued: nothing more may be
-	err      error // the connection failed: nothing more may be queued
+	mu     sync.Mutex
+	out    []byte
+	refs   []segment
+	kicked bool // the writer was kicked and has not found the queue empty since
+	// held says the writer was kicked for a batch's frames (batch.go):
+	// it waits up to batchHold before it writes, unless urged.
+	held     bool
+	heldAt   int64         // nanotime of the first frame held
+	urge     chan struct{} // ends the writer's wait for a batch
+	lastSend int64         // nanotime of the last put, or of the end of its issuer's own write
+	bye      bool          // opBye is queued: nothing more may be
+	err      error         // the connection failed: nothing more may be queued
 	enq      uint64
 	ledger   ackLedger
 }
@@ -67,6 +72,7 @@ func (q *sendQueue) kickLocked() {
 // wake wakes the writer.
 func (q *sendQueue) wake() {
 	q.mu.Lock()
+	q.urgeLocked()
 	q.kickLocked()
 	q.mu.Unlock()
 }
@@ -80,7 +86,7 @@ func (q *sendQueue) wake() {
 // count of frames written must reach before the payload may be reused
 // (0 otherwise). A signal, if sig is not nil, follows the put in the
 // queue, so one write carries both (endpoint.PutSignal).
-func (q *sendQueue) put(ep *endpoint, h *header, payload []byte, sig *header) (wait uint64, how int, err error) {
+func (q *sendQueue) put(ep *endpoint, h *header, payload []byte, sig *header, batch bool) (wait uint64, how int, err error) {
 	q.mu.Lock()
 	if err := q.closedLocked(); err != nil {
 		q.mu.Unlock()
@@ -103,6 +109,14 @@ func (q *sendQueue) put(ep *endpoint, h *header, payload []byte, sig *header) (w
 	}
 	full := len(q.out) >= q.buffer
 	now := nanotime()
+	if batch && !byRef && !full {
+		// A batch's frame waits for more (batch.go): no write, and the
+		// writer, if it sleeps, is kicked to write within batchHold.
+		q.holdLocked(now)
+		q.mu.Unlock()
+		return 0, leaveIt, nil
+	}
+	q.urgeLocked()
 	// A put that follows the last by more than burstGap while the writer
 	// sleeps starts no burst: its issuer writes it, saving the writer's
 	// wake-up. Within a burst, the writer combines. The gap counts from the
@@ -146,6 +160,7 @@ func (q *sendQueue) request(h *header, nbi bool) error {
 	}
 	q.out = appendHeader(q.out, h)
 	q.enq++
+	q.urgeLocked()
 	if nbi {
 		q.kickLocked()
 	}
@@ -180,6 +195,7 @@ func (q *sendQueue) queueBye() {
 	q.out = appendHeader(q.out, &header{op: opBye})
 	q.bye = true
 	q.enq++
+	q.urgeLocked()
 	q.kickLocked()
 }
 
@@ -198,6 +214,7 @@ type batchOut struct {
 func (q *sendQueue) take(spare []byte, spareRefs []segment) (b batchOut, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.held, q.heldAt = false, 0
 	if len(q.out) == 0 && len(q.refs) == 0 {
 		q.kicked = false
 		return b, false
@@ -221,9 +238,11 @@ func (q *sendQueue) takeNoWait(spare []byte, spareRefs []segment, maxRefs int) (
 		return b, false
 	}
 	if q.bye || len(q.refs) > 1 || (len(q.refs) == 1 && len(q.refs[0].ref) > maxRefs) {
+		q.urgeLocked()
 		q.kickLocked()
 		return b, false
 	}
+	q.held, q.heldAt = false, 0
 	b = batchOut{out: q.out, refs: q.refs, end: q.enq}
 	q.out, q.refs = spare, spareRefs
 	return b, true
@@ -318,6 +337,31 @@ func (q *sendQueue) ack(count uint64) error {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.ledger.ack(count)
+}
+
+// lastOf is the number on the connection of ep's last operation queued
+// and not yet acknowledged, 0 if none is: what a per-PE quiet waits for
+// the peer's acks to reach (endpoint.QuietPEs). The peer acks in the
+// order operations were queued, so every earlier one of ep's is acked
+// by then.
+func (q *sendQueue) lastOf(ep *endpoint) uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	l := &q.ledger
+	for i := len(l.batches) - 1; i >= l.head; i-- {
+		if l.batches[i].ep == ep {
+			return l.batches[i].end
+		}
+	}
+	return 0
+}
+
+// ackedThrough says whether the peer acknowledged every operation
+// numbered up to mark, or the queue failed, which ends them all.
+func (q *sendQueue) ackedThrough(mark uint64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.ledger.acked >= mark || q.err != nil
 }
 
 // popAcked fills done with up to len(done) runs of acknowledged

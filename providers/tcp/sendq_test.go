@@ -80,7 +80,7 @@ func TestSendQueuePutSignal(t *testing.T) {
 	ep := &endpoint{}
 	small := []byte("12345678")
 	sig := header{op: opAtomic, typ: byte(core.Uint64), aop: byte(core.AtomicWrite), off: 64, arg: 7}
-	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, &sig)
+	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, &sig, false)
 	require.NoError(t, err)
 	require.Equal(t, writeTry, how, "a put-signal that starts no burst is its issuer's to write")
 	require.Zero(t, wait)
@@ -95,7 +95,7 @@ func TestSendQueuePutSignal(t *testing.T) {
 	require.Equal(t, sig, got)
 
 	big := make([]byte, injectSize+1)
-	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, &sig)
+	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, &sig, false)
 	require.NoError(t, err)
 	require.Equal(t, writeNow, how)
 	require.Equal(t, uint64(3), wait, "the put's frame, not the signal's, is waited for")
@@ -116,19 +116,19 @@ func TestSendQueue(t *testing.T) {
 	ep := &endpoint{}
 	small := []byte("12345678")
 
-	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+	wait, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 	require.NoError(t, err)
 	require.Equal(t, writeTry, how, "a put that starts no burst")
 	require.Zero(t, wait)
 	q.lastSend = nanotime() + int64(time.Hour) // the next put follows within burstGap
-	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 	require.NoError(t, err)
 	require.Equal(t, leaveIt, how, "a put within a burst")
 	require.Len(t, q.kick, 1, "the writer was woken")
 	require.Equal(t, uint64(2), ep.counter.Issued(), "both numbered once queued")
 
 	big := make([]byte, injectSize+1)
-	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, nil)
+	wait, how, err = q.put(ep, &header{op: opPut, arg: uint64(len(big))}, big, nil, false)
 	require.NoError(t, err)
 	require.Equal(t, writeNow, how)
 	require.Equal(t, uint64(3), wait, "the large put waits for its frame to be written")
@@ -160,10 +160,10 @@ func TestSendQueue(t *testing.T) {
 
 	// A full queue is written by its issuer.
 	for len(q.out) < q.buffer-hdrLen-len(small) {
-		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 		require.NoError(t, err)
 	}
-	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+	_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 	require.NoError(t, err)
 	require.Equal(t, writeNow, how)
 
@@ -176,7 +176,7 @@ func TestSendQueue(t *testing.T) {
 	require.True(t, ok)
 	require.True(t, b.bye)
 	require.True(t, q.drained())
-	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 	require.ErrorIs(t, err, core.ErrClosed)
 	require.False(t, q.answer(&header{op: opAck, off: 4}, nil, nil))
 
@@ -184,7 +184,7 @@ func TestSendQueue(t *testing.T) {
 	// acknowledged.
 	q = newQueue()
 	for range 3 {
-		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+		_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 		require.NoError(t, err)
 	}
 	require.NoError(t, q.ack(1))
@@ -195,7 +195,7 @@ func TestSendQueue(t *testing.T) {
 	require.Len(t, pending, 1)
 	require.Equal(t, uint64(2), pending[0].n)
 	require.ErrorIs(t, q.request(&header{op: opGet}, false), core.ErrPeerLost)
-	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil)
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
 	require.ErrorIs(t, err, core.ErrPeerLost)
 }
 
@@ -239,7 +239,7 @@ func TestRequestTable(t *testing.T) {
 func TestBurstGapCountsFromTheWrite(t *testing.T) {
 	q := newQueue()
 	ep := &endpoint{}
-	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, []byte("12345678"), nil)
+	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, []byte("12345678"), nil, false)
 	require.NoError(t, err)
 	require.Equal(t, writeTry, how, "a put that starts no burst")
 	q.lastSend -= 10 * burstGap // its issuer's write took ten gaps
@@ -289,4 +289,64 @@ func TestTakeNoWaitStream(t *testing.T) {
 	_, ok = q.takeNoWait(nil, nil, len(big))
 	require.False(t, ok, "two are a stream, the writer goroutine's")
 	require.Len(t, q.kick, 1, "the writer was woken")
+}
+
+// In a batch a lone small put is not its issuer's to write: it is queued,
+// the writer kicked to write it within batchHold; more of the batch add
+// to it without a kick. An operation outside the batch urges the writer
+// on, and so does a request; a full queue is its issuer's to write still.
+// Taking the queue ends the hold.
+func TestSendQueueBatch(t *testing.T) {
+	q := newQueue()
+	q.urge = make(chan struct{}, 1)
+	ep := &endpoint{}
+	small := []byte("12345678")
+
+	_, how, err := q.put(ep, &header{op: opPut, arg: 8}, small, nil, true)
+	require.NoError(t, err)
+	require.Equal(t, leaveIt, how, "a batch's lone put waits for the writer")
+	require.Len(t, q.kick, 1, "the writer is kicked to write it")
+	require.True(t, q.holding())
+	require.Greater(t, q.holdLeft(), time.Duration(0))
+	require.LessOrEqual(t, q.holdLeft(), batchHold)
+	<-q.kick
+	_, how, err = q.put(ep, &header{op: opAtomic}, nil, nil, true)
+	require.NoError(t, err)
+	require.Equal(t, leaveIt, how)
+	require.Empty(t, q.kick, "the writer, kicked already, is not kicked again")
+	require.Empty(t, q.urge)
+
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, false)
+	require.NoError(t, err)
+	require.Len(t, q.urge, 1, "an operation outside the batch cannot wait")
+	require.False(t, q.holding())
+	require.Zero(t, q.holdLeft())
+	<-q.urge
+
+	b, ok := q.take(nil, nil)
+	require.True(t, ok)
+	require.Equal(t, uint64(3), b.end, "the batch leaves in one write with what followed it")
+	_, ok = q.take(nil, nil)
+	require.False(t, ok, "the writer finds the queue empty and sleeps")
+	_, _, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, true)
+	require.NoError(t, err)
+	require.True(t, q.holding())
+	require.NoError(t, q.request(&header{op: opGet, arg: 8}, true))
+	require.Len(t, q.urge, 1, "a request cannot wait")
+	<-q.urge
+	<-q.kick
+	q.take(nil, nil)
+	q.take(nil, nil)
+
+	for !q.holding() || len(q.out) < q.buffer {
+		_, how, err = q.put(ep, &header{op: opPut, arg: 8}, small, nil, true)
+		require.NoError(t, err)
+		if how == writeNow {
+			break
+		}
+	}
+	require.Equal(t, writeNow, how, "a full queue is written by its issuer, in a batch too")
+	_, ok = q.take(nil, nil)
+	require.True(t, ok)
+	require.False(t, q.holding(), "taking the queue ends the hold")
 }

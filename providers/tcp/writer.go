@@ -18,6 +18,9 @@ type writer struct {
 	// written is the count of frames queued (sendQueue.enq) up to the
 	// last frame written.
 	written atomic.Uint64
+	// writes counts the writes of taken queues: the system calls the
+	// frames cost, but for a write the socket took in parts.
+	writes atomic.Uint64
 
 	mu        sync.Mutex
 	spare     []byte    // the buffer of the last write, for the next take
@@ -94,6 +97,7 @@ func (w *writer) flushLocked(q *sendQueue, polls bool) error {
 // waiting for socket space in poll(2) on this thread if polls and the
 // socket allows.
 func (w *writer) write(buf []byte, refs []segment, polls bool) error {
+	w.writes.Add(1)
 	if polls && w.raw != nil && w.rawPoll != nil {
 		return w.writeByPolling(buf, refs, w.rawPoll)
 	}
@@ -161,6 +165,7 @@ func (w *writer) flushNoWait(q *sendQueue) (left bool, err error) {
 	if !ok {
 		return q.pending(), nil
 	}
+	w.writes.Add(1)
 	var n int
 	if len(b.refs) == 0 {
 		w.rbuf, w.rn, w.rerr = b.out, 0, nil
