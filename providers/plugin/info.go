@@ -9,11 +9,14 @@ import (
 	pb "github.com/goshmem/goshmem/providers/plugin/proto"
 )
 
-// encodeInfo is the wire form of a provider's Info.
+// encodeInfo is the wire form of a provider's Info. Of its capabilities
+// it claims only those the plugin protocol carries (allCaps): an
+// operation the protocol has no call for, such as a quiet of some PEs or
+// a batch, is not the host's to offer.
 func encodeInfo(in core.Info) *pb.InfoReply {
 	r := &pb.InfoReply{
 		Name: in.Name, Description: in.Description, Version: in.Version,
-		Caps: uint64(in.Caps), Locality: uint32(in.Locality), Progress: uint32(in.Progress),
+		Caps: uint64(in.Caps & allCaps), Locality: uint32(in.Locality), Progress: uint32(in.Progress),
 		Order: uint32(in.Order), ThreadSafe: in.ThreadSafe,
 		MaxMsgSize: int64(in.MaxMsgSize), InjectSize: int64(in.InjectSize), Preference: int32(in.Preference),
 	}

@@ -69,6 +69,20 @@ func TestInfoRoundTrip(t *testing.T) {
 	}
 }
 
+// A provider behind a plugin offers only what the plugin protocol
+// carries: a quiet of some PEs and batches have no call there.
+func TestInfoClaimsWhatTheProtocolCarries(t *testing.T) {
+	in := sampleInfo()
+	in.Caps |= core.CapPEQuiet | core.CapBatch | core.CapPutSignal
+	got, err := decodeInfo(encodeInfo(in))
+	if err != nil {
+		t.Fatalf("decode: %v", err)
+	}
+	if want := in.Caps & allCaps; got.Caps != want {
+		t.Fatalf("caps %v, want %v", got.Caps.Names(), want.Names())
+	}
+}
+
 func TestErrRoundTrip(t *testing.T) {
 	for c := uint8(1); c <= core.MaxErrorCode; c++ {
 		s, _ := core.ErrorOfCode(c)
