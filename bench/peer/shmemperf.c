@@ -99,6 +99,11 @@ static void op_put_lat(long size) { shmem_putmem(sym, local, size, peer); shmem_
 static void op_get_lat(long size) { shmem_getmem(local, sym, size, peer); }
 static void op_fadd(long size) { (void)size; shmem_long_atomic_fetch_add(word, 1, peer); }
 static void op_cswap(long size) { (void)size; shmem_long_atomic_compare_swap(word, 0, 0, peer); }
+static void op_finc(long size) { (void)size; shmem_long_atomic_fetch_inc(word, peer); }
+/* The 32-bit atomics work on the word's first half, symmetric as it is. */
+static void op_fadd32(long size) { (void)size; shmem_int_atomic_fetch_add((int *)word, 1, peer); }
+static void op_finc32(long size) { (void)size; shmem_int_atomic_fetch_inc((int *)word, peer); }
+static void op_cswap32(long size) { (void)size; shmem_int_atomic_compare_swap((int *)word, 0, 0, peer); }
 
 /* The collectives move at least one 64-bit element, as cmd/shmemperf's
  * do: size/8 of them, or 1. */
@@ -247,6 +252,10 @@ static struct test tests[] = {
 	{.name = "put_rate", .metric = RATE, .fixed = 8, .per = 0, .op = op_put_rate},
 	{.name = "fadd_lat", .metric = LATENCY, .fixed = 8, .per = 1, .op = op_fadd},
 	{.name = "cswap_lat", .metric = LATENCY, .fixed = 8, .per = 1, .op = op_cswap, .setup = reset_word},
+	{.name = "finc_lat", .metric = LATENCY, .fixed = 8, .per = 1, .op = op_finc},
+	{.name = "fadd32_lat", .metric = LATENCY, .fixed = 4, .per = 1, .op = op_fadd32},
+	{.name = "finc32_lat", .metric = LATENCY, .fixed = 4, .per = 1, .op = op_finc32},
+	{.name = "cswap32_lat", .metric = LATENCY, .fixed = 4, .per = 1, .op = op_cswap32, .setup = reset_word},
 	{.name = "add_rate", .metric = RATE, .fixed = 8, .per = 0, .op = op_add_rate},
 	/* A barrier costs thousands of small puts on many PEs: per 10. */
 	{.name = "barrier", .metric = LATENCY, .fixed = 0, .every_pe = 1, .per = 10, .op = op_barrier},

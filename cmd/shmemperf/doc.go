@@ -12,8 +12,9 @@
 //
 // Tests: put_lat (putmem then quiet), get_lat (getmem), put_bw and get_bw
 // (a -window of non-blocking transfers, then quiet), put_rate (8-byte
-// putmem, -window at a time, then quiet), fadd_lat and cswap_lat (64-bit
-// fetch-add and compare-swap), add_rate (64-bit add, -window at a time,
+// putmem, -window at a time, then quiet), fadd_lat, finc_lat and
+// cswap_lat (64-bit fetch-add, fetch-increment and compare-swap) and
+// fadd32_lat, finc32_lat and cswap32_lat (the same on 32 bits), add_rate (64-bit add, -window at a time,
 // then quiet), the barriers and syncs (barrier: barrier_all, sync_all,
 // set_barrier: the active-set barrier with pSync, team_sync: the World's
 // team's Sync) and the collectives broadcast, fcollect, collect, alltoall,

@@ -13,6 +13,7 @@ type env struct {
 	sym    []byte // symmetric, as large as the largest size
 	local  []byte // private, as large as the largest size
 	word   *int64 // a symmetric 64-bit word for the atomics
+	word32 *int32 // and a 32-bit one
 	iters  int
 	warmup int
 	window int

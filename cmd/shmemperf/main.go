@@ -158,7 +158,11 @@ func run(w *shmem.World, o *options, out io.Writer) ([]result, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &env{w: w, peer: min(1, w.NPEs()-1), sym: sym, local: make([]byte, largest), word: &word[0],
+	word32, err := shmem.Calloc[int32](w, 1)
+	if err != nil {
+		return nil, err
+	}
+	e := &env{w: w, peer: min(1, w.NPEs()-1), sym: sym, local: make([]byte, largest), word: &word[0], word32: &word32[0],
 		iters: o.iters, warmup: o.warmup, window: o.win, largest: largest}
 	// Written, as bench/peer/shmemperf.c writes its buffer: a buffer never
 	// written reads as the kernel's one zero page, which stays in cache,

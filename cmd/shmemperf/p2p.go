@@ -76,6 +76,39 @@ func init() {
 				return err
 			})
 		}})
+	register(test{name: "finc_lat", doc: "64-bit atomic fetch-increment", metric: latency, sizes: []int{8},
+		run: func(e *env, size int) (float64, error) {
+			return e.fromPE0(size, func() error {
+				_, err := shmem.AtomicFetchInc(e.w, e.word, e.peer)
+				return err
+			})
+		}})
+	register(test{name: "fadd32_lat", doc: "32-bit atomic fetch-add", metric: latency, sizes: []int{4},
+		run: func(e *env, size int) (float64, error) {
+			return e.fromPE0(size, func() error {
+				_, err := shmem.AtomicFetchAdd(e.w, e.word32, 1, e.peer)
+				return err
+			})
+		}})
+	register(test{name: "finc32_lat", doc: "32-bit atomic fetch-increment", metric: latency, sizes: []int{4},
+		run: func(e *env, size int) (float64, error) {
+			return e.fromPE0(size, func() error {
+				_, err := shmem.AtomicFetchInc(e.w, e.word32, e.peer)
+				return err
+			})
+		}})
+	register(test{name: "cswap32_lat", doc: "32-bit atomic compare-swap (that succeeds)", metric: latency, sizes: []int{4},
+		run: func(e *env, size int) (float64, error) {
+			if e.w.MyPE() == 0 {
+				if err := shmem.AtomicSet(e.w, e.word32, 0, e.peer); err != nil { // the tests before left it non-zero
+					return 0, err
+				}
+			}
+			return e.fromPE0(size, func() error {
+				_, err := shmem.AtomicCompareSwap(e.w, e.word32, 0, 0, e.peer)
+				return err
+			})
+		}})
 	register(test{name: "add_rate", doc: "64-bit atomic add, a window at a time, then quiet", metric: rate, sizes: []int{8},
 		run: func(e *env, size int) (float64, error) {
 			w, word, peer := e.w, e.word, e.peer
