@@ -121,7 +121,7 @@ type cutRow struct {
 func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ntbtool sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hosts := fs.String("hosts", "2,3,4,8,16", "ring sizes, comma separated (2 to 63)")
+	hosts := fs.String("hosts", "2,3,4,8,16", "ring sizes, comma separated (2 to 64)")
 	model := fs.String("model", sim.Gen3x8.Name, "device model: "+strings.Join(sim.ModelNames, " or "))
 	seed := fs.Uint64("seed", 1, "seed of the fabric's random draws")
 	protos := fs.String("protocol", "ring,seed", `protocols: "ring", "seed" or both`)
@@ -153,8 +153,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, h := range strings.Split(*hosts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(h))
-		if err != nil || n < 2 || n > 63 {
-			return usageError{fmt.Sprintf("-hosts: %q: ring sizes from 2 to 63", h)}
+		if err != nil || n < 2 || n > 64 {
+			return usageError{fmt.Sprintf("-hosts: %q: ring sizes from 2 to 64", h)}
 		}
 		o.hosts = append(o.hosts, n)
 	}

@@ -24,6 +24,9 @@ type ringPorts struct {
 	adoptMemory func(lane, region int, b []byte) (ntb.Memory, error)
 	joinMemory  func(lane, region int, b []byte) (ntb.Memory, error)
 	close       func() error
+	// topo is how the hosts' ports are cabled; host is this host's id.
+	topo topology
+	host int
 }
 
 // port is the port facing side s.
@@ -51,12 +54,12 @@ func enableLinks(r *ringPorts, me, n int, timeout time.Duration) error {
 	return nil
 }
 
-// alarm rings the broken-ring alarm, naming host lost, on both ports. A
-// port whose link is down cannot ring, and needs not: its neighbour saw
-// the link go down.
+// alarm rings the broken-ring alarm, naming host lost, on every port
+// (alarm.go). A port whose link is down cannot ring, and needs not: its
+// neighbour saw the link go down.
 func (r *ringPorts) alarm(lost int) {
-	for _, p := range []ntb.Port{r.left, r.right} {
-		_ = p.PeerDBSet(uint64(lost+1) << dbAlarmShift & dbAlarmMask)
+	for _, s := range r.topo.sides() {
+		_ = r.port(s).PeerDBSet(alarmBits(r.topo, r.host, s, lost))
 	}
 }
 
@@ -91,7 +94,7 @@ func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPort
 	}
 	// emu.Host.Close is idempotent: a second close is a no-op.
 	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory,
-		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close}, nil
+		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close, topo: ringOf(n), host: host}, nil
 }
 
 // The devices GOSHMEM_NTBRING_DEVICE names.
@@ -117,7 +120,7 @@ func openSim(cfg *core.Config, host, n, lanes int, tag string) (*ringPorts, erro
 	if err != nil {
 		return nil, err
 	}
-	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: release}, nil
+	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: release, topo: ringOf(n), host: host}, nil
 }
 
 // maxLaneWindows is the most windows of a lane's partition ntbring asks

@@ -179,17 +179,11 @@ func (d *domain) fromBootstrap(err error) bool {
 
 // alarmed acts on doorbell bits db rung by the neighbour from on side: if
 // they carry the broken-ring alarm, the domain fails naming the host
-// lost. across is the neighbour on the other side.
-func (d *domain) alarmed(side ntb.Side, from, across int, db uint64) {
-	a := db & dbAlarmMask >> dbAlarmShift
-	if a == 0 {
+// lost (alarm.go).
+func (d *domain) alarmed(side ntb.Side, from int, db uint64) {
+	lost, ok := alarmLost(db, d.rank, from, d.npes)
+	if !ok {
 		return
-	}
-	lost := int(a) - 1
-	if lost == d.rank {
-		// The alarm came the long way round from the host across the
-		// break from us: what we lost is the neighbour on the other side.
-		lost = across
 	}
 	d.fail(&core.PeerLostError{PE: lost,
 		Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", side, from)})

@@ -51,9 +51,10 @@ func (k kind) isLinkNotice() bool { return k == kindCut || k == kindRepair }
 const metaWords = 4
 
 // maxHosts is the largest ring: host ids travel in 8 bits of metadata,
-// and the broken-ring alarm carries one plus a host id in 6 doorbell bits.
-// The seeds' hardware never went past a handful of hosts.
-const maxHosts = 63
+// and the broken-ring alarm names a host other than the one that hears
+// it, relative to that one, in 6 doorbell bits (alarm.go). The seeds'
+// hardware never went past a handful of hosts.
+const maxHosts = 64
 
 // maxRounds bounds the rounds of the dissemination barrier over the
 // ring, one per power of two below the ring's size.

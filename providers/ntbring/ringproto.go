@@ -211,7 +211,7 @@ func (p *ringProto) dispatch(side ntb.Side) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			p.d.alarmed(l.side, l.peer, p.link(opposite(l.side)).peer, ev.DB)
+			p.d.alarmed(l.side, l.peer, ev.DB)
 		}
 	}
 }

@@ -173,7 +173,7 @@ func (p *seed) dispatch(l *link) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			p.d.alarmed(l.side, l.peer, p.links[opposite(l.side)].peer, ev.DB)
+			p.d.alarmed(l.side, l.peer, ev.DB)
 		}
 	}
 }
