@@ -51,7 +51,7 @@ func TestSimSameSeedSameFigures(t *testing.T) {
 }
 
 func TestSimUsage(t *testing.T) {
-	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "64"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "torus"}, {"nosuch"}} {
+	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "65"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "torus"}, {"nosuch"}} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(append([]string{"sim"}, args...), &stdout, &stderr), "%v: %s", args, stderr.String())
 	}

@@ -19,7 +19,7 @@ type Port struct {
 	f    *Fabric
 	host *Host
 	l    *link
-	end  int // 0: host k's Right port, 1: host k+1's Left port
+	end  int // 0: the link's first end (a Right or Down port), 1: its second (Left or Up)
 	side ntb.Side
 
 	// Under l.mu: the link state of this end and its inbound
