@@ -27,17 +27,20 @@ type domain struct {
 	// PE is the node of its lane (its index among its host's PEs) on
 	// its host, and the job's numbers are pe and size (see lanes.go).
 	rank, npes int
-	pe, size   int
-	lane       int
-	lanes      int
-	hostOfPE   []int   // by job PE: its host's place in the ring (nil with one lane)
-	localOf    []int   // by job PE: its index among its host's PEs
-	peAt       [][]int // by host and index: the job's PE
-	boot       core.Bootstrap
-	s          settings
-	dir        string // the job directory: region files live there for a moment
-	id         string // the domain's id, part of every file name
-	log        *slog.Logger
+	// topo is how the hosts are cabled: a ring until the device, once
+	// open, describes its fabric.
+	topo     topology
+	pe, size int
+	lane     int
+	lanes    int
+	hostOfPE []int   // by job PE: its host's place in the ring (nil with one lane)
+	localOf  []int   // by job PE: its index among its host's PEs
+	peAt     [][]int // by host and index: the job's PE
+	boot     core.Bootstrap
+	s        settings
+	dir      string // the job directory: region files live there for a moment
+	id       string // the domain's id, part of every file name
+	log      *slog.Logger
 
 	proto   protocol // nil in a job of one host: there is no ring
 	pending *pending

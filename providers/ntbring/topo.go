@@ -93,13 +93,23 @@ func (t topology) linkOf(me int, s ntb.Side) int {
 	return 2*t.neighbour(me, ntb.Up) + 1
 }
 
+// linkEnd is the host and side of link k's first end (a Right or, on a
+// torus, a Down port).
+func (t topology) linkEnd(k int) (int, ntb.Side) {
+	if !t.torus() {
+		return k, ntb.Right
+	}
+	if k%2 == 0 {
+		return k / 2, ntb.Right
+	}
+	return k / 2, ntb.Down
+}
+
 // linkSet is a set of link indices, at most 2*maxHosts.
 type linkSet [2 * maxHosts / 64]uint64
 
 func (c *linkSet) add(k int)     { c[k/64] |= 1 << (k % 64) }
-func (c *linkSet) remove(k int)  { c[k/64] &^= 1 << (k % 64) }
 func (c linkSet) has(k int) bool { return c[k/64]&(1<<(k%64)) != 0 }
-func (c linkSet) empty() bool    { return c == linkSet{} }
 func (c linkSet) String() string { return fmt.Sprint(c.list()) }
 func (c linkSet) list() (out []int) {
 	for k := range len(c) * 64 {

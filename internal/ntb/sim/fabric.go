@@ -133,6 +133,9 @@ func (h *Host) Ports() []*Port {
 	return []*Port{h.Left, h.Right, h.Up, h.Down}
 }
 
+// Fabric is the fabric the host is part of.
+func (h *Host) Fabric() *Fabric { return h.f }
+
 // Width is the hosts in each row of a torus, 0 for a ring.
 func (f *Fabric) Width() int { return f.cfg.Width }
 

@@ -79,6 +79,9 @@ func (p *Port) errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("ntb sim: host %d %s port: %s: %w", p.host.id, p.side, fmt.Sprintf(format, args...), sentinel)
 }
 
+// Fabric is the fabric the port is part of.
+func (p *Port) Fabric() *Fabric { return p.f }
+
 // Host is the index of the port's host; Link the index of its link.
 func (p *Port) Host() int { return p.host.id }
 func (p *Port) Link() int { return p.l.k }
