@@ -725,7 +725,7 @@ func printSim(w io.Writer, res simResult) error {
 		tw.Flush()
 	}
 	if len(res.Coll) > 0 {
-		fmt.Fprintln(w, "\nshmem's broadcast (from PE 0) and sum reduction on the world team: the slowest PE's time")
+		fmt.Fprintln(w, "\nshmem's collectives on the world team (broadcast from PE 0): the slowest PE's time")
 		fmt.Fprintln(tw, "protocol\tfabric\thosts\top\tbytes\tus\t")
 		for _, r := range res.Coll {
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.2f\t\n", r.Protocol, r.Fabric, r.Hosts, r.Op, r.Bytes, r.Us)
