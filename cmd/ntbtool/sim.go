@@ -29,6 +29,7 @@ type simOptions struct {
 	model    sim.Model
 	seed     uint64
 	protocol []string
+	topos    []string // "ring", "torus"
 	size     int
 	asJSON   bool
 	plot     string
@@ -79,6 +80,7 @@ var checkSizes = []int{1 << 20, 4 << 20, 16 << 20}
 // put of Size bytes.
 type hopRow struct {
 	Protocol string  `json:"protocol"`
+	Fabric   string  `json:"fabric"`
 	Hosts    int     `json:"hosts"`
 	Hops     int     `json:"hops"`
 	PutNs    float64 `json:"put8_ns"`
@@ -92,6 +94,7 @@ type hopRow struct {
 
 type barrierRow struct {
 	Protocol string  `json:"protocol"`
+	Fabric   string  `json:"fabric"`
 	Hosts    int     `json:"hosts"`
 	Us       float64 `json:"barrier_us"`
 }
@@ -99,6 +102,7 @@ type barrierRow struct {
 // alltoallRow: every host puts Size bytes to every other host at once.
 type alltoallRow struct {
 	Protocol    string  `json:"protocol"`
+	Fabric      string  `json:"fabric"`
 	Hosts       int     `json:"hosts"`
 	Size        int     `json:"size"`
 	Us          float64 `json:"time_us"`
@@ -112,6 +116,7 @@ type alltoallRow struct {
 // cutRow: a stream of puts across one link, cut part-way.
 type cutRow struct {
 	Protocol   string  `json:"protocol"`
+	Fabric     string  `json:"fabric"`
 	Hosts      int     `json:"hosts"`
 	BeforeMBps float64 `json:"before_mbps"`
 	AfterMBps  float64 `json:"after_mbps"`
@@ -121,13 +126,13 @@ type cutRow struct {
 func runSim(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("ntbtool sim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	hosts := fs.String("hosts", "2,3,4,8,16", "ring sizes, comma separated (2 to 63)")
+	hosts := fs.String("hosts", "2,3,4,8,16", "ring sizes, comma separated (2 to 64)")
 	model := fs.String("model", sim.Gen3x8.Name, "device model: "+strings.Join(sim.ModelNames, " or "))
 	seed := fs.Uint64("seed", 1, "seed of the fabric's random draws")
 	protos := fs.String("protocol", "ring,seed", `protocols: "ring", "seed" or both`)
 	size := fs.String("size", "4M", "bytes of a bandwidth transfer")
 	opCost := fs.Duration("op-cost", -1, "host CPU time per DMA descriptor and doorbell (default: the model's)")
-	topo := fs.String("topology", "ring", `"ring" (the torus is not built)`)
+	topo := fs.String("topology", "ring", `fabrics, comma separated: "ring" (two ports a host) and "torus" (a 2D torus of four ports a host, the squarest grid of each size; the ring protocol only)`)
 	asJSON := fs.Bool("json", false, "print JSON")
 	plotFile := fs.String("plot", "", "also draw the key figures into this file (.png or .svg)")
 	fs.Usage = func() {
@@ -141,8 +146,12 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 		return usageError{err.Error()}
 	}
 	o := simOptions{seed: *seed, asJSON: *asJSON, exps: fs.Args(), plot: *plotFile}
-	if *topo != "ring" {
-		return usageError{fmt.Sprintf("-topology %q: only \"ring\" is simulated", *topo)}
+	for _, t := range strings.Split(*topo, ",") {
+		t = strings.TrimSpace(t)
+		if t != "ring" && t != "torus" {
+			return usageError{fmt.Sprintf("-topology: %q: \"ring\" or \"torus\"", t)}
+		}
+		o.topos = append(o.topos, t)
 	}
 	var err error
 	if o.model, err = sim.ModelByName(*model); err != nil {
@@ -153,8 +162,8 @@ func runSim(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, h := range strings.Split(*hosts, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(h))
-		if err != nil || n < 2 || n > 63 {
-			return usageError{fmt.Sprintf("-hosts: %q: ring sizes from 2 to 63", h)}
+		if err != nil || n < 2 || n > 64 {
+			return usageError{fmt.Sprintf("-hosts: %q: ring sizes from 2 to 64", h)}
 		}
 		o.hosts = append(o.hosts, n)
 	}
@@ -244,13 +253,50 @@ const simRegion = 80 << 20
 
 var simJobs int
 
-func (o *simOptions) open(n int, proto string) (*simJob, error) {
-	return o.openOn(n, proto, "sim", o.model)
+// fabric is one protocol on one topology of the simulated fabric.
+type fabric struct {
+	proto, topo string
+}
+
+// fabrics are the protocols and topologies sim measures: the seeds'
+// protocol runs on a ring only.
+func (o *simOptions) fabrics() []fabric {
+	var out []fabric
+	for _, t := range o.topos {
+		for _, p := range o.protocol {
+			if t == "ring" || p == "ring" {
+				out = append(out, fabric{p, t})
+			}
+		}
+	}
+	return out
+}
+
+// sizes are the sizes of o.hosts that topology topo can be made of: a
+// torus needs 2 or more rows of 2 or more hosts.
+func (o *simOptions) sizes(topo string) []int {
+	var out []int
+	for _, n := range o.hosts {
+		if _, err := sim.ParseTopology(topo, n); err == nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// width is Config.Width of topology topo at n hosts.
+func width(topo string, n int) int {
+	w, _ := sim.ParseTopology(topo, n)
+	return w
+}
+
+func (o *simOptions) open(n int, fb fabric) (*simJob, error) {
+	return o.openOn(n, fb.proto, width(fb.topo, n), "sim", o.model)
 }
 
 // openOn opens a job of n hosts on device ("sim" or "emu"), the
-// simulator's with model m.
-func (o *simOptions) openOn(n int, proto, device string, m sim.Model) (*simJob, error) {
+// simulator's with model m, a ring or (width not 0) a torus.
+func (o *simOptions) openOn(n int, proto string, width int, device string, m sim.Model) (*simJob, error) {
 	simJobs++
 	j := &simJob{id: fmt.Sprintf("sim-%d-%d", n, simJobs), n: n}
 	dir, err := os.MkdirTemp("", "ntbsim")
@@ -258,7 +304,7 @@ func (o *simOptions) openOn(n int, proto, device string, m sim.Model) (*simJob, 
 		return nil, err
 	}
 	j.dir = dir
-	sim.Prepare(j.id, sim.Config{Hosts: n, Model: m, Seed: o.seed})
+	sim.Prepare(j.id, sim.Config{Hosts: n, Width: width, Model: m, Seed: o.seed})
 	env := map[string]string{
 		core.EnvShmDir:             dir,
 		"GOSHMEM_NTBRING_DEVICE":   device,
@@ -290,7 +336,7 @@ func (o *simOptions) openOn(n int, proto, device string, m sim.Model) (*simJob, 
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		_ = j.close()
-		return nil, fmt.Errorf("a ring of %d hosts (%s): %w", n, proto, err)
+		return nil, fmt.Errorf("a %s of %d hosts (%s): %w", sim.TopologyName(width, n), n, proto, err)
 	}
 	return j, nil
 }
@@ -391,21 +437,46 @@ func (o *simOptions) run(res *simResult) error {
 	return nil
 }
 
-// hops measures host 0's put and get to each host of the largest ring.
+// hopTargets is, by hop count from host 0, the first host that far
+// away on a ring (width 0) or torus of n hosts.
+func hopTargets(n, width int) []int {
+	dist := func(a, b, n int) int { d := (b - a + n) % n; return min(d, n-d) }
+	out := []int{0}
+	for h := 1; h < n; h++ {
+		d := dist(0, h, n)
+		if width != 0 {
+			d = dist(0, h%width, width) + dist(0, h/width, n/width)
+		}
+		if d == len(out) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// hops measures host 0's put and get to a host at each hop count of the
+// largest fabric.
 func (o *simOptions) hops(res *simResult) error {
-	n := slices.Max(o.hosts)
-	for _, proto := range o.protocol {
-		j, err := o.open(n, proto)
+	for _, fb := range o.fabrics() {
+		ns := o.sizes(fb.topo)
+		if len(ns) == 0 {
+			continue
+		}
+		n := slices.Max(ns)
+		j, err := o.open(n, fb)
 		if err != nil {
 			return err
 		}
 		ep, r := j.eps[0], j.regs[0]
 		buf := make([]byte, o.size)
-		for hop := 1; hop <= n/2; hop++ {
-			row := hopRow{Protocol: proto, Hosts: n, Hops: hop, Size: o.size,
+		for hop, pe := range hopTargets(n, width(fb.topo, n)) {
+			if hop == 0 {
+				continue
+			}
+			row := hopRow{Protocol: fb.proto, Fabric: sim.TopologyName(width(fb.topo, n), n), Hosts: n, Hops: hop, Size: o.size,
 				LinkMBps: o.model.PayloadBytesPerSec() / 1e6, OpCostNs: o.model.OpCost.Nanoseconds()}
 			put, err := timed(20, func() error {
-				if err := ep.Put(hop, r, 0, buf[:8]); err != nil {
+				if err := ep.Put(pe, r, 0, buf[:8]); err != nil {
 					return err
 				}
 				return ep.Quiet()
@@ -413,12 +484,12 @@ func (o *simOptions) hops(res *simResult) error {
 			if err != nil {
 				return err
 			}
-			get, err := timed(20, func() error { return ep.Get(hop, r, 0, buf[:8]) })
+			get, err := timed(20, func() error { return ep.Get(pe, r, 0, buf[:8]) })
 			if err != nil {
 				return err
 			}
 			putBig, err := timed(3, func() error {
-				if err := ep.Put(hop, r, 0, buf); err != nil {
+				if err := ep.Put(pe, r, 0, buf); err != nil {
 					return err
 				}
 				return ep.Quiet()
@@ -426,7 +497,7 @@ func (o *simOptions) hops(res *simResult) error {
 			if err != nil {
 				return err
 			}
-			getBig, err := timed(3, func() error { return ep.Get(hop, r, 0, buf) })
+			getBig, err := timed(3, func() error { return ep.Get(pe, r, 0, buf) })
 			if err != nil {
 				return err
 			}
@@ -443,9 +514,9 @@ func (o *simOptions) hops(res *simResult) error {
 
 // barriers times a barrier of every ring size.
 func (o *simOptions) barriers(res *simResult) error {
-	for _, proto := range o.protocol {
-		for _, n := range o.hosts {
-			j, err := o.open(n, proto)
+	for _, fb := range o.fabrics() {
+		for _, n := range o.sizes(fb.topo) {
+			j, err := o.open(n, fb)
 			if err != nil {
 				return err
 			}
@@ -456,7 +527,7 @@ func (o *simOptions) barriers(res *simResult) error {
 			if err != nil {
 				return err
 			}
-			res.Barrier = append(res.Barrier, barrierRow{Protocol: proto, Hosts: n, Us: float64(d.Nanoseconds()) / 1e3})
+			res.Barrier = append(res.Barrier, barrierRow{Protocol: fb.proto, Fabric: sim.TopologyName(width(fb.topo, n), n), Hosts: n, Us: float64(d.Nanoseconds()) / 1e3})
 			if err := j.close(); err != nil {
 				return err
 			}
@@ -470,16 +541,16 @@ const alltoallBlock = 256 << 10
 
 // alltoall has every host put a block to every other host at once.
 func (o *simOptions) alltoall(res *simResult) error {
-	for _, proto := range o.protocol {
-		for _, n := range o.hosts {
-			j, err := o.open(n, proto)
+	for _, fb := range o.fabrics() {
+		for _, n := range o.sizes(fb.topo) {
+			j, err := o.open(n, fb)
 			if err != nil {
 				return err
 			}
 			f := j.fabric()
 			src := make([]byte, alltoallBlock)
 			const reps = 3
-			before := linkBytes(f, n)
+			before := linkBytes(f)
 			took, err := timed(reps, func() error {
 				return j.each(func(h int) error {
 					for k := 1; k < n; k++ {
@@ -494,12 +565,12 @@ func (o *simOptions) alltoall(res *simResult) error {
 			if err != nil {
 				return err
 			}
-			wire := (linkBytes(f, n) - before) / reps
+			wire := (linkBytes(f) - before) / reps
 			bytes := n * (n - 1) * alltoallBlock
-			row := alltoallRow{Protocol: proto, Hosts: n, Size: alltoallBlock, Us: float64(took.Nanoseconds()) / 1e3,
+			row := alltoallRow{Protocol: fb.proto, Fabric: sim.TopologyName(width(fb.topo, n), n), Hosts: n, Size: alltoallBlock, Us: float64(took.Nanoseconds()) / 1e3,
 				PerHostMBps: mbps((n-1)*alltoallBlock, took), TotalMBps: mbps(bytes, took)}
 			if f != nil {
-				row.LinkShare = float64(wire) / (2 * float64(n) * o.model.LinkBytesPerSec * took.Seconds())
+				row.LinkShare = float64(wire) / (2 * float64(f.Links()) * o.model.LinkBytesPerSec * took.Seconds())
 			}
 			res.Alltoall = append(res.Alltoall, row)
 			if err := j.close(); err != nil {
@@ -510,12 +581,12 @@ func (o *simOptions) alltoall(res *simResult) error {
 	return nil
 }
 
-func linkBytes(f *sim.Fabric, n int) int64 {
+func linkBytes(f *sim.Fabric) int64 {
 	if f == nil {
 		return 0
 	}
 	var t int64
-	for k := range n {
+	for k := range f.Links() {
 		b := f.LinkBytes(k)
 		t += b[0] + b[1]
 	}
@@ -526,15 +597,15 @@ func linkBytes(f *sim.Fabric, n int) int64 {
 // the puts go round the other way.
 func (o *simOptions) cut(res *simResult) error {
 	const piece, pieces = 256 << 10, 32
-	for _, proto := range o.protocol {
-		if proto != "ring" {
+	for _, fb := range o.fabrics() {
+		if fb.proto != "ring" {
 			continue // the seeds' protocol does not reroute
 		}
-		for _, n := range o.hosts {
+		for _, n := range o.sizes(fb.topo) {
 			if n < 3 {
 				continue
 			}
-			j, err := o.open(n, proto)
+			j, err := o.open(n, fb)
 			if err != nil {
 				return err
 			}
@@ -554,6 +625,8 @@ func (o *simOptions) cut(res *simResult) error {
 			if err != nil {
 				return err
 			}
+			// Link 0 joins host 0's Right port to host 1, on a ring as on
+			// a torus.
 			j.fabric().SetLinkDown(0, true)
 			first, err := timed(1, func() error {
 				if err := ep.Put(1, r, 0, src[:8]); err != nil {
@@ -568,7 +641,7 @@ func (o *simOptions) cut(res *simResult) error {
 			if err != nil {
 				return err
 			}
-			res.Cut = append(res.Cut, cutRow{Protocol: proto, Hosts: n, BeforeMBps: mbps(piece*pieces, before),
+			res.Cut = append(res.Cut, cutRow{Protocol: fb.proto, Fabric: sim.TopologyName(width(fb.topo, n), n), Hosts: n, BeforeMBps: mbps(piece*pieces, before),
 				AfterMBps: mbps(piece*pieces, after), RerouteUs: float64(first.Nanoseconds()) / 1e3})
 			if err := j.close(); err != nil {
 				return err
@@ -599,7 +672,7 @@ func putRate(j *simJob, size, reps int) (float64, error) {
 
 // checkEmu measures the emulator's half of the check, in real time.
 func (o *simOptions) checkEmu(res *simResult) error {
-	j, err := o.openOn(2, "ring", "emu", emuModel)
+	j, err := o.openOn(2, "ring", 0, "emu", emuModel)
 	if err != nil {
 		return err
 	}
@@ -615,7 +688,7 @@ func (o *simOptions) checkEmu(res *simResult) error {
 
 // checkSim measures the simulator's half, on the emulator's model.
 func (o *simOptions) checkSim(res *simResult) error {
-	j, err := o.openOn(2, "ring", "sim", emuModel)
+	j, err := o.openOn(2, "ring", 0, "sim", emuModel)
 	if err != nil {
 		return err
 	}
@@ -637,33 +710,33 @@ func printSim(w io.Writer, res simResult) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	if len(res.Hops) > 0 {
 		fmt.Fprintf(w, "\nput and get from host 0 by hop count (latency: 8 bytes and a quiet; rate: %s)\n", core.FormatSize(int64(res.Hops[0].Size)))
-		fmt.Fprintln(tw, "protocol\thosts\thops\tput us\tget us\tput MB/s\tget MB/s\tof link\t")
+		fmt.Fprintln(tw, "protocol\tfabric\thosts\thops\tput us\tget us\tput MB/s\tget MB/s\tof link\t")
 		for _, r := range res.Hops {
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%.2f\t%.2f\t%.0f\t%.0f\t%.2f\t\n", r.Protocol, r.Hosts, r.Hops, r.PutNs/1e3, r.GetNs/1e3, r.PutMBps, r.GetMBps, r.PutMBps/r.LinkMBps)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.2f\t%.2f\t%.0f\t%.0f\t%.2f\t\n", r.Protocol, r.Fabric, r.Hosts, r.Hops, r.PutNs/1e3, r.GetNs/1e3, r.PutMBps, r.GetMBps, r.PutMBps/r.LinkMBps)
 		}
 		tw.Flush()
 	}
 	if len(res.Barrier) > 0 {
-		fmt.Fprintln(w, "\nbarrier by ring size")
-		fmt.Fprintln(tw, "protocol\thosts\tbarrier us\t")
+		fmt.Fprintln(w, "\nbarrier by fabric size")
+		fmt.Fprintln(tw, "protocol\tfabric\thosts\tbarrier us\t")
 		for _, r := range res.Barrier {
-			fmt.Fprintf(tw, "%s\t%d\t%.2f\t\n", r.Protocol, r.Hosts, r.Us)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.2f\t\n", r.Protocol, r.Fabric, r.Hosts, r.Us)
 		}
 		tw.Flush()
 	}
 	if len(res.Coll) > 0 {
-		fmt.Fprintln(w, "\nshmem's broadcast (from PE 0) and sum reduction on the world team: the slowest PE's time")
-		fmt.Fprintln(tw, "protocol\thosts\top\tbytes\tus\t")
+		fmt.Fprintln(w, "\nshmem's collectives on the world team (broadcast from PE 0): the slowest PE's time")
+		fmt.Fprintln(tw, "protocol\tfabric\thosts\top\tbytes\tus\t")
 		for _, r := range res.Coll {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%.2f\t\n", r.Protocol, r.Hosts, r.Op, r.Bytes, r.Us)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%.2f\t\n", r.Protocol, r.Fabric, r.Hosts, r.Op, r.Bytes, r.Us)
 		}
 		tw.Flush()
 	}
 	if len(res.Alltoall) > 0 {
 		fmt.Fprintf(w, "\nalltoall: every host puts %s to every other host at once\n", core.FormatSize(int64(res.Alltoall[0].Size)))
-		fmt.Fprintln(tw, "protocol\thosts\ttime us\tper host MB/s\ttotal MB/s\tlinks busy\t")
+		fmt.Fprintln(tw, "protocol\tfabric\thosts\ttime us\tper host MB/s\ttotal MB/s\tlinks busy\t")
 		for _, r := range res.Alltoall {
-			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t\n", r.Protocol, r.Hosts, r.Us, r.PerHostMBps, r.TotalMBps, r.LinkShare)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t\n", r.Protocol, r.Fabric, r.Hosts, r.Us, r.PerHostMBps, r.TotalMBps, r.LinkShare)
 		}
 		tw.Flush()
 	}
@@ -677,9 +750,9 @@ func printSim(w io.Writer, res simResult) error {
 	}
 	if len(res.Cut) > 0 {
 		fmt.Fprintln(w, "\na cut: host 0 streams 8M to host 1 in 256K puts, link 0 is cut, the stream again")
-		fmt.Fprintln(tw, "protocol\thosts\tbefore MB/s\tfirst put after us\tafter MB/s\t")
+		fmt.Fprintln(tw, "protocol\tfabric\thosts\tbefore MB/s\tfirst put after us\tafter MB/s\t")
 		for _, r := range res.Cut {
-			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.1f\t%.0f\t\n", r.Protocol, r.Hosts, r.BeforeMBps, r.RerouteUs, r.AfterMBps)
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\t%.1f\t%.0f\t\n", r.Protocol, r.Fabric, r.Hosts, r.BeforeMBps, r.RerouteUs, r.AfterMBps)
 		}
 		tw.Flush()
 	}

@@ -19,7 +19,7 @@ import (
 // the latencies of small operations: there only the rates are compared.
 func TestSimSameSeedSameFigures(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	o := simOptions{hosts: []int{2, 4}, model: sim.Gen3x8, seed: 1, protocol: []string{"ring"},
+	o := simOptions{hosts: []int{2, 4}, model: sim.Gen3x8, seed: 1, protocol: []string{"ring"}, topos: []string{"ring"},
 		size: 1 << 20, exps: []string{"hops", "barrier", "alltoall", "cut"}}
 	var res [2]simResult
 	for i := range res {
@@ -51,8 +51,41 @@ func TestSimSameSeedSameFigures(t *testing.T) {
 }
 
 func TestSimUsage(t *testing.T) {
-	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "64"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "torus"}, {"nosuch"}} {
+	for _, args := range [][]string{{"-hosts", "1"}, {"-hosts", "65"}, {"-model", "gen9"}, {"-protocol", "x"}, {"-topology", "mesh"}, {"nosuch"}} {
 		var stdout, stderr bytes.Buffer
 		require.Equal(t, 2, run(append([]string{"sim"}, args...), &stdout, &stderr), "%v: %s", args, stderr.String())
 	}
+}
+
+// The torus beside the ring at 16 hosts: the farthest host is 4 hops
+// away instead of 8, a put to it keeps more of the link's rate, and
+// all-pairs traffic, with twice the links, moves more than the ring's,
+// and a stream round a cut keeps more of its rate.
+func TestSimTorusBesideRing(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	o := simOptions{hosts: []int{16}, model: sim.Gen3x8, seed: 1, protocol: []string{"ring"}, topos: []string{"ring", "torus"},
+		size: 1 << 20, exps: []string{"hops", "alltoall", "cut"}}
+	var res simResult
+	synctest.Test(t, func(t *testing.T) {
+		require.NoError(t, o.run(&res))
+	})
+	var out bytes.Buffer
+	require.NoError(t, printSim(&out, res))
+	require.Contains(t, out.String(), "torus 4x4")
+	var ring, torus []hopRow
+	for _, r := range res.Hops {
+		if r.Fabric == "ring" {
+			ring = append(ring, r)
+		} else {
+			torus = append(torus, r)
+		}
+	}
+	require.Len(t, ring, 8)
+	require.Len(t, torus, 4)
+	require.Greater(t, torus[3].PutMBps, ring[7].PutMBps)
+	require.Len(t, res.Alltoall, 2)
+	require.Equal(t, "torus 4x4", res.Alltoall[1].Fabric)
+	require.Greater(t, res.Alltoall[1].TotalMBps, 1.5*res.Alltoall[0].TotalMBps)
+	require.Len(t, res.Cut, 2)
+	require.Greater(t, res.Cut[1].AfterMBps, res.Cut[0].AfterMBps, "round a cut, the torus goes 3 hops, the ring 15")
 }

@@ -40,24 +40,28 @@ func plotSim(file string, res simResult) error {
 		return nil
 	}
 	lines := map[string]plotter.XYs{}
+	maxHops := 1
 	for _, r := range res.Hops {
-		lines[r.Protocol+" put"] = append(lines[r.Protocol+" put"], plotter.XY{X: float64(r.Hops), Y: r.PutMBps})
-		lines[r.Protocol+" get"] = append(lines[r.Protocol+" get"], plotter.XY{X: float64(r.Hops), Y: r.GetMBps})
+		k := label(r.Protocol, r.Fabric) + fmt.Sprintf(" (%d)", r.Hosts)
+		lines[k+" put"] = append(lines[k+" put"], plotter.XY{X: float64(r.Hops), Y: r.PutMBps})
+		lines[k+" get"] = append(lines[k+" get"], plotter.XY{X: float64(r.Hops), Y: r.GetMBps})
+		maxHops = max(maxHops, r.Hops)
 	}
 	if len(res.Hops) > 0 {
 		r := res.Hops[0]
-		lines["link payload rate"] = plotter.XYs{{X: 1, Y: r.LinkMBps}, {X: float64(res.Hops[len(res.Hops)-1].Hops), Y: r.LinkMBps}}
-		if err := add(fmt.Sprintf("%s of put and get by hops, ring of %d (%s)", sizeText(r.Size), r.Hosts, res.Model.Name), "hops", "MB/s", lines); err != nil {
+		lines["link payload rate"] = plotter.XYs{{X: 1, Y: r.LinkMBps}, {X: float64(maxHops), Y: r.LinkMBps}}
+		if err := add(fmt.Sprintf("%s of put and get by hops (%s)", sizeText(r.Size), res.Model.Name), "hops", "MB/s", lines); err != nil {
 			return err
 		}
 	}
 	lines = map[string]plotter.XYs{}
 	busy := map[string]plotter.XYs{}
 	for _, r := range res.Alltoall {
-		lines[r.Protocol] = append(lines[r.Protocol], plotter.XY{X: float64(r.Hosts), Y: r.PerHostMBps})
-		busy[r.Protocol] = append(busy[r.Protocol], plotter.XY{X: float64(r.Hosts), Y: r.LinkShare})
+		k := label(r.Protocol, r.Fabric)
+		lines[k] = append(lines[k], plotter.XY{X: float64(r.Hosts), Y: r.PerHostMBps})
+		busy[k] = append(busy[k], plotter.XY{X: float64(r.Hosts), Y: r.LinkShare})
 	}
-	if err := add("alltoall: each host's throughput by ring size", "hosts", "MB/s per host", lines); err != nil {
+	if err := add("alltoall: each host's throughput by size", "hosts", "MB/s per host", lines); err != nil {
 		return err
 	}
 	if err := add("alltoall: share of the links' capacity carrying bytes", "hosts", "links busy", busy); err != nil {
@@ -65,15 +69,27 @@ func plotSim(file string, res simResult) error {
 	}
 	lines = map[string]plotter.XYs{}
 	for _, r := range res.Barrier {
-		lines[r.Protocol] = append(lines[r.Protocol], plotter.XY{X: float64(r.Hosts), Y: r.Us})
+		k := label(r.Protocol, r.Fabric)
+		lines[k] = append(lines[k], plotter.XY{X: float64(r.Hosts), Y: r.Us})
 	}
-	if err := add("barrier by ring size", "hosts", "us", lines); err != nil {
+	if err := add("barrier by size", "hosts", "us", lines); err != nil {
+		return err
+	}
+	lines = map[string]plotter.XYs{}
+	for _, r := range res.Coll {
+		if r.Bytes == 64<<10 && r.Protocol == "ring" {
+			k := label(r.Protocol, r.Fabric) + " " + r.Op
+			lines[k] = append(lines[k], plotter.XY{X: float64(r.Hosts), Y: r.Us})
+		}
+	}
+	if err := add("shmem's collectives of 64 KiB a PE, ring protocol", "hosts", "us", lines); err != nil {
 		return err
 	}
 	lines = map[string]plotter.XYs{}
 	for _, r := range res.Cut {
-		lines["before the cut"] = append(lines["before the cut"], plotter.XY{X: float64(r.Hosts), Y: r.BeforeMBps})
-		lines["after, the long way"] = append(lines["after, the long way"], plotter.XY{X: float64(r.Hosts), Y: r.AfterMBps})
+		k := label(r.Protocol, r.Fabric)
+		lines[k+" before the cut"] = append(lines[k+" before the cut"], plotter.XY{X: float64(r.Hosts), Y: r.BeforeMBps})
+		lines[k+" after, round it"] = append(lines[k+" after, round it"], plotter.XY{X: float64(r.Hosts), Y: r.AfterMBps})
 	}
 	if err := add("a stream to the neighbour, its link cut", "hosts", "MB/s", lines); err != nil {
 		return err
@@ -147,4 +163,13 @@ func drawPanels(file string, panels []*plot.Plot) error {
 		return fmt.Errorf("-plot: %w", err)
 	}
 	return f.Close()
+}
+
+// label names a protocol on a fabric in a plot's legend: "ring" and
+// "seed" on a ring, "ring on torus" on a torus of any size.
+func label(proto, fabric string) string {
+	if f, _, _ := strings.Cut(fabric, " "); f != "ring" && f != "" {
+		return proto + " on " + f
+	}
+	return proto
 }

@@ -35,19 +35,28 @@ var (
 	ErrRange    = errors.New("ntb: index or range out of bounds")
 )
 
-// Side names which neighbour a port faces in a ring.
+// Side names which neighbour a port faces: in a ring, Left or Right; in
+// a 2D torus of hosts numbered row by row, Left and Right along the row
+// and Up and Down along the column.
 type Side int
 
 const (
-	Left  Side = iota // towards host id-1
-	Right             // towards host id+1
+	Left  Side = iota // towards host id-1 (in a torus, the previous column)
+	Right             // towards host id+1 (in a torus, the next column)
+	Up                // in a torus: towards the previous row
+	Down              // in a torus: towards the next row
 )
 
+// Sides is how many sides a host can have.
+const Sides = 4
+
+var sideNames = [Sides]string{"left", "right", "up", "down"}
+
 func (s Side) String() string {
-	if s == Left {
-		return "left"
+	if s >= 0 && s < Sides {
+		return sideNames[s]
 	}
-	return "right"
+	return fmt.Sprintf("side(%d)", int(s))
 }
 
 // Event is what a port reports to its handler.
@@ -170,22 +179,20 @@ type Inspector interface {
 	Stats() Stats
 }
 
-// MarshalText writes the side's name, so JSON shows "left" or "right".
-// It and UnmarshalText were added after the first version of this
-// contract.
+// MarshalText writes the side's name, so JSON shows "left", "right",
+// "up" or "down". It and UnmarshalText were added after the first
+// version of this contract.
 func (s Side) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// UnmarshalText reads "left" or "right".
+// UnmarshalText reads "left", "right", "up" or "down".
 func (s *Side) UnmarshalText(b []byte) error {
-	switch string(b) {
-	case "left":
-		*s = Left
-	case "right":
-		*s = Right
-	default:
-		return fmt.Errorf("ntb: side %q: allowed \"left\" or \"right\"", b)
+	for i, name := range sideNames {
+		if string(b) == name {
+			*s = Side(i)
+			return nil
+		}
 	}
-	return nil
+	return fmt.Errorf("ntb: side %q: allowed \"left\", \"right\", \"up\" or \"down\"", b)
 }
 
 // Memory is host memory that inbound windows can be pointed at: what a

@@ -123,3 +123,15 @@ func TestConformanceSim(t *testing.T) {
 	h.FlowOps = 10_000
 	conformance.Run(t, h)
 }
+
+// The suite on a simulated 4 x 4 torus (GOSHMEM_NTB_SIM_TOPOLOGY), the
+// same provider routing by the shortest paths of the torus, with four
+// links a host: 16 hosts, each case in a testing/synctest bubble.
+func TestConformanceSimTorus(t *testing.T) {
+	h := harness
+	h.NPEs = []int{16}
+	h.Env = map[string]string{"GOSHMEM_NTBRING_DEVICE": "sim", "GOSHMEM_NTB_SIM_TOPOLOGY": "torus"}
+	h.Bubble = synctest.Test
+	h.FlowOps = 10_000
+	conformance.Run(t, h)
+}

@@ -15,10 +15,11 @@ import (
 //
 //	word 0: the entry's index in the ring (counts every entry ever sent)
 //	word 1: kind (8 bits) | source host (8) | destination host (8) | region (8)
-//	        (for a link notice, the side instead of the region; zero for a
-//	        barrier signal)
+//	        (for a link notice or a link-down notice, the side instead of
+//	        the region; zero for a barrier signal)
 //	word 2: offset in the region (for a barrier signal, its round; for a
-//	        cut notice, the entries taken; zero for a repair notice)
+//	        cut notice, the entries taken; zero for a repair notice; for
+//	        a link-down notice, the host whose side the link is on)
 //	word 3: size: the payload's bytes in the entry's data slot; for a
 //	        landed notice, the bytes that landed in the region
 //	word 4: tag (matches an answer to its request; 0 for none)
@@ -43,7 +44,13 @@ type descLimits struct {
 	hosts    int
 	lanes    int // PEs per host: word 6 must be below it (0 counts as 1)
 	slotSize int
+	// width is the fabric's rows' if it is a torus (topology); 0 for a
+	// ring of hosts.
+	width int
 }
+
+// topo is the fabric the limits are of.
+func (lim *descLimits) topo() topology { return topology{hosts: lim.hosts, width: lim.width} }
 
 // descCheck mixes words 0-6 so that no single word, and no word swapped
 // for another, keeps the check.
@@ -64,6 +71,8 @@ func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
 		low, w2 = 0, uint32(m.round)
 	case m.kind.isLinkNotice():
 		low, w2 = uint8(m.side), m.taken
+	case m.kind == kindLinkDown:
+		low, w2 = uint8(m.side), uint32(m.linkHost)
 	}
 	w := [descWords]uint32{
 		index,
@@ -76,7 +85,7 @@ func (m *meta) encodeDesc(index, epoch uint32) [descWords]uint32 {
 
 // payloadLen is how many bytes of the entry's data slot m uses.
 func (m *meta) payloadLen() int {
-	if m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice() {
+	if m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice() || m.kind == kindLinkDown {
 		return 0
 	}
 	return int(m.size)
@@ -92,6 +101,8 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		m.round = uint8(w2)
 	case m.kind.isLinkNotice():
 		m.side, m.taken = ntb.Side(low), w2
+	case m.kind == kindLinkDown:
+		m.side, m.linkHost = ntb.Side(low), uint8(w2)
 	default:
 		m.region, m.off = low, w2
 	}
@@ -119,8 +130,10 @@ func decodeDesc(w [descWords]uint32, lim descLimits) (meta, error) {
 		return bad("barrier signal of round %d (allowed 0 to %d) with %d bytes, region byte %d", w2, maxRounds-1, m.size, low)
 	case m.kind == kindLanded && m.size == 0:
 		return bad("landed notice of no bytes")
-	case m.kind.isLinkNotice() && (low > 1 || neighbour(int(m.src), lim.hosts, ntb.Side(low)) != int(m.dst)):
+	case m.kind.isLinkNotice() && (!lim.topo().validSide(ntb.Side(low)) || lim.topo().neighbour(int(m.src), ntb.Side(low)) != int(m.dst)):
 		return bad("%s notice of host %d's side %d, which does not face host %d", m.kind, m.src, low, m.dst)
+	case m.kind == kindLinkDown && (!lim.topo().torus() || !lim.topo().validSide(ntb.Side(low)) || w2 >= uint32(lim.hosts) || !adjacent(lim.topo(), int(m.src), int(m.dst))):
+		return bad("link-down notice of host %d's side %d from host %d to host %d, on a %s", w2, low, m.src, m.dst, lim.topo())
 	case m.kind == kindRepair && w2 != 0:
 		return bad("repair notice with %d in the offset word, which it does not use", w2)
 	}
@@ -148,4 +161,14 @@ func loadDesc(d *[descWords]uint32) (w [descWords]uint32) {
 		w[i] = atomic.LoadUint32(&d[i])
 	}
 	return w
+}
+
+// adjacent reports whether hosts a and b are neighbours in t.
+func adjacent(t topology, a, b int) bool {
+	for _, s := range t.sides() {
+		if t.neighbour(a, s) == b {
+			return true
+		}
+	}
+	return false
 }

@@ -91,6 +91,42 @@ func TestDescRejects(t *testing.T) {
 	}
 }
 
+// testTorusLim is a receiver's limits on a 4 x 3 torus: host 5 hears
+// from its neighbours 4, 6, 1 and 9.
+var testTorusLim = descLimits{index: 41, epoch: 0x1235, self: 5, hosts: 12, slotSize: 64 << 10, width: 4}
+
+// On a torus, link notices name any of four sides, and a link-down
+// notice tells a neighbour which host's side is cut; what does not fit
+// the torus is refused.
+func TestDescTorus(t *testing.T) {
+	for _, m := range []meta{
+		{kind: kindLinkDown, src: 4, dst: 5, side: ntb.Down, linkHost: 11},
+		{kind: kindLinkDown, src: 9, dst: 5, side: ntb.Left, linkHost: 0},
+		{kind: kindCut, src: 1, dst: 5, side: ntb.Down, taken: 3},
+		{kind: kindCut, src: 9, dst: 5, side: ntb.Up, taken: 0},
+		{kind: kindPut, src: 0, dst: 11, size: 9, off: 3},
+	} {
+		got, err := decodeDesc(m.encodeDesc(41, testTorusLim.epoch), testTorusLim)
+		require.NoError(t, err, "%+v", m)
+		require.Equal(t, m, got)
+	}
+	for name, m := range map[string]meta{
+		"link-down from afar":     {kind: kindLinkDown, src: 3, dst: 5, side: ntb.Down, linkHost: 1},
+		"link-down of no host":    {kind: kindLinkDown, src: 4, dst: 5, side: ntb.Down, linkHost: 12},
+		"link-down of no side":    {kind: kindLinkDown, src: 4, dst: 5, side: 4, linkHost: 1},
+		"link-down with payload":  {kind: kindLinkDown, src: 4, dst: 5, side: ntb.Up, linkHost: 1, size: 2},
+		"cut of a host not below": {kind: kindCut, src: 1, dst: 5, side: ntb.Up},
+	} {
+		_, err := decodeDesc(m.encodeDesc(41, testTorusLim.epoch), testTorusLim)
+		require.ErrorIs(t, err, errBadMeta, name)
+	}
+	// A ring has no link-down notices, nor sides up and down.
+	for _, m := range []meta{{kind: kindLinkDown, src: 1, dst: 2, side: ntb.Left, linkHost: 1}, {kind: kindCut, src: 1, dst: 2, side: ntb.Down}} {
+		_, err := decodeDesc(m.encodeDesc(41, testDescLim.epoch), testDescLim)
+		require.ErrorIs(t, err, errBadMeta, "%+v", m)
+	}
+}
+
 // FuzzDecodeDesc feeds descriptors as a neighbour might leave them in a
 // ring slot: garbage is an error, never a panic, and what decodes names
 // hosts of the ring and fits a data slot.
@@ -103,6 +139,8 @@ func FuzzDecodeDesc(f *testing.F) {
 		{kind: kindRepair, src: 3, dst: 2, side: ntb.Left},
 		{kind: kindBarrier, src: 0, dst: 2, round: 3},
 		{kind: kindAmoReq, src: 1, dst: 2, dpe: 2, region: 1, off: 64, size: 24, tag: 9},
+		{kind: kindLinkDown, src: 4, dst: 5, side: ntb.Down, linkHost: 11},
+		{kind: kindCut, src: 1, dst: 5, side: ntb.Down, taken: 3},
 	} {
 		w := m.encodeDesc(testDescLim.index, testDescLim.epoch)
 		f.Add(w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7])
@@ -118,6 +156,23 @@ func FuzzDecodeDesc(f *testing.F) {
 		} else {
 			require.Less(t, int(m.dpe), lanes.lanes)
 			require.Equal(t, w, m.encodeDesc(lanes.index, lanes.epoch))
+		}
+		// On a torus, a link notice's side faces its destination, and a
+		// link-down notice comes from a neighbour and names a link.
+		if m, err := decodeDesc(w, testTorusLim); err != nil {
+			require.ErrorIs(t, err, errBadMeta)
+		} else {
+			topo := testTorusLim.topo()
+			require.Equal(t, w, m.encodeDesc(testTorusLim.index, testTorusLim.epoch))
+			switch {
+			case m.kind.isLinkNotice():
+				require.Equal(t, int(m.dst), topo.neighbour(int(m.src), m.side))
+			case m.kind == kindLinkDown:
+				require.True(t, topo.validSide(m.side))
+				require.Less(t, int(m.linkHost), topo.hosts)
+				require.True(t, adjacent(topo, int(m.src), int(m.dst)))
+				require.Zero(t, m.size)
+			}
 		}
 		m, err := decodeDesc(w, testDescLim)
 		if err != nil {

@@ -12,51 +12,49 @@ import (
 	"github.com/goshmem/goshmem/internal/ntb/sim"
 )
 
-// ringPorts are this host's two NT ports, how to register memory their
-// windows can be pointed at (nil if the device cannot), and how to let go
-// of them.
+// ringPorts are this host's NT ports, two on a ring and four on a torus,
+// how to register memory their windows can be pointed at (nil if the
+// device cannot), and how to let go of them.
 type ringPorts struct {
-	left, right ntb.Port
-	newMemory   func(size int) (ntb.Memory, error)
+	ports     [ntb.Sides]ntb.Port // by side; the topology's sides are set
+	newMemory func(size int) (ntb.Memory, error)
 	// adoptMemory and joinMemory register memory of the host's PEs with
 	// the device, with several PEs per host (emu.Host's AdoptMemory and
 	// JoinMemory); nil where the device cannot.
 	adoptMemory func(lane, region int, b []byte) (ntb.Memory, error)
 	joinMemory  func(lane, region int, b []byte) (ntb.Memory, error)
 	close       func() error
+	// topo is how the hosts' ports are cabled, as the device describes
+	// it; host is this host's id.
+	topo topology
+	host int
 }
 
 // port is the port facing side s.
-func (r *ringPorts) port(s ntb.Side) ntb.Port {
-	if s == ntb.Left {
-		return r.left
-	}
-	return r.right
-}
+func (r *ringPorts) port(s ntb.Side) ntb.Port { return r.ports[s] }
 
-// enableLinks enables both links, then waits for both: each comes up only
+// enableLinks enables every link, then waits for all: each comes up only
 // once the neighbour has enabled its side.
-// Host me of a ring of n hosts is enabling.
-func enableLinks(r *ringPorts, me, n int, timeout time.Duration) error {
-	for _, s := range []ntb.Side{ntb.Left, ntb.Right} {
+func enableLinks(r *ringPorts, timeout time.Duration) error {
+	for _, s := range r.topo.sides() {
 		if err := r.port(s).LinkEnable(); err != nil {
-			return portError(s, neighbour(me, n, s), "enable the link", err)
+			return portError(s, r.topo.neighbour(r.host, s), "enable the link", err)
 		}
 	}
-	for _, s := range []ntb.Side{ntb.Left, ntb.Right} {
+	for _, s := range r.topo.sides() {
 		if err := r.port(s).WaitLink(max(timeout, linkUpTimeout)); err != nil {
-			return portError(s, neighbour(me, n, s), "bring the link up", err)
+			return portError(s, r.topo.neighbour(r.host, s), "bring the link up", err)
 		}
 	}
 	return nil
 }
 
-// alarm rings the broken-ring alarm, naming host lost, on both ports. A
-// port whose link is down cannot ring, and needs not: its neighbour saw
-// the link go down.
+// alarm rings the broken-ring alarm, naming host lost, on every port
+// (alarm.go). A port whose link is down cannot ring, and needs not: its
+// neighbour saw the link go down.
 func (r *ringPorts) alarm(lost int) {
-	for _, p := range []ntb.Port{r.left, r.right} {
-		_ = p.PeerDBSet(uint64(lost+1) << dbAlarmShift & dbAlarmMask)
+	for _, s := range r.topo.sides() {
+		_ = r.port(s).PeerDBSet(alarmBits(r.topo, r.host, s, lost))
 	}
 }
 
@@ -90,8 +88,8 @@ func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPort
 		return nil, err
 	}
 	// emu.Host.Close is idempotent: a second close is a no-op.
-	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory,
-		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close}, nil
+	return &ringPorts{ports: [ntb.Sides]ntb.Port{ntb.Left: h.Left, ntb.Right: h.Right}, newMemory: h.NewMemory,
+		adoptMemory: h.AdoptMemory, joinMemory: h.JoinMemory, close: h.Close, topo: ringOf(n), host: host}, nil
 }
 
 // The devices GOSHMEM_NTBRING_DEVICE names.
@@ -102,7 +100,8 @@ const (
 
 // openSim attaches this host to the simulated fabric of its job, made by
 // the first host to come with the GOSHMEM_NTB_SIM_* settings (or what
-// sim.Prepare gave for the job). Every host of the job must be a
+// sim.Prepare gave for the job): a ring, or a torus, which the fabric
+// describes (GOSHMEM_NTB_SIM_TOPOLOGY). Every host of the job must be a
 // goroutine of this process, and its time is virtual only inside a
 // testing/synctest bubble.
 func openSim(cfg *core.Config, host, n, lanes int, tag string) (*ringPorts, error) {
@@ -117,7 +116,14 @@ func openSim(cfg *core.Config, host, n, lanes int, tag string) (*ringPorts, erro
 	if err != nil {
 		return nil, err
 	}
-	return &ringPorts{left: h.Left, right: h.Right, newMemory: h.NewMemory, close: release}, nil
+	r := &ringPorts{newMemory: h.NewMemory, close: release, topo: ringOf(n), host: host}
+	if w := h.Fabric().Width(); w != 0 {
+		r.topo = torusOf(n, w)
+	}
+	for _, p := range h.Ports() {
+		r.ports[p.Side()] = p
+	}
+	return r, nil
 }
 
 // maxLaneWindows is the most windows of a lane's partition ntbring asks

@@ -100,6 +100,23 @@
 // repair notice the long way round, on which every host routes the short
 // way again. A later single cut is then a first cut again.
 //
+// # Past the ring: a 2D torus (ring protocol)
+//
+// Where the device describes its fabric as a torus (the simulated
+// fabric's GOSHMEM_NTB_SIM_TOPOLOGY), every host has four ports, Left
+// and Right along its row, Up and Down along its column, and one rlink
+// per port (topology, topo.go). A transfer is routed hop by hop by each
+// host's table (routes: the side of a shortest path over the links not
+// known cut, along the row first), so a relay sends it on by the table,
+// not straight on. A cut link is left out of every table: its two ends
+// exchange cut notices round it and resend what the other did not take,
+// as on a ring, and every host that learns of a cut tells its
+// neighbours (kindLinkDown), so that all learn. Any number of cuts is
+// routed round while every host can still reach every other; one that
+// leaves a host with no path fails the domain, naming it. A cut link is
+// not repaired on a torus, and the seeds' protocol and doorbell barrier
+// are refused there: they go round a ring.
+//
 // # Failures
 //
 // Under the seed protocol a link that goes down outside Close fails the

@@ -27,17 +27,20 @@ type domain struct {
 	// PE is the node of its lane (its index among its host's PEs) on
 	// its host, and the job's numbers are pe and size (see lanes.go).
 	rank, npes int
-	pe, size   int
-	lane       int
-	lanes      int
-	hostOfPE   []int   // by job PE: its host's place in the ring (nil with one lane)
-	localOf    []int   // by job PE: its index among its host's PEs
-	peAt       [][]int // by host and index: the job's PE
-	boot       core.Bootstrap
-	s          settings
-	dir        string // the job directory: region files live there for a moment
-	id         string // the domain's id, part of every file name
-	log        *slog.Logger
+	// topo is how the hosts are cabled: a ring until the device, once
+	// open, describes its fabric.
+	topo     topology
+	pe, size int
+	lane     int
+	lanes    int
+	hostOfPE []int   // by job PE: its host's place in the ring (nil with one lane)
+	localOf  []int   // by job PE: its index among its host's PEs
+	peAt     [][]int // by host and index: the job's PE
+	boot     core.Bootstrap
+	s        settings
+	dir      string // the job directory: region files live there for a moment
+	id       string // the domain's id, part of every file name
+	log      *slog.Logger
 
 	proto   protocol // nil in a job of one host: there is no ring
 	pending *pending
@@ -182,17 +185,11 @@ func (d *domain) fromBootstrap(err error) bool {
 
 // alarmed acts on doorbell bits db rung by the neighbour from on side: if
 // they carry the broken-ring alarm, the domain fails naming the host
-// lost. across is the neighbour on the other side.
-func (d *domain) alarmed(side ntb.Side, from, across int, db uint64) {
-	a := db & dbAlarmMask >> dbAlarmShift
-	if a == 0 {
+// lost (alarm.go).
+func (d *domain) alarmed(side ntb.Side, from int, db uint64) {
+	lost, ok := alarmLost(db, d.rank, from, d.npes)
+	if !ok {
 		return
-	}
-	lost := int(a) - 1
-	if lost == d.rank {
-		// The alarm came the long way round from the host across the
-		// break from us: what we lost is the neighbour on the other side.
-		lost = across
 	}
 	d.fail(&core.PeerLostError{PE: lost,
 		Reason: fmt.Sprintf("the ring is broken (alarm from the %s neighbour, host %d)", side, from)})

@@ -171,7 +171,7 @@ func (p *ringProto) windowHostRegion(idx int, mine []byte, local [][]byte, err e
 		}
 	}
 	p.exportMu.Unlock()
-	for _, l := range p.both() {
+	for _, l := range p.all() {
 		for i, mi := range mems {
 			if mi != nil {
 				p.exportWindow(l.port, p.window(idx, i), mi)

@@ -368,7 +368,7 @@ func TestLanesBootstrapLossNamesThePE(t *testing.T) {
 			// The alarm goes with taking the ring's links down (broken):
 			// links still up say that none rang, at once, where the
 			// neighbours would hear it only some doorbell polls later.
-			for _, l := range rings[0].proto.(*ringProto).both() {
+			for _, l := range rings[0].proto.(*ringProto).all() {
 				require.NotZero(t, atomic.LoadUint32(mem.Word32(l.words, wordUp)), "PE 0's %s link", l.side)
 			}
 		})

@@ -22,8 +22,8 @@ const (
 )
 
 // The doorbell bits: one per worker (doorbell_dmaputget[n]), six that
-// carry the broken-ring alarm (one plus the id of the host lost), and the
-// two of the ring barrier.
+// carry the broken-ring alarm (the host lost, relative to the host that
+// hears it: alarm.go), and the two of the ring barrier.
 const (
 	dbAlarmShift   = 8
 	dbAlarmMask    = 0x3F << dbAlarmShift

@@ -14,21 +14,22 @@ import (
 type kind uint8
 
 const (
-	kindPut     kind = iota + 1 // payload lands in dst's region at off
-	kindPutAck                  // dst tells src its put tag landed
-	kindGetReq                  // payload: a getRequest; dst is the owner
-	kindGetResp                 // payload: the bytes read, for tag
-	kindAmoReq                  // payload: an amoRequest; dst is the owner
-	kindAmoResp                 // payload: the old value, 8 bytes
-	kindNack                    // the owner refused tag; payload: reason byte
-	kindLanded                  // ring: size bytes landed in dst's region at off; ack tag unless 0
-	kindBarrier                 // ring: a dissemination barrier signal of round
-	kindCut                     // ring: src's link on side to dst is down; src took dst's entries up to taken
-	kindRepair                  // ring: src's link on side to dst is up again and its new ring in use
+	kindPut      kind = iota + 1 // payload lands in dst's region at off
+	kindPutAck                   // dst tells src its put tag landed
+	kindGetReq                   // payload: a getRequest; dst is the owner
+	kindGetResp                  // payload: the bytes read, for tag
+	kindAmoReq                   // payload: an amoRequest; dst is the owner
+	kindAmoResp                  // payload: the old value, 8 bytes
+	kindNack                     // the owner refused tag; payload: reason byte
+	kindLanded                   // ring: size bytes landed in dst's region at off; ack tag unless 0
+	kindBarrier                  // ring: a dissemination barrier signal of round
+	kindCut                      // ring: src's link on side to dst is down; src took dst's entries up to taken
+	kindRepair                   // ring: src's link on side to dst is up again and its new ring in use
+	kindLinkDown                 // torus: the link on side of host linkHost is down; src tells its neighbour dst
 	kindEnd
 )
 
-var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier", "cut", "repair"}
+var kindNames = [...]string{"", "put", "put-ack", "get-req", "get-resp", "amo-req", "amo-resp", "nack", "landed", "barrier", "cut", "repair", "link-down"}
 
 func (k kind) String() string {
 	if k > 0 && k < kindEnd {
@@ -51,9 +52,10 @@ func (k kind) isLinkNotice() bool { return k == kindCut || k == kindRepair }
 const metaWords = 4
 
 // maxHosts is the largest ring: host ids travel in 8 bits of metadata,
-// and the broken-ring alarm carries one plus a host id in 6 doorbell bits.
-// The seeds' hardware never went past a handful of hosts.
-const maxHosts = 63
+// and the broken-ring alarm names a host other than the one that hears
+// it, relative to that one, in 6 doorbell bits (alarm.go). The seeds'
+// hardware never went past a handful of hosts.
+const maxHosts = 64
 
 // maxRounds bounds the rounds of the dissemination barrier over the
 // ring, one per power of two below the ring's size.
@@ -102,6 +104,9 @@ type meta struct {
 	// taken is a cut notice's: src took dst's ring entries up to, not
 	// including, taken; dst resends the rest the other way round.
 	taken uint32
+	// linkHost is a link-down notice's (kindLinkDown, with side): the
+	// host on whose side the link is.
+	linkHost uint8
 	// dpe is the destination PE's index among the PEs of its host (the
 	// ring protocol with several PEs per host; 0 with one): the lane
 	// node of the destination host lands or serves the transfer in that
@@ -159,13 +164,14 @@ func decodeMeta(w [metaWords]uint32, lim metaLimits) (meta, error) {
 
 // fixedPayload is the payload size of the kinds whose payload is a header.
 var fixedPayload = map[kind]int{
-	kindPutAck:  0,
-	kindGetReq:  getRequestSize,
-	kindAmoReq:  amoRequestSize,
-	kindAmoResp: 8,
-	kindNack:    1,
-	kindCut:     0,
-	kindRepair:  0,
+	kindPutAck:   0,
+	kindGetReq:   getRequestSize,
+	kindAmoReq:   amoRequestSize,
+	kindAmoResp:  8,
+	kindNack:     1,
+	kindCut:      0,
+	kindRepair:   0,
+	kindLinkDown: 0,
 }
 
 // getRequest is the payload of kindGetReq: how many bytes to read at the

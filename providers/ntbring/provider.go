@@ -74,6 +74,7 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	s, err := readSettings(cfg)
 	if err == nil {
 		err = d.topology(hosts, s)
+		d.topo = ringOf(d.npes)
 	}
 	if err == nil && d.npes > maxHosts {
 		err = fmt.Errorf("a ring of %d hosts: at most %d: %w", d.npes, maxHosts, core.ErrNotSupported)
@@ -109,6 +110,10 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 	}
 
 	ports, err := openRing(cfg, d.rank, d.npes, d.lane, d.lanes, d.id)
+	if err == nil {
+		d.topo = ports.topo
+		err = checkTopology(ports.topo, s)
+	}
 	if err := core.Agree(b, err); err != nil {
 		return nil, ports.closeQuietly(err)
 	}
@@ -118,4 +123,20 @@ func (provider) Open(cfg *core.Config) (core.Domain, error) {
 		return nil, ports.closeQuietly(err)
 	}
 	return d, nil
+}
+
+// checkTopology refuses what the ring protocol alone does on a torus:
+// the seeds' protocol and barrier go round a ring, and so does the
+// repair of a cut link.
+func checkTopology(t topology, s settings) error {
+	if !t.torus() {
+		return nil
+	}
+	switch {
+	case s.protocol != protoRing:
+		return fmt.Errorf("the fabric is a %s: %s=%s runs on a ring only; use %q: %w", t, paramProtocol.Env, s.protocol, protoRing, core.ErrNotSupported)
+	case s.barrier != barrierDissemination:
+		return fmt.Errorf("the fabric is a %s: %s=%s runs on a ring only; use %q: %w", t, paramBarrier.Env, s.barrier, barrierDissemination, core.ErrNotSupported)
+	}
+	return nil
 }

@@ -53,8 +53,12 @@ func linkIndex(me, n int, s ntb.Side) int {
 }
 
 // sideFor is the side a transfer to dst leaves by: the shorter way round
-// while the ring is whole, else the way that does not cross the cut.
+// while the ring is whole, else the way that does not cross the cut; on
+// a torus, the routing table's (routes) over the links not known cut.
 func (p *ringProto) sideFor(dst int) ntb.Side {
+	if t := p.table.Load(); t != nil {
+		return (*t)[dst].side
+	}
 	k := int(p.cut.Load())
 	me, n := p.d.rank, p.d.npes
 	if k == noCut {
@@ -74,12 +78,52 @@ func (p *ringProto) sideFor(dst int) ntb.Side {
 // k's cut notice came first: so k counts as a second cut only if j is
 // still cut after repairGrace (awaitRepair).
 func (p *ringProto) learnCut(k int) {
+	if p.d.topo.torus() {
+		p.learnTorusCut(k)
+		return
+	}
 	if p.cut.CompareAndSwap(noCut, int32(k)) {
 		p.d.log.Info("ntbring: the ring is cut, routing round it", "host", p.d.rank, "link", k)
 		return
 	}
 	if j := int(p.cut.Load()); j != k {
 		p.awaitRepair(j, k)
+	}
+}
+
+// learnTorusCut records that link k of a torus is down, once: the
+// routing table leaves it out from now on, and this host tells each of its
+// neighbours, which tell theirs, so that every host learns of the cut
+// (kindLinkDown) and none routes into it. The cut notices go from each
+// end of the link to the other round it, as on a ring. A cut that leaves
+// a host with no path to it fails the domain, naming that host.
+func (p *ringProto) learnTorusCut(k int) {
+	p.routeMu.Lock()
+	if p.cuts.has(k) {
+		p.routeMu.Unlock()
+		return
+	}
+	p.cuts.add(k)
+	table := routes(p.d.topo, p.cuts, p.d.rank)
+	p.table.Store(&table)
+	cuts := p.cuts
+	p.routeMu.Unlock()
+	p.d.log.Info("ntbring: a link of the torus is cut, routing round it", "host", p.d.rank, "link", k, "cut", cuts.String())
+	for dst, h := range table {
+		if h.hops == 0 && dst != p.d.rank {
+			p.d.fail(&core.PeerLostError{PE: dst, Reason: fmt.Sprintf("the torus is cut at links %v, and no path is left to host %d", cuts, dst)})
+			return
+		}
+	}
+	host, side := p.d.topo.linkEnd(k)
+	for _, s := range p.sides {
+		nb := p.d.topo.neighbour(p.d.rank, s)
+		if p.d.topo.linkOf(p.d.rank, s) == k {
+			continue // it knows: the link is its own
+		}
+		m := meta{kind: kindLinkDown, src: uint8(p.d.rank), dst: uint8(nb), side: side, linkHost: uint8(host)}
+		// Queued, never sent here: the caller may hold a link's locks.
+		p.queue(p.sideFor(nb), m, nil, nil)
 	}
 }
 
@@ -155,7 +199,7 @@ func (p *ringProto) cutLink(l *rlink) {
 	l.tx.down = true
 	l.down.Store(true)
 	l.tx.mu.Unlock()
-	p.learnCut(linkIndex(p.d.rank, p.d.npes, l.side))
+	p.learnCut(p.d.topo.linkOf(p.d.rank, l.side))
 	select {
 	case l.rx.kick <- struct{}{}:
 	default:
@@ -173,11 +217,15 @@ func (p *ringProto) cutLink(l *rlink) {
 }
 
 // sendNotice is what l's receiver does when l is cut: it tells the
-// neighbour, the long way round, that it took the neighbour's entries up
-// to next.
+// neighbour, the long way round (on a torus, the shortest way round the
+// cut), that it took the neighbour's entries up to next.
 func (p *ringProto) sendNotice(l *rlink, next uint32) {
 	m := meta{kind: kindCut, src: uint8(p.d.rank), dst: uint8(l.peer), side: l.side, taken: next}
-	if err := p.sendVia(opposite(l.side), false, m, nil); err != nil {
+	side := opposite(l.side)
+	if p.d.topo.torus() {
+		side = p.sideFor(l.peer)
+	}
+	if err := p.sendVia(side, false, m, nil); err != nil {
 		p.d.fail(err)
 	}
 }
@@ -206,16 +254,32 @@ func (p *ringProto) peerCut(m meta) {
 		return
 	}
 	for _, k := range kept {
-		p.queue(opposite(l.side), k.m, k.data, nil)
+		side := opposite(l.side)
+		if p.d.topo.torus() {
+			side = p.sideFor(int(k.m.dst))
+		}
+		p.queue(side, k.m, k.data, nil)
 	}
 	p.d.log.Info("ntbring: resent round the cut", "host", p.d.rank, "side", l.side, "from", m.taken, "entries", len(kept))
 }
 
 // credit reserves an entry in the ring of side s, or of the other side if
-// s's link is cut.
-func (p *ringProto) credit(s ntb.Side, own bool) (*rlink, uint32, error) {
+// s's link is cut; on a torus, of the side the routes round the cut give
+// for dst.
+func (p *ringProto) credit(s ntb.Side, dst int, own bool) (*rlink, uint32, error) {
 	for {
 		l := p.link(s)
+		if l.down.Load() && p.d.topo.torus() {
+			// The link may be marked down an instant before the table
+			// leaves it out.
+			p.learnCut(p.d.topo.linkOf(p.d.rank, s))
+			h := (*p.table.Load())[dst]
+			if h.hops == 0 || h.side == s {
+				return nil, 0, &core.PeerLostError{PE: dst, Reason: fmt.Sprintf("host %d has no path left to host %d", p.d.rank, dst)}
+			}
+			s = h.side
+			continue
+		}
 		if l.down.Load() {
 			if s = opposite(s); p.link(s).down.Load() {
 				return nil, 0, &core.PeerLostError{PE: l.peer, Reason: fmt.Sprintf("both links of host %d are down", p.d.rank)}
@@ -232,7 +296,7 @@ func (p *ringProto) credit(s ntb.Side, own bool) (*rlink, uint32, error) {
 // sendVia sends m on side s once its ring has room, or the other way
 // round if s's link is cut.
 func (p *ringProto) sendVia(s ntb.Side, own bool, m meta, payload []byte) error {
-	l, i, err := p.credit(s, own)
+	l, i, err := p.credit(s, int(m.dst), own)
 	if err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func (p *ringProto) exportRegion(idx, size int) ([]byte, func() error, error) {
 	p.exportMu.Lock()
 	p.exported[w] = m
 	p.exportMu.Unlock()
-	for _, l := range p.both() {
+	for _, l := range p.all() {
 		p.exportWindow(l.port, w, m)
 	}
 	closeRegion := func() error {
@@ -120,7 +120,7 @@ func (p *ringProto) putValueDirect(pe, j int, reg *region, off int, v uint64, si
 // j's region reg, if n bytes at off can go straight there; a nil window
 // otherwise (pe is further away, the link is down, no window).
 func (p *ringProto) directTo(pe, j int, reg *region, off, n int) (*rlink, []byte) {
-	side, hops := route(p.d.rank, pe, p.d.npes)
+	side, hops := p.d.topo.hopsTo(p.d.rank, pe)
 	if hops != 1 {
 		return nil, nil
 	}
@@ -164,7 +164,7 @@ func (p *ringProto) landedDirect(l *rlink, pe, j int, reg *region, off, n int) (
 // is full, so it never blocks). A put whose DMA fails as the link goes
 // down, or whose link is down after it, is redone another way.
 func (p *ringProto) putDirectAsync(pe, j int, reg *region, off int, src []byte, done func(redo bool, err error)) bool {
-	side, hops := route(p.d.rank, pe, p.d.npes)
+	side, hops := p.d.topo.hopsTo(p.d.rank, pe)
 	if hops != 1 || len(src) <= pioMax {
 		return false
 	}

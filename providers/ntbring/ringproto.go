@@ -25,16 +25,22 @@ type ringProto struct {
 	d     *domain
 	s     settings
 	ports *ringPorts
-	links [2]atomic.Pointer[rlink] // by ntb.Side: a repaired link replaces its rlink
-	poll  time.Duration            // how long an idle receiver polls: see idlePoll
-	cut   atomic.Int32             // the index of the link known to be down, or noCut
+	sides []ntb.Side                       // the host's ports: d.topo.sides()
+	links [ntb.Sides]atomic.Pointer[rlink] // by ntb.Side: a repaired link replaces its rlink
+	poll  time.Duration                    // how long an idle receiver polls: see idlePoll
+	cut   atomic.Int32                     // ring: the index of the link known to be down, or noCut
+	// torus: the links known to be down (under routeMu) and the routing
+	// table over the others (routes), by destination host.
+	routeMu sync.Mutex
+	cuts    linkSet
+	table   atomic.Pointer[[]hop]
 	// lenders numbers the puts that lend their source to the rings.
 	lenders atomic.Uint64
 	// dmaWaits pools the completions of direct puts (dmaWait).
 	dmaWaits sync.Pool
 
 	jobs chan rxJob
-	fwd  [2]fwdQueue // by side
+	fwd  [ntb.Sides]fwdQueue // by side
 
 	bar ringBarrier   // the seeds' ring barrier on doorbells
 	dis dissemination // the dissemination barrier over the rings
@@ -46,7 +52,7 @@ type ringProto struct {
 
 	// repairing is set while side's link is being repaired; repairMu
 	// orders starting a repair against close.
-	repairing [2]atomic.Bool
+	repairing [ntb.Sides]atomic.Bool
 	repairMu  sync.Mutex
 	// awaiting counts the second cuts waiting for the first cut's repair
 	// notice (awaitRepair); a wait that has ended can fail nothing.
@@ -67,20 +73,23 @@ type rxJob struct {
 }
 
 func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
-	p := &ringProto{d: d, s: s, ports: r, stop: make(chan struct{}),
-		jobs: make(chan rxJob, 2*ringEntries), exported: map[int]ntb.Memory{}}
+	p := &ringProto{d: d, s: s, ports: r, sides: d.topo.sides(), stop: make(chan struct{}),
+		jobs: make(chan rxJob, len(d.topo.sides())*ringEntries), exported: map[int]ntb.Memory{}}
 	p.dmaWaits.New = newDMAWait
 	p.cut.Store(noCut)
+	if d.topo.torus() {
+		table := routes(d.topo, linkSet{}, d.rank)
+		p.table.Store(&table)
+	}
 	virtual := false
-	for side := range p.links {
-		sd := ntb.Side(side)
-		l, err := newRlink(sd, r.port(sd), neighbour(d.rank, d.npes, sd), s.slotSize)
+	for _, sd := range p.sides {
+		l, err := newRlink(sd, r.port(sd), d.topo.neighbour(d.rank, sd), s.slotSize)
 		if err != nil {
 			return nil, err
 		}
 		virtual = virtual || l.virtual
-		p.links[side].Store(l)
-		p.fwd[side].wake = make(chan struct{}, 1)
+		p.links[sd].Store(l)
+		p.fwd[sd].wake = make(chan struct{}, 1)
 	}
 	// On a device in virtual time a receiver's poll for a while would be
 	// a poll without end: it sleeps after its idleYields looks.
@@ -93,8 +102,14 @@ func newRingProto(d *domain, r *ringPorts, s settings) (*ringProto, error) {
 // link is the current rlink of side s.
 func (p *ringProto) link(s ntb.Side) *rlink { return p.links[s].Load() }
 
-// both is the current rlinks of both sides.
-func (p *ringProto) both() [2]*rlink { return [2]*rlink{p.link(ntb.Left), p.link(ntb.Right)} }
+// all is the current rlinks of every side.
+func (p *ringProto) all() []*rlink {
+	out := make([]*rlink, len(p.sides))
+	for i, s := range p.sides {
+		out[i] = p.link(s)
+	}
+	return out
+}
 
 // The scratchpad words of the ring protocol's hello, written by each host
 // into its neighbours' scratchpads at link-up, magic last. The epoch is
@@ -116,7 +131,7 @@ const (
 // maps the neighbours' ring windows and starts the goroutines. Every step
 // ends in core.Agree (setupLinks), so all hosts fail together.
 func (p *ringProto) setup() error {
-	if err := setupLinks(p.d, p.ports, p.s, p.both(), p.hello, p.checkHello); err != nil {
+	if err := setupLinks(p.d, p.ports, p.s, p.all(), p.hello, p.checkHello); err != nil {
 		return err
 	}
 	p.start()
@@ -166,12 +181,12 @@ func (p *ringProto) start() {
 		p.wg.Add(1)
 		go p.work()
 	}
-	for side, l := range p.both() {
+	for _, l := range p.all() {
 		p.dwg.Add(1)
 		p.wg.Add(2)
-		go p.dispatch(ntb.Side(side))
+		go p.dispatch(l.side)
 		go p.receive(l)
-		go p.forward(ntb.Side(side))
+		go p.forward(l.side)
 		// A failure here is a link going down, which the dispatcher sees.
 		_ = l.port.DBClearMask(dbRingNeeded)
 	}
@@ -192,6 +207,9 @@ func (p *ringProto) dispatch(side ntb.Side) {
 			case p.d.closing.Load():
 			case !up:
 				p.linkDown(l)
+			case l.down.Load() && p.d.topo.torus():
+				// A torus routes round a cut link for the rest of the
+				// job: a repair is the ring's (repair.go).
 			case l.down.Load():
 				p.startRepair(l)
 			}
@@ -211,7 +229,7 @@ func (p *ringProto) dispatch(side ntb.Side) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			p.d.alarmed(l.side, l.peer, p.link(opposite(l.side)).peer, ev.DB)
+			p.d.alarmed(l.side, l.peer, ev.DB)
 		}
 	}
 }
@@ -257,7 +275,7 @@ func (p *ringProto) receive(l *rlink) {
 // the neighbour resends it round the cut.
 func (p *ringProto) entry(l *rlink, i uint32) bool {
 	w := loadDesc(descAt(l.rx.descs, int(i%ringEntries)))
-	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, lanes: p.d.lanes, slotSize: p.s.slotSize})
+	m, err := decodeDesc(w, descLimits{index: i, epoch: l.peerEpoch, self: p.d.rank, hosts: p.d.npes, lanes: p.d.lanes, slotSize: p.s.slotSize, width: p.d.topo.width})
 	if err != nil {
 		if l.down.Load() || !l.port.LinkIsUp() {
 			return false
@@ -271,7 +289,7 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 		l.rx.worked = time.Now()
 	}
 	switch {
-	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice()):
+	case int(m.dst) != p.d.rank || !(m.kind.isResponse() || m.kind == kindLanded || m.kind == kindBarrier || m.kind.isLinkNotice() || m.kind == kindLinkDown):
 		// Never blocks: every job holds an entry, and the channel has
 		// room for every entry of both rings.
 		select {
@@ -289,6 +307,9 @@ func (p *ringProto) entry(l *rlink, i uint32) bool {
 	case m.kind == kindCut:
 		l.rx.release(i)
 		p.peerCut(m)
+	case m.kind == kindLinkDown:
+		l.rx.release(i)
+		p.learnCut(p.d.topo.linkOf(int(m.linkHost), m.side))
 	case m.kind == kindRepair:
 		// Its sender's end of the link is in use again, and so is ours:
 		// this host learned the repair before it sent its own notice.
@@ -347,15 +368,18 @@ func (p *ringProto) serveJob(j rxJob) {
 // is its destination lands straight in that host's region where it has a
 // window onto it, and a landed notice follows.
 func (p *ringProto) relay(j rxJob) {
-	switch k := linkIndex(int(j.m.src), p.d.npes, j.m.side); j.m.kind {
+	switch k := p.d.topo.linkOf(int(j.m.src), j.m.side); j.m.kind {
 	case kindCut:
 		p.learnCut(k)
 	case kindRepair:
 		p.learnRepair(k)
 	}
 	out := p.link(opposite(j.l.side))
+	if p.d.topo.torus() {
+		out = p.link(p.sideFor(int(j.m.dst)))
+	}
 	if out.down.Load() {
-		p.turn(j)
+		p.turn(j, out)
 		return
 	}
 	// The destination's lane node has a window onto each PE of its host.
@@ -363,7 +387,7 @@ func (p *ringProto) relay(j rxJob) {
 		if win := p.regionWindow(out, j.m.region, int(j.m.dpe)); win != nil && uint64(j.m.off)+uint64(j.m.size) <= uint64(len(win)) {
 			landed := func(err error) {
 				if isCut(err) || err == nil && !out.port.LinkIsUp() {
-					p.turn(j)
+					p.turn(j, out)
 					return
 				}
 				j.l.rx.release(j.i)
@@ -414,14 +438,20 @@ func (p *ringProto) relay(j rxJob) {
 		}
 		return
 	}
-	p.requeue(j, opposite(j.l.side))
+	p.requeue(j, out.side)
 }
 
-// turn sends a relayed transfer whose next link is cut back the way it
-// came, round the ring to its destination. A cut notice cannot turn: the
-// ring is cut twice. Nor does a repair notice: the other end of the
-// repaired link sends one the other way.
-func (p *ringProto) turn(j rxJob) {
+// turn sends a relayed transfer whose next link, out, is cut back the
+// way it came, round the ring to its destination. A cut notice cannot
+// turn: the ring is cut twice. Nor does a repair notice: the other end of
+// the repaired link sends one the other way. On a torus every transfer
+// goes on round the cut, by the routes that leave it out.
+func (p *ringProto) turn(j rxJob, out *rlink) {
+	if p.d.topo.torus() {
+		p.learnCut(p.d.topo.linkOf(p.d.rank, out.side))
+		p.requeue(j, p.sideFor(int(j.m.dst)))
+		return
+	}
 	switch j.m.kind {
 	case kindCut:
 		j.l.rx.release(j.i)
@@ -576,7 +606,7 @@ func (p *ringProto) sendPieces(m meta, src []byte, lp *lentPut, add func(int), d
 		piece := src[off:min(off+p.s.slotSize, len(src))]
 		pm := m
 		pm.off += uint32(off)
-		l, i, err := p.credit(side, true)
+		l, i, err := p.credit(side, int(m.dst), true)
 		if err != nil {
 			return err
 		}
@@ -609,7 +639,7 @@ func (p *ringProto) maxPayload() int { return p.s.slotSize }
 
 // broken implements protocol: it rings the alarm on both ports.
 func (p *ringProto) broken(lost int) {
-	for _, l := range p.both() {
+	for _, l := range p.all() {
 		l.setUp(false)
 	}
 	p.ports.alarm(lost)
@@ -637,7 +667,7 @@ func (p *ringProto) abort() error {
 // close implements protocol. The goroutines that touch the windows stop
 // before the ports close and unmap them.
 func (p *ringProto) close() error {
-	for _, l := range p.both() {
+	for _, l := range p.all() {
 		l.setUp(false)
 		l.cutMu.Lock()
 		if l.noticeTimer != nil {

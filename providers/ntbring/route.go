@@ -24,11 +24,18 @@ func route(me, dst, n int) (ntb.Side, int) {
 	return ntb.Right, right
 }
 
-// opposite is the other side: a relayed transfer keeps its direction, so
-// it leaves by the side opposite the one it came in by.
+// opposite is the side facing away from s, along the same row or
+// column: on a ring a relayed transfer keeps its direction, so it leaves
+// by the side opposite the one it came in by; the far end of a link
+// leaving by s is the port on its host's opposite side.
 func opposite(s ntb.Side) ntb.Side {
-	if s == ntb.Left {
+	switch s {
+	case ntb.Left:
 		return ntb.Right
+	case ntb.Right:
+		return ntb.Left
+	case ntb.Up:
+		return ntb.Down
 	}
-	return ntb.Left
+	return ntb.Up
 }

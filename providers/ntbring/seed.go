@@ -53,7 +53,7 @@ func newSeed(d *domain, r *ringPorts, s settings) (*seed, error) {
 	p := &seed{d: d, s: s, ports: r, stop: make(chan struct{}),
 		lim: metaLimits{self: d.rank, hosts: d.npes, slots: s.workers, slotSize: s.slotSize}}
 	p.fwd.wake = make(chan struct{}, 1)
-	for side, port := range []ntb.Port{r.left, r.right} {
+	for side, port := range []ntb.Port{r.port(ntb.Left), r.port(ntb.Right)} {
 		l, err := newLink(ntb.Side(side), port, neighbour(d.rank, d.npes, ntb.Side(side)), s.workers, s.slotSize)
 		if err != nil {
 			return nil, err
@@ -68,7 +68,7 @@ func newSeed(d *domain, r *ringPorts, s settings) (*seed, error) {
 // windows, then start the goroutines and unmask the doorbells. Every step
 // ends in core.Agree (setupLinks), so all hosts fail together.
 func (p *seed) setup() error {
-	if err := setupLinks(p.d, p.ports, p.s, p.links, p.hello, p.checkHello); err != nil {
+	if err := setupLinks(p.d, p.ports, p.s, p.links[:], p.hello, p.checkHello); err != nil {
 		return err
 	}
 	p.start()
@@ -173,7 +173,7 @@ func (p *seed) dispatch(l *link) {
 			if l.side == ntb.Left {
 				p.bar.signal(ev.DB&(1<<dbBarrierStart) != 0, ev.DB&(1<<dbBarrierEnd) != 0)
 			}
-			p.d.alarmed(l.side, l.peer, p.links[opposite(l.side)].peer, ev.DB)
+			p.d.alarmed(l.side, l.peer, ev.DB)
 		}
 	}
 }

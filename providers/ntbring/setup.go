@@ -14,7 +14,7 @@ type setupLink interface {
 // scratchpads; once every host has, check the neighbours' hellos and map
 // their windows. Each of the two steps ends in core.Agree, so all hosts
 // fail together; the caller starts its goroutines once it returns nil.
-func setupLinks[L setupLink](d *domain, ports *ringPorts, s settings, links [2]L, hello, checkHello func(L) error) error {
+func setupLinks[L setupLink](d *domain, ports *ringPorts, s settings, links []L, hello, checkHello func(L) error) error {
 	var err error
 	for _, l := range links {
 		if err == nil {
@@ -22,7 +22,7 @@ func setupLinks[L setupLink](d *domain, ports *ringPorts, s settings, links [2]L
 		}
 	}
 	if err == nil {
-		err = enableLinks(ports, d.rank, d.npes, s.timeout)
+		err = enableLinks(ports, s.timeout)
 	}
 	for _, l := range links {
 		if err == nil {

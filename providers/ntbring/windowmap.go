@@ -38,7 +38,7 @@ func (p *ringProto) neighbourLink(pe int) *rlink {
 	if pe < 0 || pe >= p.d.npes || pe == p.d.rank {
 		return nil
 	}
-	side, hops := route(p.d.rank, pe, p.d.npes)
+	side, hops := p.d.topo.hopsTo(p.d.rank, pe)
 	if hops != 1 {
 		return nil
 	}
@@ -102,7 +102,7 @@ func (d *domain) WindowLanded(pe int, r core.Region, off, n int) (bool, error) {
 	if err := d.err(); err != nil {
 		return true, err
 	}
-	side, hops := route(d.rank, pe, d.npes)
+	side, hops := d.topo.hopsTo(d.rank, pe)
 	if hops != 1 {
 		return false, nil
 	}

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,10 +19,59 @@ var (
 		"seed of the simulated fabric's random draws")
 	paramOpCost = core.NewParam("ntb", "SIM_OP_COST", "",
 		"host CPU time charged per DMA descriptor and doorbell (default: the model's, 200ns)")
+	paramTopology = core.NewParam("ntb", "SIM_TOPOLOGY", "ring",
+		`how the simulated fabric's hosts are cabled: "ring" (two ports a host), "torus" (a 2D torus of four ports a host, `+
+			`rows as long as the squarest grid of the hosts allows) or "torus:WxH" (W hosts a row, H rows)`)
 )
 
 // Params lists the simulator's parameters.
-func Params() []core.Param { return []core.Param{paramModel, paramSeed, paramOpCost} }
+func Params() []core.Param { return []core.Param{paramModel, paramSeed, paramOpCost, paramTopology} }
+
+// topologiesAllowed is what ParseTopology accepts.
+const topologiesAllowed = `"ring", "torus" or "torus:WxH" (W, H 2 or more, W*H the hosts)`
+
+// ParseTopology reads a fabric description for n hosts: "ring", "torus"
+// or "torus:WxH". It returns Config.Width: 0 for a ring, and for a torus
+// the hosts of a row; "torus" takes the squarest grid of 2 or more rows
+// of 2 or more hosts (4 x 4 for 16 hosts, 8 x 8 for 64, 2 x 4 for 8).
+func ParseTopology(v string, n int) (int, error) {
+	v = strings.ToLower(strings.TrimSpace(v))
+	bad := func(why string) (int, error) {
+		return 0, fmt.Errorf("ntb sim: topology %q for %d hosts: %s; allowed %s: %w", v, n, why, topologiesAllowed, core.ErrInvalid)
+	}
+	switch {
+	case v == "ring":
+		return 0, nil
+	case v == "torus":
+		for h := int(math.Sqrt(float64(n))); h >= 2; h-- {
+			if n%h == 0 && n/h >= 2 {
+				return n / h, nil
+			}
+		}
+		return bad("the hosts make no grid of 2 or more rows of 2 or more")
+	case strings.HasPrefix(v, "torus:"):
+		ws, hs, ok := strings.Cut(strings.TrimPrefix(v, "torus:"), "x")
+		w, werr := strconv.Atoi(ws)
+		h, herr := strconv.Atoi(hs)
+		if !ok || werr != nil || herr != nil || w < 2 || h < 2 {
+			return bad("not W x H of 2 or more each")
+		}
+		if w*h != n {
+			return bad(fmt.Sprintf("%d x %d is %d hosts", w, h, w*h))
+		}
+		return w, nil
+	}
+	return bad("unknown")
+}
+
+// TopologyName describes the fabric of n hosts with Config.Width width:
+// "ring", or "torus WxH".
+func TopologyName(width, n int) string {
+	if width == 0 {
+		return "ring"
+	}
+	return fmt.Sprintf("torus %dx%d", width, n/width)
+}
 
 // ConfigFromEnv reads the GOSHMEM_NTB_SIM_* variables through lookup for
 // a ring of n hosts.
@@ -40,7 +90,11 @@ func ConfigFromEnv(lookup func(string) (string, bool), n int) (Config, error) {
 			return Config{}, err
 		}
 	}
-	return Config{Hosts: n, Model: m, Seed: seed}, nil
+	width, err := ParseTopology(cfg.Value(paramTopology), n)
+	if err != nil {
+		return Config{}, &core.EnvError{Var: paramTopology.Env, Value: cfg.Value(paramTopology), Allowed: topologiesAllowed}
+	}
+	return Config{Hosts: n, Width: width, Model: m, Seed: seed}, nil
 }
 
 // maxOpCost bounds GOSHMEM_NTB_SIM_OP_COST: more than a millisecond per

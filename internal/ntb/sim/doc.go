@@ -1,5 +1,6 @@
 // Package sim is a simulated fabric of PCIe NT ports behind ntb.Port: a
-// ring of hosts whose every device action costs virtual time from a
+// ring of hosts, or a 2D torus of hosts with four ports each
+// (Config.Width, ParseTopology), whose every device action costs virtual time from a
 // named-parameter device model (Model; Gen3x8 by default, Gen4x16 beside
 // it), with the flows that share a link direction sharing its rate.
 //
@@ -9,7 +10,7 @@
 // machine. Outside a bubble the same costs pass in real time.
 //
 //	f, err := sim.New(sim.Config{Hosts: 8, Model: sim.Gen3x8, Seed: 1})
-//	h := f.Host(3) // h.Left, h.Right: ntb.Port
+//	h := f.Host(3) // h.Left, h.Right (and in a torus h.Up, h.Down): ntb.Port
 //	f.SetLinkDown(2, true)
 //
 // A provider finds the fabric of its job with Attach; Prepare sets the

@@ -12,8 +12,13 @@ import (
 
 // Config describes a simulated fabric.
 type Config struct {
-	// Hosts is the ring's size, 2 or more.
+	// Hosts is the fabric's size, 2 or more.
 	Hosts int
+	// Width is, for a 2D torus, the hosts in each row: host r*Width+c is
+	// in row r and column c, with four ports: Left and Right along the
+	// row, Up and Down along the column (both wrap round). 0 makes a
+	// ring, each host with a Left and a Right port.
+	Width int
 	// Model is the device model; the zero Model means Gen3x8.
 	Model Model
 	// Seed drives every random draw of the fabric (SetupJitter).
@@ -33,21 +38,25 @@ const (
 	maxWindows  = 8
 )
 
-// Fabric is a simulated ring of hosts: host k's Right port and host
-// k+1's Left port are the two ends of link k.
+// Fabric is a simulated ring or torus of hosts. In a ring, host k's
+// Right port and host k+1's Left port are the two ends of link k. In a
+// torus, link 2k joins host k's Right port to the Left port of the next
+// host of its row, and link 2k+1 host k's Down port to the Up port of
+// the host below it.
 type Fabric struct {
 	cfg   Config
 	hosts []*Host
 	links []*link
 }
 
-// Host is one host of a fabric: its two ports.
+// Host is one host of a fabric: its ports, two in a ring (Up and Down
+// are nil) and four in a torus.
 type Host struct {
-	f           *Fabric
-	id          int
-	Left, Right *Port
-	killed      bool // under the fabric's links' locks: see Kill
-	closeOnce   sync.Once
+	f                     *Fabric
+	id                    int
+	Left, Right, Up, Down *Port
+	killed                bool // under the fabric's links' locks: see Kill
+	closeOnce             sync.Once
 }
 
 // New makes a fabric of cfg.Hosts hosts; every port starts with its link
@@ -65,6 +74,9 @@ func New(cfg Config) (*Fabric, error) {
 	switch {
 	case cfg.Hosts < 2:
 		return nil, fmt.Errorf("ntb sim: a ring of %d hosts: at least 2: %w", cfg.Hosts, core.ErrInvalid)
+	case cfg.Width != 0 && (cfg.Width < 2 || cfg.Hosts%cfg.Width != 0 || cfg.Hosts/cfg.Width < 2):
+		return nil, fmt.Errorf("ntb sim: a torus of %d hosts in rows of %d: rows of 2 or more hosts that divide the hosts into 2 or more rows: %w",
+			cfg.Hosts, cfg.Width, core.ErrInvalid)
 	case cfg.Windows < 2 || cfg.Windows > maxWindows:
 		return nil, fmt.Errorf("ntb sim: %d windows: allowed 2 to %d: %w", cfg.Windows, maxWindows, core.ErrInvalid)
 	case cfg.MWMax < mwAlign || cfg.MWMax%mwAlign != 0:
@@ -77,19 +89,62 @@ func New(cfg Config) (*Fabric, error) {
 	for k := range cfg.Hosts {
 		f.hosts = append(f.hosts, &Host{f: f, id: k})
 	}
-	for k := range cfg.Hosts {
-		l := &link{f: f, k: k, changed: make(chan struct{})}
+	join := func(a *Host, as ntb.Side, b *Host, bs ntb.Side) {
+		l := &link{f: f, k: len(f.links), changed: make(chan struct{})}
 		for d := range l.wires {
 			l.wires[d] = newWire(cfg.Model.LinkBytesPerSec)
 		}
-		l.ends[0] = newPort(f, f.hosts[k], l, 0, ntb.Right)
-		l.ends[1] = newPort(f, f.hosts[(k+1)%cfg.Hosts], l, 1, ntb.Left)
-		f.hosts[k].Right = l.ends[0]
-		f.hosts[(k+1)%cfg.Hosts].Left = l.ends[1]
+		l.ends[0] = newPort(f, a, l, 0, as)
+		l.ends[1] = newPort(f, b, l, 1, bs)
+		*a.port(as), *b.port(bs) = l.ends[0], l.ends[1]
 		f.links = append(f.links, l)
+	}
+	for k, h := range f.hosts {
+		if cfg.Width == 0 {
+			join(h, ntb.Right, f.hosts[(k+1)%cfg.Hosts], ntb.Left)
+			continue
+		}
+		w := cfg.Width
+		row, col := k/w, k%w
+		join(h, ntb.Right, f.hosts[row*w+(col+1)%w], ntb.Left)
+		join(h, ntb.Down, f.hosts[(k+w)%cfg.Hosts], ntb.Up)
 	}
 	return f, nil
 }
+
+// port is where the host keeps its port on side s.
+func (h *Host) port(s ntb.Side) **Port {
+	switch s {
+	case ntb.Left:
+		return &h.Left
+	case ntb.Right:
+		return &h.Right
+	case ntb.Up:
+		return &h.Up
+	}
+	return &h.Down
+}
+
+// Ports is the host's ports: Left and Right, and in a torus Up and Down.
+func (h *Host) Ports() []*Port {
+	if h.Up == nil {
+		return []*Port{h.Left, h.Right}
+	}
+	return []*Port{h.Left, h.Right, h.Up, h.Down}
+}
+
+// Fabric is the fabric the host is part of.
+func (h *Host) Fabric() *Fabric { return h.f }
+
+// Width is the hosts in each row of a torus, 0 for a ring.
+func (f *Fabric) Width() int { return f.cfg.Width }
+
+// Links is the fabric's links: as many as hosts in a ring, twice as many
+// in a torus.
+func (f *Fabric) Links() int { return len(f.links) }
+
+// LinkOf is the index of the link on side s of host h.
+func (f *Fabric) LinkOf(h int, s ntb.Side) int { return (*f.hosts[h].port(s)).l.k }
 
 // Model is the fabric's device model.
 func (f *Fabric) Model() Model { return f.cfg.Model }
@@ -112,7 +167,8 @@ func (f *Fabric) SetLinkDown(k int, down bool) {
 }
 
 // LinkBytes is the wire bytes link k carried so far in each direction:
-// [0] from host k to host k+1, [1] back.
+// [0] from the link's first end (in a ring, host k's Right port; in a
+// torus, host k/2's Right or Down port) to its second, [1] back.
 func (f *Fabric) LinkBytes(k int) [2]int64 {
 	l := f.links[k]
 	return [2]int64{l.wires[0].carried(), l.wires[1].carried()}
@@ -132,8 +188,9 @@ func (h *Host) ID() int { return h.id }
 // Close closes the host's ports; the neighbours see their links go down.
 func (h *Host) Close() error {
 	h.closeOnce.Do(func() {
-		_ = h.Left.Close()
-		_ = h.Right.Close()
+		for _, p := range h.Ports() {
+			_ = p.Close()
+		}
 	})
 	return nil
 }
@@ -141,7 +198,7 @@ func (h *Host) Close() error {
 // Kill makes the host die: its links go down, and its neighbours'
 // PeerDead reports true.
 func (h *Host) Kill() {
-	for _, p := range []*Port{h.Left, h.Right} {
+	for _, p := range h.Ports() {
 		p.l.mu.Lock()
 		h.killed = true
 		p.l.update()

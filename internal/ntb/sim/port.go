@@ -19,7 +19,7 @@ type Port struct {
 	f    *Fabric
 	host *Host
 	l    *link
-	end  int // 0: host k's Right port, 1: host k+1's Left port
+	end  int // 0: the link's first end (a Right or Down port), 1: its second (Left or Up)
 	side ntb.Side
 
 	// Under l.mu: the link state of this end and its inbound
@@ -78,6 +78,9 @@ func (p *Port) out() *wire { return p.l.wires[p.end] }
 func (p *Port) errorf(sentinel error, format string, args ...any) error {
 	return fmt.Errorf("ntb sim: host %d %s port: %s: %w", p.host.id, p.side, fmt.Sprintf(format, args...), sentinel)
 }
+
+// Fabric is the fabric the port is part of.
+func (p *Port) Fabric() *Fabric { return p.f }
 
 // Host is the index of the port's host; Link the index of its link.
 func (p *Port) Host() int { return p.host.id }

@@ -18,13 +18,86 @@ func ring(t *testing.T, cfg Config) *Fabric {
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = f.Close() })
 	for _, h := range f.Hosts() {
-		require.NoError(t, h.Left.LinkEnable())
-		require.NoError(t, h.Right.LinkEnable())
+		for _, p := range h.Ports() {
+			require.NoError(t, p.LinkEnable())
+		}
 	}
 	for _, h := range f.Hosts() {
-		require.NoError(t, h.Right.WaitLink(time.Second))
+		for _, p := range h.Ports() {
+			require.NoError(t, p.WaitLink(time.Second))
+		}
 	}
 	return f
+}
+
+// A torus of 3 x 2: every host's four ports face the hosts beside it in
+// its row and column, both wrapping round, each link joins the ports the
+// fabric says, and a doorbell rung Down arrives at the host below's Up.
+func TestTorus(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := ring(t, Config{Hosts: 6, Width: 3})
+		require.Equal(t, 12, f.Links())
+		for k, h := range f.Hosts() {
+			row, col := k/3, k%3
+			require.Len(t, h.Ports(), 4)
+			require.Same(t, f.Host(row*3+(col+1)%3).Left, h.Right.peer(), "host %d", k)
+			require.Same(t, f.Host(row*3+(col+2)%3).Right, h.Left.peer(), "host %d", k)
+			require.Same(t, f.Host((k+3)%6).Up, h.Down.peer(), "host %d", k)
+			require.Same(t, f.Host((k+3)%6).Down, h.Up.peer(), "host %d", k)
+			for _, s := range []ntb.Side{ntb.Left, ntb.Right, ntb.Up, ntb.Down} {
+				p := *h.port(s)
+				require.Equal(t, s, p.Side())
+				require.Equal(t, f.LinkOf(k, s), p.Link())
+				require.Equal(t, p.Link(), f.LinkOf(p.peer().Host(), p.peer().Side()), "both ends of a link")
+			}
+		}
+		require.NoError(t, f.Host(1).Down.PeerDBSet(1<<3))
+		ev := <-f.Host(4).Up.Events()
+		for ev.Kind == ntb.LinkEvent {
+			ev = <-f.Host(4).Up.Events()
+		}
+		require.Equal(t, uint64(1<<3), ev.DB)
+		f.SetLinkDown(f.LinkOf(4, ntb.Up), true)
+		require.False(t, f.Host(1).Down.LinkIsUp())
+		require.True(t, f.Host(1).Up.LinkIsUp(), "in a torus of 2 rows, Up and Down are two links")
+	})
+	for _, c := range []Config{{Hosts: 6, Width: 4}, {Hosts: 6, Width: 6}, {Hosts: 6, Width: 1}} {
+		_, err := New(c)
+		require.Error(t, err, "%+v", c)
+	}
+}
+
+func TestParseTopology(t *testing.T) {
+	for _, c := range []struct {
+		v     string
+		n, w  int
+		valid bool
+	}{
+		{"ring", 7, 0, true}, {" Ring ", 2, 0, true},
+		{"torus", 16, 4, true}, {"torus", 64, 8, true}, {"torus", 8, 4, true}, {"torus", 12, 4, true}, {"torus", 4, 2, true},
+		{"torus:8x2", 16, 8, true}, {"torus:2x8", 16, 2, true},
+		{"torus", 7, 0, false}, {"torus", 2, 0, false}, {"torus:4x4", 15, 0, false}, {"torus:1x16", 16, 0, false},
+		{"torus:4", 16, 0, false}, {"mesh", 16, 0, false},
+	} {
+		w, err := ParseTopology(c.v, c.n)
+		if !c.valid {
+			require.ErrorContains(t, err, "allowed", "%q for %d", c.v, c.n)
+			continue
+		}
+		require.NoError(t, err, "%q for %d", c.v, c.n)
+		require.Equal(t, c.w, w, "%q for %d", c.v, c.n)
+	}
+	require.Equal(t, "torus 4x4", TopologyName(4, 16))
+	require.Equal(t, "ring", TopologyName(0, 16))
+	c, err := ConfigFromEnv(func(k string) (string, bool) {
+		return map[string]string{"GOSHMEM_NTB_SIM_TOPOLOGY": "torus"}[k], k == "GOSHMEM_NTB_SIM_TOPOLOGY"
+	}, 16)
+	require.NoError(t, err)
+	require.Equal(t, 4, c.Width)
+	_, err = ConfigFromEnv(func(k string) (string, bool) {
+		return map[string]string{"GOSHMEM_NTB_SIM_TOPOLOGY": "torus"}[k], k == "GOSHMEM_NTB_SIM_TOPOLOGY"
+	}, 13)
+	require.ErrorContains(t, err, "GOSHMEM_NTB_SIM_TOPOLOGY")
 }
 
 func TestModels(t *testing.T) {
