@@ -30,9 +30,11 @@ func TestSimSameSeedSameFigures(t *testing.T) {
 		require.NoError(t, printSim(&out, res[i]))
 		require.Contains(t, out.String(), "alltoall")
 	}
+	// The barrier is left out: on 2 hosts it reads one of two figures,
+	// by whether a receiver's poll or its doorbell finds the work
+	// (docs/ntb-sim.md, "Order at one instant").
 	if !raceEnabled {
 		require.Equal(t, res[0].Hops, res[1].Hops)
-		require.Equal(t, res[0].Barrier, res[1].Barrier)
 		require.Equal(t, res[0].Cut, res[1].Cut)
 	}
 	for i := range res[0].Hops {

@@ -127,7 +127,15 @@ func TestConformanceSim(t *testing.T) {
 // The suite on a simulated 4 x 4 torus (GOSHMEM_NTB_SIM_TOPOLOGY), the
 // same provider routing by the shortest paths of the torus, with four
 // links a host: 16 hosts, each case in a testing/synctest bubble.
+//
+// It runs without the race detector alone: under it, 16 hosts of the
+// suite take more than ten minutes here. The torus's own code runs under
+// it in TestSimTorus and TestSimTorusCut, the protocol's in
+// TestConformanceSim.
 func TestConformanceSimTorus(t *testing.T) {
+	if raceEnabled {
+		t.Skip("16 simulated hosts under the race detector take too long; run without -race")
+	}
 	h := harness
 	h.NPEs = []int{16}
 	h.Env = map[string]string{"GOSHMEM_NTBRING_DEVICE": "sim", "GOSHMEM_NTB_SIM_TOPOLOGY": "torus"}
