@@ -126,6 +126,33 @@ static int64_t now_ns(void)
 #define SLICE_NS 1000000
 
 /*
+ * The first two steps of every wait of the fast path: polls while the PE
+ * waited for is likely running, then sched_yield for YIELD_NS, which lets
+ * it run where PEs share CPUs. Nonzero once ready(p, v) holds.
+ */
+static int poll_then_yield(long polls, int (*ready)(const void *p, uint64_t v), const void *p, uint64_t v)
+{
+	for (long i = 0; i < polls; i++) {
+		if (ready(p, v))
+			return 1;
+#if defined(__x86_64__) || defined(__i386__)
+		__builtin_ia32_pause();
+#endif
+	}
+	for (int64_t start = now_ns(); now_ns() - start < YIELD_NS;) {
+		sched_yield();
+		if (ready(p, v))
+			return 1;
+	}
+	return 0;
+}
+
+static int moved32(const void *p, uint64_t old)
+{
+	return __atomic_load_n((const uint32_t *)p, __ATOMIC_SEQ_CST) != (uint32_t)old;
+}
+
+/*
  * Waits for word to leave old, as the Go provider's await does: polls
  * (many while every PE has a CPU, when the PE waited for is running; none
  * when PEs share CPUs, where polling keeps it off the CPU), yields the CPU
@@ -137,19 +164,8 @@ static int64_t now_ns(void)
  */
 static void await(uint32_t *word, uint32_t *sleepers, uint32_t old)
 {
-	long polls = gsh_fast.dissemination ? gsh_fast.wait_polls : 0;
-	for (long i = 0; i < polls; i++) {
-		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
-			return;
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	}
-	for (int64_t start = now_ns(); now_ns() - start < YIELD_NS;) {
-		sched_yield();
-		if (__atomic_load_n(word, __ATOMIC_SEQ_CST) != old)
-			return;
-	}
+	if (poll_then_yield(gsh_fast.dissemination ? gsh_fast.wait_polls : 0, moved32, word, old))
+		return;
 	const struct timespec slice = {0, SLICE_NS};
 	int64_t start = now_ns() - YIELD_NS;
 	for (;;) {
@@ -380,20 +396,15 @@ static int set_rank(int start, int log_stride, int size)
  * it run where PEs share CPUs, then lets Go wait, which sleeps until the
  * root's store wakes it and ends the job if a PE is lost meanwhile.
  */
+static int reached(const void *p, uint64_t v)
+{
+	return __atomic_load_n((const long *)p, __ATOMIC_ACQUIRE) >= (long)v;
+}
+
 static void await_signal(long *word)
 {
-	for (long i = 0; i < gsh_fast.wait_polls; i++) {
-		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= 1)
-			return;
-#if defined(__x86_64__) || defined(__i386__)
-		__builtin_ia32_pause();
-#endif
-	}
-	for (int64_t start = now_ns(); now_ns() - start < YIELD_NS;) {
-		sched_yield();
-		if (__atomic_load_n(word, __ATOMIC_ACQUIRE) >= 1)
-			return;
-	}
+	if (poll_then_yield(gsh_fast.wait_polls, reached, word, 1))
+		return;
 	gshgo_wait(GSH_WAIT_ONE | GSH_WAIT_BLOCK, word, 1, NULL, NULL, GSH_INT, 8, SHMEM_CMP_GE, 1, NULL, GSH_FAST_BCAST_FN);
 }
 
