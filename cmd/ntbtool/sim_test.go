@@ -32,7 +32,7 @@ func TestSimSameSeedSameFigures(t *testing.T) {
 	}
 	// The barrier is left out: on 2 hosts it reads one of two figures,
 	// by whether a receiver's poll or its doorbell finds the work
-	// (docs/ntb-sim.md, "Order at one instant").
+	// (docs/ntb-sim.md, "What is not modelled": order at one instant).
 	if !raceEnabled {
 		require.Equal(t, res[0].Hops, res[1].Hops)
 		require.Equal(t, res[0].Cut, res[1].Cut)
