@@ -363,45 +363,53 @@ func (e *endpoint) Quiet() error {
 func (e *endpoint) quiet() error {
 	target := e.counter.Issued()
 	if e.counter.CompletedUpTo() < target {
-		for _, c := range e.d.conns {
-			if c != nil {
-				c.flushNow()
-			}
-		}
-		// Read the acknowledgements ourselves while polling is on.
-		pl := startAssist(e.d)
-		for _, c := range e.d.conns {
-			if c != nil && e.counter.CompletedUpTo() < target {
-				c.assist(&pl, func() bool { return e.counter.CompletedUpTo() >= target })
-			}
-		}
-		// A locked caller reads what has come before it sleeps.
-		if e.d.lockedCallers {
-			for _, c := range e.d.conns {
-				if c != nil && e.counter.CompletedUpTo() < target {
-					c.serveOnce(func() bool { return e.counter.CompletedUpTo() >= target })
-				}
-			}
-			// After a large put, waiting for its acknowledgement in
-			// poll(2) is one wake-up where sleeping is two hand-offs.
-			for _, c := range e.d.conns {
-				if c != nil && e.counter.CompletedUpTo() < target {
-					c.awaitLarge(func() bool { return e.counter.CompletedUpTo() >= target })
-				}
-			}
-		}
-		// Block at once rather than spin: the PE that answers may need
-		// this CPU. Every operation completes or fails, by ack, reply or
-		// its connection's failure, so this wait ends.
-		e.qmu.Lock()
-		e.qwaiting.Add(1)
-		for e.counter.CompletedUpTo() < target {
-			e.qcond.Wait()
-		}
-		e.qwaiting.Add(-1)
-		e.qmu.Unlock()
+		e.await(e.d.conns, func() bool { return e.counter.CompletedUpTo() >= target })
 	}
 	return e.counter.TakeErr()
+}
+
+// await is a quiet's wait until done holds, done being met by the
+// answers that come over conns (nil entries are skipped): it writes what
+// they have queued, reads the answers itself while polling is on, and
+// then sleeps until a completion wakes it.
+func (e *endpoint) await(conns []*conn, done func() bool) {
+	for _, c := range conns {
+		if c != nil {
+			c.flushNow()
+		}
+	}
+	// Read the acknowledgements ourselves while polling is on.
+	pl := startAssist(e.d)
+	for _, c := range conns {
+		if c != nil && !done() {
+			c.assist(&pl, done)
+		}
+	}
+	// A locked caller reads what has come before it sleeps.
+	if e.d.lockedCallers {
+		for _, c := range conns {
+			if c != nil && !done() {
+				c.serveOnce(done)
+			}
+		}
+		// After a large put, waiting for its acknowledgement in
+		// poll(2) is one wake-up where sleeping is two hand-offs.
+		for _, c := range conns {
+			if c != nil && !done() {
+				c.awaitLarge(done)
+			}
+		}
+	}
+	// Block at once rather than spin: the PE that answers may need this
+	// CPU. Every operation completes or fails, by ack, reply or its
+	// connection's failure, each of which wakes quiet, so this wait ends.
+	e.qmu.Lock()
+	e.qwaiting.Add(1)
+	for !done() {
+		e.qcond.Wait()
+	}
+	e.qwaiting.Add(-1)
+	e.qmu.Unlock()
 }
 
 // QuietPEs implements core.PEQuieter: it writes what is queued to the
@@ -449,48 +457,21 @@ func (m *peMark) done(e *endpoint) bool {
 	return m.c.q.ackedThrough(m.ack) && !m.c.reqs.pendingNBI(e, m.gen)
 }
 
-// quietMarks is quiet's wait for the marks alone: the same steps, on the
-// marks' connections only.
+// quietMarks is quiet's wait for the marks alone, on their connections.
 func (e *endpoint) quietMarks(marks []peMark) {
-	done := func() bool {
+	var buf [8]*conn
+	conns := buf[:0]
+	for i := range marks {
+		conns = append(conns, marks[i].c)
+	}
+	e.await(conns, func() bool {
 		for i := range marks {
 			if !marks[i].done(e) {
 				return false
 			}
 		}
 		return true
-	}
-	for i := range marks {
-		marks[i].c.flushNow()
-	}
-	pl := startAssist(e.d)
-	for i := range marks {
-		if c := marks[i].c; !done() {
-			c.assist(&pl, done)
-		}
-	}
-	if e.d.lockedCallers {
-		for i := range marks {
-			if c := marks[i].c; !done() {
-				c.serveOnce(done)
-			}
-		}
-		for i := range marks {
-			if c := marks[i].c; !done() {
-				c.awaitLarge(done)
-			}
-		}
-	}
-	// Every mark is reached by its ack or reply, each of which completes
-	// one of this endpoint's operations and so wakes it, or by its
-	// connection's failure, which fails them.
-	e.qmu.Lock()
-	e.qwaiting.Add(1)
-	for !done() {
-		e.qcond.Wait()
-	}
-	e.qwaiting.Add(-1)
-	e.qmu.Unlock()
+	})
 }
 
 // complete records the completion of the n operations numbered from seq
