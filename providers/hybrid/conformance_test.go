@@ -14,12 +14,16 @@ import (
 func TestMain(m *testing.M) { conformance.Main(m) }
 
 // The whole suite over tcp between hosts and loopback inside them, the
-// PEs posing as 2 hosts of 2 PEs and 3 hosts of 2 PEs; -short runs the
-// 2 x 2 job only.
+// PEs posing as 2 hosts of 2 PEs (here, under the race detector too) and
+// 3 hosts of 2 PEs (TestConformanceTCPWide, without it; -short skips it).
 func TestConformanceTCP(t *testing.T) {
-	npes := []int{4, 6}
+	conformance.Run(t, conformance.Harness{Provider: "tcp", PEsPerHost: 2, NPEs: []int{4}})
+}
+
+func TestConformanceTCPWide(t *testing.T) {
+	conformance.SkipUnderRace(t)
 	if testing.Short() {
-		npes = npes[:1]
+		t.Skip("-short: 2 x 2 only (TestConformanceTCP)")
 	}
-	conformance.Run(t, conformance.Harness{Provider: "tcp", PEsPerHost: 2, NPEs: npes})
+	conformance.Run(t, conformance.Harness{Provider: "tcp", PEsPerHost: 2, NPEs: []int{6}})
 }

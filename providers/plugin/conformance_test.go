@@ -35,9 +35,15 @@ func TestConformanceProcesses(t *testing.T) {
 // the PE maps. Three PEs in-process (the barrier's tree then has a leaf
 // under the root and one beside it) and two as processes keep the run
 // short; the loopback plugin covers the other job sizes of the boundary.
+// It runs without the race detector: the host's side of the boundary is
+// the one TestConformance runs under it, and the provider behind it runs
+// under it in its own package.
 var tcpHarness = conformance.Harness{Provider: tcpPlugin, NPEs: []int{3}, Env: startEnv}
 
-func TestConformanceTCP(t *testing.T) { conformance.Run(t, tcpHarness) }
+func TestConformanceTCPWide(t *testing.T) {
+	conformance.SkipUnderRace(t)
+	conformance.Run(t, tcpHarness)
+}
 
 func TestConformanceTCPProcesses(t *testing.T) {
 	h := tcpHarness
