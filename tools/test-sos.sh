@@ -90,6 +90,19 @@ runone() {
 	fi
 }
 
+# Every program is built first, as many compilers at once as there are
+# CPUs (the runs that follow use them all anyway); each build's outcome
+# is left in $exe.build.st for the table.
+ncc=$(nproc 2>/dev/null || echo 2)
+for p in "${programs[@]}"; do
+	IFS='|' read -r name srcs cc extra <<<"$p"
+	if [ -n "$only" ] && ! [[ $name =~ $only ]]; then continue; fi
+	while [ "$(jobs -rp | wc -l)" -ge "$ncc" ]; do wait -n; done
+	# shellcheck disable=SC2086
+	(build "$name" "$srcs" "$cc" $extra >"$out/${name//\//_}.build.st") &
+done
+wait
+
 passed=0 failed=0 skipped=0
 failures=()
 printf '%-40s' program
@@ -99,9 +112,8 @@ for p in "${programs[@]}"; do
 	IFS='|' read -r name srcs cc extra <<<"$p"
 	if [ -n "$only" ] && ! [[ $name =~ $only ]]; then continue; fi
 	printf '%-40s' "$name"
-	# shellcheck disable=SC2086
-	st=$(build "$name" "$srcs" "$cc" $extra)
 	exe="$out/${name//\//_}"
+	st=$(cat "$exe.build.st" 2>/dev/null)
 	if [ "$st" != ok ]; then
 		for np in "${nps[@]}"; do printf ' %-10s' build; done
 		echo
