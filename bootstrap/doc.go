@@ -71,6 +71,12 @@
 // collective fails with it. A member that closed cleanly is finalized:
 // collectives it already entered still complete, later ones fail.
 //
+// These decisions, and the ones below for silent and reported members and
+// ranks that never join, are the ledger's (ledger.go): a state machine
+// from the store's events to what it does (frames to queue, connections
+// to close, events to emit), with no I/O, clock or lock, which the Server
+// calls and carries out.
+//
 // A member that sends nothing for the store's DeadAfter is lost too: a
 // stopped process (SIGSTOP) keeps its connection open and its kernel
 // answers TCP keepalives, so only silence tells. Every member sends ALIVE
