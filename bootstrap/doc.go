@@ -7,7 +7,11 @@
 //
 // A PE calls JobFromEnv to learn its rank, size, job id, secret and the
 // store's address from the variables its launcher set (see the Env
-// constants), then Connect, which returns the right core.Bootstrap:
+// constants), then Connect, which returns the right core.Bootstrap.
+// JobFromEnv is two steps: ReadSettings reads the variables through the
+// registry and asks nobody, yielding Settings, a plain value that says
+// whether a launcher must be asked; Settings.Join asks it (PMIx or PMI,
+// PE 0 opening the store's listener, the fence) and yields the Job.
 //
 //   - oshrun runs the store itself and sets GOSHMEM_RANK, GOSHMEM_SIZE,
 //     GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP and GOSHMEM_SECRET; every PE dials.
