@@ -292,6 +292,9 @@ func (s *Server) handle(c net.Conn) {
 	s.mu.Unlock()
 	close(m.quit)
 	c.Close()
+	for i := range fx.logged {
+		fx.logged[i].Remote = remote // the connection's own end names it
+	}
 	s.logLost(fx.logged)
 }
 
@@ -501,9 +504,6 @@ func (s *Server) apply(fx *effects) {
 			m.conn.Close()
 		}
 	}
-	for i := range fx.logged {
-		fx.logged[i].Remote = s.remoteOf(fx.logged[i].Rank)
-	}
 	if len(fx.events) > 0 {
 		s.notifyChange()
 	}
@@ -523,8 +523,9 @@ func (s *Server) remoteOf(rank int) string {
 	return ""
 }
 
-// logLost logs the losses the ledger decided, outside the lock. Info, not
-// Warn: OnEvent's owner reports losses to the user.
+// logLost logs the losses the ledger decided, outside the lock, with the
+// member's address where the caller gave it. Info, not Warn: OnEvent's
+// owner reports losses to the user.
 func (s *Server) logLost(lost []Event) {
 	for _, e := range lost {
 		if e.Remote != "" {
