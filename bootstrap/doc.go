@@ -7,7 +7,11 @@
 //
 // A PE calls JobFromEnv to learn its rank, size, job id, secret and the
 // store's address from the variables its launcher set (see the Env
-// constants), then Connect, which returns the right core.Bootstrap:
+// constants), then Connect, which returns the right core.Bootstrap.
+// JobFromEnv is two steps: ReadSettings reads the variables through the
+// registry and asks nobody, yielding Settings, a plain value that says
+// whether a launcher must be asked; Settings.Join asks it (PMIx or PMI,
+// PE 0 opening the store's listener, the fence) and yields the Job.
 //
 //   - oshrun runs the store itself and sets GOSHMEM_RANK, GOSHMEM_SIZE,
 //     GOSHMEM_JOBID, GOSHMEM_BOOTSTRAP and GOSHMEM_SECRET; every PE dials.
@@ -70,6 +74,12 @@
 // so their Err returns a *core.PeerLostError, and every running or later
 // collective fails with it. A member that closed cleanly is finalized:
 // collectives it already entered still complete, later ones fail.
+//
+// These decisions, and the ones below for silent and reported members and
+// ranks that never join, are the ledger's (ledger.go): a state machine
+// from the store's events to what it does (frames to queue, connections
+// to close, events to emit), with no I/O, clock or lock, which the Server
+// calls and carries out.
 //
 // A member that sends nothing for the store's DeadAfter is lost too: a
 // stopped process (SIGSTOP) keeps its connection open and its kernel

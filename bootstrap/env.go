@@ -186,10 +186,58 @@ type Job struct {
 	pmix *pmix.Client
 }
 
-// JobFromEnv reads the job from the environment; lookup nil means the
-// process environment. launched is false when no launcher started this
-// process: the caller then runs as the only PE (job has Size 1 and a fresh
-// JobID). A malformed or missing variable is a *core.EnvError naming it.
+// JobFromEnv reads the job from the environment (ReadSettings) and, where
+// the launcher must be asked where the store is, asks it (Settings.Join);
+// lookup nil means the process environment. launched is false when no
+// launcher started this process: the caller then runs as the only PE (job
+// has Size 1 and a fresh JobID). A malformed or missing variable is a
+// *core.EnvError naming it.
+//
+// When a job of more than one PE finds the store through PMI or PMIx,
+// JobFromEnv talks to the launcher (see pmiJob and pmixJob): it is then to
+// be called once per process, and PE 0's Job holds the store's open
+// listener, which Connect serves on.
+func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err error) {
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	st, err := ReadSettings(lookup)
+	if err != nil {
+		return Job{}, st.Launched, err
+	}
+	job, err = st.Join(lookup)
+	return job, st.Launched, err
+}
+
+// Settings is what the environment says about the job, read without
+// talking to anyone: no launcher is asked, no port opened, no file but a
+// secret file read. Join completes it into a Job.
+type Settings struct {
+	// Job is what the variables give. Under PMIx the rank and size are
+	// not known yet (Rank is -1); under PMI the store's address, the
+	// secret and the job id may come from the launcher.
+	Job Job
+	// Launched is false when no launcher started this process: Job is
+	// then the only PE's.
+	Launched bool
+	// Ask is the launcher's interface Join must ask where the store is:
+	// InterfacePMIx, AskPMI, or "" when the variables say all.
+	Ask string
+	// Insecure is GOSHMEM_INSECURE: a job that ends up without a secret
+	// runs unauthenticated instead of being refused.
+	Insecure bool
+	// JobIDSet says GOSHMEM_JOBID gave the job id, which PE 0 under PMI
+	// publishes instead of making one.
+	JobIDSet bool
+}
+
+// AskPMI is Settings.Ask for a job that learns its store through PMI-1 or
+// PMI-2 (which one, the launcher's PMI says).
+const AskPMI = "PMI"
+
+// ReadSettings reads the job's settings from the variables lookup gives
+// (the job's environment, so shmem.WithEnv holds), through the registry's
+// parsers. It talks to no launcher: Settings.Join does.
 //
 // The interface to the launcher is looked for in this order, so that
 // variables inherited from an enclosing allocation do not win over the
@@ -200,75 +248,102 @@ type Job struct {
 // launcher's variables (OMPI_COMM_WORLD_RANK, SLURM_PROCID, PMI_RANK). A
 // GOSHMEM_BOOTSTRAP the user set takes the place of the launcher's PMI
 // or PMIx wherever that launcher gives the rank and size in variables too.
-//
-// When a job of more than one PE finds the store through PMI or PMIx,
-// JobFromEnv talks to the launcher (see pmiJob and pmixJob): it is then to
-// be called once per process, and PE 0's Job holds the store's open
-// listener, which Connect serves on.
-func JobFromEnv(lookup func(string) (string, bool)) (job Job, launched bool, err error) {
-	if lookup == nil {
-		lookup = os.LookupEnv
-	}
+func ReadSettings(lookup func(string) (string, bool)) (Settings, error) {
 	get := func(k string) (string, bool) {
 		v, ok := lookup(k)
 		v = strings.TrimSpace(v)
 		return v, ok && v != ""
 	}
-	launched = true
+	st := Settings{Launched: true}
+	var err error
 	// Under a PMIx launcher, GOSHMEM_BOOTSTRAP replaces PMIx only where
 	// the launcher's own variables give the rank and size.
 	rankVars := has(get, EnvOMPIRank) || has(get, EnvSlurmRank) || has(get, EnvPMIRank)
 	switch {
 	case has(get, rankParam):
-		job, err = oshrunJob(get)
+		st.Job, err = oshrunJob(get)
 	case pmix.Present(get) && !(has(get, bootstrapParam) && rankVars):
-		job, err = pmixLauncherJob(get)
+		st.Job, err = pmixLauncherJob(get)
 	case has(get, EnvOMPIRank):
-		job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
+		st.Job, err = foreignJob(get, LauncherOpenMPI, EnvOMPIRank, EnvOMPISize, openMPIJobID)
 	case has(get, EnvPMIRank) && !(has(get, EnvSlurmRank) && has(get, pmi.EnvJobID)):
-		job, err = foreignJob(get, LauncherHydra, EnvPMIRank, EnvPMISize, nil)
+		st.Job, err = foreignJob(get, LauncherHydra, EnvPMIRank, EnvPMISize, nil)
 	case has(get, EnvSlurmRank):
 		// Slurm's pmi2 plugin sets PMI_RANK too, with PMI_JOBID.
-		job, err = foreignJob(get, LauncherSlurm, EnvSlurmRank, EnvSlurmSize, slurmJobID)
+		st.Job, err = foreignJob(get, LauncherSlurm, EnvSlurmRank, EnvSlurmSize, slurmJobID)
 	default:
-		launched = false
+		st.Launched = false
 	}
-	if launched {
-		if err == nil {
-			job.debug, err = core.DebugParam.Bool(get)
+	if !st.Launched {
+		if v, ok := sizeParam.Lookup(get); ok {
+			return Settings{}, &core.EnvError{Var: EnvSize, Value: v,
+				Allowed: "only together with " + EnvRank + " (both are set by oshrun)"}
 		}
-		if err == nil {
-			job.JoinTimeout, err = joinTimeout(get)
-		}
-		if err == nil && job.Launcher != LauncherOshrun {
-			job.DeadAfter, err = deadAfter(get)
-			job.Iface, _ = ifaceParam.Lookup(get)
-		}
-		if err == nil && job.Interface == InterfacePMIx {
-			job, err = pmixJob(get, lookup, job)
-		} else if err == nil && job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun {
-			job, err = pmiJob(get, lookup, job)
-		}
-		if err == nil {
-			err = requireSecret(get, &job)
-		}
+		id, err := NewJobID()
 		if err != nil {
-			if job.pmix != nil {
-				job.pmix.Finalize()
-			}
-			return Job{}, true, err
+			return Settings{}, err
 		}
-		return job, true, nil
+		return Settings{Job: Job{Rank: 0, Size: 1, JobID: "single-" + id}}, nil
 	}
-	if v, ok := sizeParam.Lookup(get); ok {
-		return Job{}, false, &core.EnvError{Var: EnvSize, Value: v,
-			Allowed: "only together with " + EnvRank + " (both are set by oshrun)"}
+	job := &st.Job
+	if err == nil {
+		job.debug, err = core.DebugParam.Bool(get)
 	}
-	id, err := NewJobID()
+	if err == nil {
+		job.JoinTimeout, err = joinTimeout(get)
+	}
+	if err == nil && job.Launcher != LauncherOshrun {
+		job.DeadAfter, err = deadAfter(get)
+		job.Iface, _ = ifaceParam.Lookup(get)
+	}
+	if err == nil {
+		st.Insecure, err = insecureParam.Bool(get)
+	}
 	if err != nil {
-		return Job{}, false, err
+		return Settings{Launched: true}, err
 	}
-	return Job{Rank: 0, Size: 1, JobID: "single-" + id}, false, nil
+	_, st.JobIDSet = jobIDParam.Lookup(get)
+	switch {
+	case job.Interface == InterfacePMIx:
+		st.Ask = InterfacePMIx
+	case job.Addr == "" && job.Size > 1 && job.Launcher != LauncherOshrun:
+		st.Ask = AskPMI
+	default:
+		// Nobody to ask: whether the job may run without a secret is
+		// known now.
+		if err := requireSecret(st.Insecure, job); err != nil {
+			return Settings{Launched: true}, err
+		}
+	}
+	return st, nil
+}
+
+// Join completes the settings into the job: where st.Ask says, it asks
+// the launcher through lookup (PMIx or PMI reads its own variables) where
+// the store is, PE 0 opening the store's listener and publishing it, and
+// waits at the launcher's fence, bounded by the join timeout. Without a
+// launcher to ask, it returns st.Job.
+func (st Settings) Join(lookup func(string) (string, bool)) (Job, error) {
+	job := st.Job
+	if st.Ask == "" {
+		return job, nil
+	}
+	var err error
+	if st.Ask == InterfacePMIx {
+		job, err = pmixJob(lookup, job)
+	} else {
+		job, err = pmiJob(lookup, job, st.JobIDSet)
+	}
+	if err == nil {
+		err = requireSecret(st.Insecure, &job)
+	}
+	if err != nil {
+		if job.pmix != nil {
+			job.pmix.Finalize()
+		}
+		return Job{}, err
+	}
+	return job, nil
 }
 
 // has says whether the variable k (a name, or a core.Param of ours) is
@@ -485,7 +560,7 @@ func (job *Job) serveStore(place storePlace, newID bool, put func(key, value str
 // every PE reads them from rank 0. The connection stays open in job.pmix for
 // the job's life: PMIx_Abort ends the job on a global exit, and
 // PMIx_Finalize at the store client's Close makes the exit a clean one.
-func pmixJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
+func pmixJob(lookup func(string) (string, bool), job Job) (Job, error) {
 	c, err := pmix.Open(lookup, job.JoinTimeout)
 	if err != nil {
 		return Job{}, fmt.Errorf("bootstrap: %s: %w", launcherName(job.Launcher), err)
@@ -568,7 +643,7 @@ func decodeStoreFacts(via string, vals map[string]string) (addr string, secret [
 // its address there, with a fresh secret (or the one the environment
 // gives) and job id; after the fence every PE reads them. Only the job's
 // processes see the key-value space, so the secret may cross it.
-func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
+func pmiJob(lookup func(string) (string, bool), job Job, jobIDSet bool) (Job, error) {
 	c, err := pmi.Open(lookup, job.JoinTimeout)
 	if err != nil {
 		return Job{}, fmt.Errorf("bootstrap: the launcher's PMI: %w", err)
@@ -593,8 +668,7 @@ func pmiJob(get, lookup func(string) (string, bool), job Job) (Job, error) {
 		if err != nil {
 			return Job{}, err
 		}
-		_, idSet := jobIDParam.Lookup(get)
-		if err := job.serveStore(place, !idSet, c.Put, "PMI"); err != nil {
+		if err := job.serveStore(place, !jobIDSet, c.Put, "PMI"); err != nil {
 			return Job{}, err
 		}
 		job.logJoin("store published through PMI", "pe", 0, "addr", job.Addr)
@@ -633,11 +707,7 @@ func deadAfter(get func(string) (string, bool)) (time.Duration, error) {
 // always give one; a launcher without PMI gives none, so the user sets
 // GOSHMEM_SECRET or GOSHMEM_SECRET_FILE, or opts out with
 // GOSHMEM_INSECURE=1.
-func requireSecret(get func(string) (string, bool), job *Job) error {
-	insecure, err := insecureParam.Bool(get)
-	if err != nil {
-		return err
-	}
+func requireSecret(insecure bool, job *Job) error {
 	if job.Secret != nil || (job.Size == 1 && job.Addr == "") {
 		return nil
 	}

@@ -489,3 +489,58 @@ func TestDecodeStoreFactsNamesTheKey(t *testing.T) {
 		require.Contains(t, err.Error(), "PMIx key "+key)
 	}
 }
+
+// Reading the settings asks no launcher: a PMI or PMIx job's settings
+// say whom Join must ask (the PMI socket and PMIx server named here do
+// not exist), and a job that has nobody to ask is complete, its secret
+// checked, without a store.
+func TestReadSettingsAsksNobody(t *testing.T) {
+	cases := []struct {
+		name string
+		env  []string
+		want Settings
+		err  string
+	}{
+		{"oshrun", []string{EnvRank, "1", EnvSize, "2", EnvJobID, "j", EnvBootstrap, "h:1", EnvSecret, hexSecret},
+			Settings{Launched: true, JobIDSet: true, Job: Job{Rank: 1, Size: 2, JobID: "j", Secret: secretBytes, Addr: "h:1",
+				Launcher: LauncherOshrun, Interface: InterfaceOshrun, JoinTimeout: DefaultJoinTimeout}}, ""},
+		{"hydra through PMI-1", []string{EnvPMIRank, "1", EnvPMISize, "3", "PMI_FD", "97", EnvJoinTimeout, "5s", EnvInsecure, "yes"},
+			Settings{Launched: true, Ask: AskPMI, Insecure: true, Job: Job{Rank: 1, Size: 3, JobID: "hydra-x", Launcher: LauncherHydra,
+				JoinTimeout: 5 * time.Second, DeadAfter: DefaultDeadAfter}}, ""},
+		{"srun through PMIx", []string{pmix.EnvNamespace, "slurm.pmix.7.0", pmix.EnvRank, "0", EnvSlurmRank, "0", EnvSlurmSize, "2",
+			EnvIface, "eth0"},
+			Settings{Launched: true, Ask: InterfacePMIx, Job: Job{Rank: -1, Launcher: LauncherSlurm, Interface: InterfacePMIx,
+				JoinTimeout: DefaultJoinTimeout, DeadAfter: DefaultDeadAfter, Iface: "eth0"}}, ""},
+		{"srun without a secret is refused before any store", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvSlurmJobID, "7", EnvBootstrap, "h:1"},
+			Settings{}, EnvSecret},
+		{"a malformed boolean names the variable", []string{EnvSlurmRank, "0", EnvSlurmSize, "2", EnvBootstrap, "h:1", EnvInsecure, "maybe"},
+			Settings{}, EnvInsecure},
+		{"no launcher", nil, Settings{}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := ReadSettings(envMap(tc.env...))
+			if tc.err != "" {
+				require.ErrorContains(t, err, tc.err)
+				require.True(t, st.Launched)
+				return
+			}
+			require.NoError(t, err)
+			if !tc.want.Launched {
+				require.False(t, st.Launched)
+				require.Equal(t, 1, st.Job.Size)
+				return
+			}
+			if tc.want.Job.JobID == "hydra-x" {
+				require.True(t, strings.HasPrefix(st.Job.JobID, "hydra-"), st.Job.JobID)
+				st.Job.JobID = "hydra-x"
+			}
+			require.Equal(t, tc.want, st)
+			if st.Ask == "" {
+				job, err := st.Join(envMap(tc.env...))
+				require.NoError(t, err)
+				require.Equal(t, st.Job, job, "with nobody to ask, joining adds nothing")
+			}
+		})
+	}
+}

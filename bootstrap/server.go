@@ -90,14 +90,11 @@ type Server struct {
 	closed     bool
 	serving    bool
 	members    []*member // by rank; nil until the rank joins
-	state      []memberState
-	entered    []uint64 // collectives a finalized rank entered before leaving
-	rounds     map[uint64]*round
-	broken     *fail // the first loss: every later collective fails with it
+	ledger     *ledger   // who is a member, the rounds, and what a failure means
+	aliveFrame []byte    // ALIVE announcing DeadAfter, once Serve has started
 	conns      map[net.Conn]struct{}
 	handshakes int
-	ended      int           // ranks finalized or lost
-	done       chan struct{} // closed when ended == size
+	done       chan struct{} // closed when every rank has finalized or been lost
 	changed    chan struct{} // closed and replaced on every membership change
 	events     []Event
 	evWake     chan struct{}
@@ -105,21 +102,10 @@ type Server struct {
 	wg         sync.WaitGroup
 }
 
-type memberState uint8
-
-const (
-	statePending memberState = iota
-	stateActive
-	stateFinalized
-	stateLost
-)
-
 type member struct {
 	rank   int
 	conn   net.Conn
 	remote string
-	seq    uint64       // the next collective this member will enter
-	inside bool         // has contributed to a round that has not ended
 	heard  atomic.Int64 // when a frame from it was last read, in Unix nanoseconds
 
 	outMu   sync.Mutex
@@ -127,12 +113,6 @@ type member struct {
 	flushed []chan struct{} // closed once every frame queued before them is written
 	wake    chan struct{}
 	quit    chan struct{} // closed when the reader ends
-}
-
-type round struct {
-	parts    [][]byte
-	arrived  int
-	oversize int // first member whose contribution was too large, or -1
 }
 
 // maxHandshakes bounds connections in set-up at once, so a flood of
@@ -151,9 +131,7 @@ func NewServer(ln net.Listener, size int, secret []byte) *Server {
 		size:    size,
 		secret:  slices.Clone(secret),
 		members: make([]*member, size),
-		state:   make([]memberState, size),
-		entered: make([]uint64, size),
-		rounds:  map[uint64]*round{},
+		ledger:  newLedger(size),
 		conns:   map[net.Conn]struct{}{},
 		done:    make(chan struct{}),
 		changed: make(chan struct{}),
@@ -183,6 +161,7 @@ func (s *Server) Serve() error {
 	s.wg.Add(1)
 	go s.deliverEvents()
 	if s.DeadAfter > 0 {
+		s.aliveFrame = encodeAlive(s.DeadAfter)
 		s.wg.Add(1)
 		go s.watchAlive()
 	}
@@ -305,22 +284,18 @@ func (s *Server) handle(c net.Conn) {
 
 	s.mu.Lock()
 	delete(s.conns, c)
-	// A member another reported lost has been counted out already.
-	counted := !s.closed && s.state[m.rank] == stateActive
-	if counted {
-		if reason == "" {
-			s.finalize(m)
-		} else {
-			s.lose(m.rank, reason)
-		}
+	var fx effects
+	if !s.closed {
+		s.ledger.left(&fx, m.rank, reason)
 	}
+	s.apply(&fx)
 	s.mu.Unlock()
 	close(m.quit)
 	c.Close()
-	if reason != "" && counted {
-		// Info, not Warn: OnEvent's owner reports losses to the user.
-		s.logger().Info("bootstrap: member lost", "rank", m.rank, "remote", remote, "reason", reason)
+	for i := range fx.logged {
+		fx.logged[i].Remote = remote // the connection's own end names it
 	}
+	s.logLost(fx.logged)
 }
 
 // handshake authenticates c and registers it as a member. On failure it
@@ -344,10 +319,7 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 	if err != nil {
 		return nil, -1, err
 	}
-	claimed := -1
-	if uint64(h.rank) < uint64(s.size) {
-		claimed = int(h.rank)
-	}
+	claimed := claimedRank(h, s.size)
 	a, err := auth.Bootstrap.Accept(s.secret, p)
 	if err != nil {
 		return nil, claimed, err
@@ -380,11 +352,8 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 		c.Write(encodeReject(err.Error()))
 		return nil, claimed, err
 	}
-	if uint64(h.size) != uint64(s.size) {
-		return reject("job size mismatch: the store serves %d PEs, the peer expects %d", s.size, h.size)
-	}
-	if claimed < 0 {
-		return reject("rank %d out of range: the job has PEs 0..%d", h.rank, s.size-1)
+	if err := checkHello(h, s.size); err != nil {
+		return reject("%w", err)
 	}
 	c.SetDeadline(time.Time{})
 	tuneConn(c)
@@ -394,10 +363,9 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 	if s.closed {
 		return nil, claimed, errClosed
 	}
-	if st := s.state[claimed]; st != statePending {
-		what := map[memberState]string{stateActive: "is already a member",
-			stateFinalized: "has already finalized", stateLost: "was lost"}[st]
-		return reject("rank %d %s; a rank cannot join twice", claimed, what)
+	var fx effects
+	if err := s.ledger.join(&fx, claimed); err != nil {
+		return reject("%w", err)
 	}
 	m := &member{
 		rank:   claimed,
@@ -413,16 +381,10 @@ func (s *Server) handshake(c net.Conn, remote string) (*member, int, error) {
 	m.heard.Store(time.Now().UnixNano())
 	m.wake <- struct{}{}
 	s.members[claimed] = m
-	s.state[claimed] = stateActive
 	s.handshakes--
-	// A member joining after another was lost hears of it at once.
-	if s.broken != nil {
-		m.out = append(m.out, encodeLost(lost{pe: uint32(s.broken.pe), reason: s.broken.reason}))
-	}
 	s.wg.Add(1)
 	go s.writeLoop(m)
-	s.notifyChange()
-	s.emit(Event{Kind: EventJoined, Rank: claimed, Remote: remote})
+	s.apply(&fx)
 	return m, claimed, nil
 }
 
@@ -480,102 +442,22 @@ func (s *Server) serveMember(m *member) string {
 func (s *Server) gather(m *member, g gather) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if g.seq != m.seq {
-		return fmt.Errorf("collective %d out of order: expected %d", g.seq, m.seq)
-	}
-	if m.inside {
-		return fmt.Errorf("collective %d entered while %d is still running", g.seq, g.seq-1)
-	}
-	m.seq++
-	if s.broken != nil {
-		m.send(encodeFail(fail{seq: g.seq, pe: s.broken.pe, kind: failLost, reason: s.broken.reason}))
-		return nil
-	}
-	for pe, st := range s.state {
-		if st == stateFinalized && s.entered[pe] <= g.seq {
-			m.send(encodeFail(finalizedFail(g.seq, pe)))
-			return nil
-		}
-	}
-	r := s.rounds[g.seq]
-	if r == nil {
-		r = &round{parts: make([][]byte, s.size), oversize: -1}
-		s.rounds[g.seq] = r
-	}
-	r.parts[m.rank] = g.data
-	r.arrived++
-	m.inside = true
-	if g.flags&gatherOversize != 0 && r.oversize < 0 {
-		r.oversize = m.rank
-	}
-	if r.arrived < s.size {
-		return nil
-	}
-	delete(s.rounds, g.seq)
-	var out []byte
-	switch {
-	case r.oversize >= 0:
-		out = encodeFail(fail{seq: g.seq, pe: int32(r.oversize), kind: failTooLarge,
-			reason: fmt.Sprintf("PE %d contributed more than the %d bytes a frame can carry", r.oversize, MaxFrame)})
-	case resultLen(r.parts) > MaxFrame:
-		out = encodeFail(fail{seq: g.seq, pe: -1, kind: failTooLarge,
-			reason: fmt.Sprintf("the contributions add up to %d bytes, more than the %d a frame can carry",
-				resultLen(r.parts), MaxFrame)})
-	default:
-		// One frame, shared read-only by every member's writer.
-		out = encodeResult(g.seq, r.parts)
-	}
-	for pe, mm := range s.members {
-		if mm == nil {
-			continue // cannot happen: every rank contributed
-		}
-		mm.inside = false
-		if s.state[pe] == stateActive {
-			mm.send(out)
-		}
-	}
-	return nil
+	var fx effects
+	err := s.ledger.gather(&fx, m.rank, g)
+	s.apply(&fx)
+	return err
 }
 
-func finalizedFail(seq uint64, pe int) fail {
-	return fail{seq: seq, pe: int32(pe), kind: failFinalized,
-		reason: "left the job (finalized) before this collective"}
-}
-
-// finalize records m's clean departure. Rounds m already contributed to can
-// still complete; those it never entered fail. Called with s.mu held.
-func (s *Server) finalize(m *member) {
-	s.state[m.rank] = stateFinalized
-	s.entered[m.rank] = m.seq
-	for seq := range s.rounds {
-		if seq < m.seq {
-			continue
-		}
-		f := encodeFail(finalizedFail(seq, m.rank))
-		s.failRound(seq, f)
-	}
-	s.end(Event{Kind: EventFinalized, Rank: m.rank, Remote: m.remote})
-}
-
-// reported acts on m's report that PE l.pe is lost. Its transport saw
-// what the store cannot (a stopped process keeps its connection open), so
-// the PE is lost as if its connection had ended: everyone is told, every
-// collective fails, and its connection is closed, so that it too learns,
-// should it run again. A PE that has already left is not lost.
+// reported acts on m's report that PE l.pe is lost (see ledger.reported).
 func (s *Server) reported(m *member, l lost) {
-	pe := int(l.pe)
-	reason := fmt.Sprintf("PE %d reports it lost: %s", m.rank, l.reason)
 	s.mu.Lock()
-	if s.closed || (s.state[pe] != stateActive && s.state[pe] != statePending) {
-		s.mu.Unlock()
-		return
+	var fx effects
+	if !s.closed {
+		s.ledger.reported(&fx, m.rank, int(l.pe), l.reason)
 	}
-	s.lose(pe, reason)
-	if mm := s.members[pe]; mm != nil && pe != m.rank {
-		mm.conn.Close()
-	}
+	s.apply(&fx)
 	s.mu.Unlock()
-	s.logger().Info("bootstrap: member lost", "rank", pe, "reason", reason)
+	s.logLost(fx.logged)
 }
 
 // Lose loses rank for a reason the caller saw and the store cannot (a
@@ -584,67 +466,74 @@ func (s *Server) reported(m *member, l lost) {
 // the rank's connection is closed. A rank that has already left is not
 // lost.
 func (s *Server) Lose(rank int, reason string) {
-	if rank < 0 || rank >= s.size {
-		return
-	}
 	s.mu.Lock()
-	if s.closed || (s.state[rank] != stateActive && s.state[rank] != statePending) {
-		s.mu.Unlock()
-		return
+	var fx effects
+	if !s.closed {
+		s.ledger.loseAndClose(&fx, rank, reason, true)
 	}
-	s.lose(rank, reason)
-	if mm := s.members[rank]; mm != nil {
-		mm.conn.Close()
-	}
+	s.apply(&fx)
 	s.mu.Unlock()
-	s.logger().Info("bootstrap: member lost", "rank", rank, "reason", reason)
+	s.logLost(fx.logged)
 }
 
-// lose records that rank vanished: everyone else is told, and every
-// running and later collective fails. Called with s.mu held.
-func (s *Server) lose(rank int, reason string) {
-	s.state[rank] = stateLost
-	if s.broken == nil {
-		s.broken = &fail{pe: int32(rank), kind: failLost, reason: reason}
-	}
-	l := encodeLost(lost{pe: uint32(rank), reason: reason})
-	for pe, mm := range s.members {
-		if mm != nil && pe != rank && s.state[pe] == stateActive {
-			mm.send(l)
+// apply carries out what the ledger decided: it queues the frames, closes
+// the connections, emits the events and closes Done once every rank has
+// left. Called with s.mu held.
+func (s *Server) apply(fx *effects) {
+	for _, sd := range fx.sends {
+		var f []byte
+		switch sd.msg.kind {
+		case msgLost:
+			f = encodeLost(sd.msg.lost)
+		case msgFail:
+			f = encodeFail(sd.msg.fail)
+		case msgResult:
+			// One frame, shared read-only by every member's writer.
+			f = encodeResult(sd.msg.seq, sd.msg.parts)
+		case msgAlive:
+			f = s.aliveFrame
+		}
+		for _, r := range sd.to {
+			if m := s.members[r]; m != nil {
+				m.send(f)
+			}
 		}
 	}
-	for seq := range s.rounds {
-		s.failRound(seq, encodeFail(fail{seq: seq, pe: s.broken.pe, kind: failLost, reason: s.broken.reason}))
-	}
-	var remote string
-	if m := s.members[rank]; m != nil {
-		remote = m.remote
-	}
-	s.end(Event{Kind: EventLost, Rank: rank, Remote: remote, Reason: reason})
-}
-
-// failRound tells every member waiting in round seq that it failed.
-func (s *Server) failRound(seq uint64, f []byte) {
-	delete(s.rounds, seq)
-	for pe, mm := range s.members {
-		if mm == nil || !mm.inside || mm.seq != seq+1 {
-			continue
-		}
-		mm.inside = false
-		if s.state[pe] == stateActive {
-			mm.send(f)
+	for _, r := range fx.closes {
+		if m := s.members[r]; m != nil {
+			m.conn.Close()
 		}
 	}
-}
-
-// end counts a rank out and wakes whoever watches membership.
-func (s *Server) end(e Event) {
-	s.ended++
-	if s.ended == s.size {
+	if len(fx.events) > 0 {
+		s.notifyChange()
+	}
+	for _, e := range fx.events {
+		e.Remote = s.remoteOf(e.Rank)
+		s.emit(e)
+	}
+	if fx.done {
 		close(s.done)
 	}
-	s.notifyChange()
-	s.emit(e)
+}
+
+func (s *Server) remoteOf(rank int) string {
+	if m := s.members[rank]; m != nil {
+		return m.remote
+	}
+	return ""
+}
+
+// logLost logs the losses the ledger decided, outside the lock, with the
+// member's address where the caller gave it. Info, not Warn: OnEvent's
+// owner reports losses to the user.
+func (s *Server) logLost(lost []Event) {
+	for _, e := range lost {
+		if e.Remote != "" {
+			s.logger().Info("bootstrap: member lost", "rank", e.Rank, "remote", e.Remote, "reason", e.Reason)
+		} else {
+			s.logger().Info("bootstrap: member lost", "rank", e.Rank, "reason", e.Reason)
+		}
+	}
 }
 
 // notifyChange wakes waitDrained. Called with s.mu held.
@@ -660,17 +549,12 @@ func aliveEvery(deadAfter time.Duration) time.Duration {
 }
 
 // watchAlive sends ALIVE to every member and loses those silent for
-// DeadAfter, until Close.
+// DeadAfter (ledger.watch decides), until Close.
 func (s *Server) watchAlive() {
 	defer s.wg.Done()
 	t := time.NewTicker(aliveEvery(s.DeadAfter))
 	defer t.Stop()
-	alive := encodeAlive(s.DeadAfter)
-	type loss struct {
-		rank   int
-		reason string
-	}
-	var lost []loss
+	silence := make([]time.Duration, s.size)
 	for {
 		select {
 		case <-t.C:
@@ -678,27 +562,17 @@ func (s *Server) watchAlive() {
 			return
 		}
 		now := time.Now()
+		var fx effects
 		s.mu.Lock()
 		for rank, m := range s.members {
-			if m == nil || s.state[rank] != stateActive {
-				continue
+			if m != nil {
+				silence[rank] = now.Sub(time.Unix(0, m.heard.Load()))
 			}
-			silent := now.Sub(time.Unix(0, m.heard.Load()))
-			if silent < s.DeadAfter {
-				m.send(alive)
-				continue
-			}
-			reason := fmt.Sprintf("sent the store nothing for %v (its process is stopped or its host unreachable)",
-				silent.Round(time.Millisecond))
-			s.lose(rank, reason)
-			m.conn.Close()
-			lost = append(lost, loss{rank, reason})
 		}
+		s.ledger.watch(&fx, silence, s.DeadAfter)
+		s.apply(&fx)
 		s.mu.Unlock()
-		for _, l := range lost {
-			s.logger().Info("bootstrap: member lost", "rank", l.rank, "reason", l.reason)
-		}
-		lost = lost[:0]
+		s.logLost(fx.logged)
 	}
 }
 
@@ -839,12 +713,7 @@ func (s *Server) waitDrained(linger time.Duration) {
 	for {
 		s.mu.Lock()
 		changed := s.changed
-		active := 0
-		for _, st := range s.state {
-			if st == stateActive {
-				active++
-			}
-		}
+		active := s.ledger.active()
 		s.mu.Unlock()
 		var timer *time.Timer
 		var timeout <-chan time.Time
@@ -877,21 +746,16 @@ func (s *Server) awaitJoined(d time.Duration, reason string) []int {
 	expired := false
 	for {
 		s.mu.Lock()
-		var missing []int
-		for r, st := range s.state {
-			if st == statePending {
-				missing = append(missing, r)
-			}
-		}
+		missing := s.ledger.missing()
 		changed := s.changed
 		if len(missing) == 0 || s.closed {
 			s.mu.Unlock()
 			return nil
 		}
 		if expired {
-			for _, r := range missing {
-				s.lose(r, reason)
-			}
+			var fx effects
+			missing = s.ledger.giveUp(&fx, reason)
+			s.apply(&fx)
 			s.mu.Unlock()
 			return missing
 		}

@@ -338,7 +338,7 @@ func TestFinalizeAfterEnteringCompletesRound(t *testing.T) {
 	require.Eventually(t, func() bool {
 		ts.srv.mu.Lock()
 		defer ts.srv.mu.Unlock()
-		return ts.srv.members[1] != nil && ts.srv.members[1].inside
+		return ts.srv.ledger.inside[1]
 	}, watchdog, time.Millisecond)
 	require.NoError(t, cs[1].Close())
 	require.ErrorIs(t, <-pending, core.ErrClosed)

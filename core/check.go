@@ -10,17 +10,47 @@ func CheckPE(pe, npes int) error {
 	return nil
 }
 
+// The region prologue: every provider checks an operation's PE and range
+// with these, so that what is valid, and the errors that say why not,
+// are the same whatever carries the operation. A fast path asks
+// AccessValid, which inlines and allocates nothing, and sends what it
+// refuses to a slow path that asks CheckRMA (or CheckValue, CheckAtomic)
+// for the error naming what is wrong and what is allowed.
+
+// InBounds reports whether n bytes at off lie within size bytes: off and
+// n are not negative and off+n is at most size, computed without
+// overflow. It inlines.
+func InBounds[T ~int | ~int64 | ~uint64](off, n, size T) bool {
+	return off >= 0 && n >= 0 && off <= size && n <= size-off
+}
+
+// AccessValid reports whether an access of n > 0 bytes at off, on pe of
+// npes, in a region of size bytes is one CheckRMA accepts: a fast path's
+// check. An access of 0 bytes is refused too, so that the slow path,
+// which does nothing for it, takes it. It inlines.
+func AccessValid(pe, npes, off, n, size int) bool {
+	// InBounds for n > 0 (size-n cannot overflow), spelled out: the
+	// fast paths that call this inline only within a tight budget.
+	return uint(pe) < uint(npes) && n > 0 && off >= 0 && off <= size-n
+}
+
+// CheckBounds is a *BoundsError unless n bytes at off lie within a region
+// of size bytes.
+func CheckBounds(off, n, size int) error {
+	if !InBounds(off, n, size) {
+		return &BoundsError{Offset: off, Len: n, Size: size}
+	}
+	return nil
+}
+
 // CheckRMA validates an access of n bytes at off, on pe, in a region of
 // size bytes. Providers call it before touching memory; it allocates only
 // when it fails.
 func CheckRMA(pe, npes, off, n, size int) error {
-	if uint(pe) >= uint(npes) {
-		return &PEError{PE: pe, NPEs: npes}
+	if err := CheckPE(pe, npes); err != nil {
+		return err
 	}
-	if off < 0 || n < 0 || off > size || n > size-off {
-		return &BoundsError{Offset: off, Len: n, Size: size}
-	}
-	return nil
+	return CheckBounds(off, n, size)
 }
 
 // CheckAtomic validates an atomic of type t and operation op at off, on pe,

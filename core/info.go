@@ -206,7 +206,15 @@ func ParamEnv(provider, name string) string {
 	return "GOSHMEM_" + up + "_" + strings.ToUpper(name)
 }
 
-// NewParam fills a Param's Env from the provider and parameter names.
+// NewParam fills a Param's Env from the provider and parameter names. Its
+// Kind is KindText; WithKind names another.
 func NewParam(provider, name, def, help string) Param {
 	return Param{Name: name, Env: ParamEnv(provider, name), Default: def, Help: help}
+}
+
+// WithKind is p read by kind k's parser (Param.Bool, Int, Size or
+// Duration), as provinfo -e, SHMEM_INFO and the README's table then say.
+func (p Param) WithKind(k Kind) Param {
+	p.Kind = k
+	return p
 }

@@ -138,8 +138,8 @@ func (d *domain) Commit(r core.Region, off, n int) error {
 		return d.opErr(op, core.ErrClosed)
 	case !ok || reg.d != d:
 		return d.opErr(op, fmt.Errorf("region %T is not one of this domain's: %w", r, core.ErrInvalid))
-	case off < 0 || n < 0 || off > reg.size || n > reg.size-off:
-		return d.opErr(op, &core.BoundsError{Offset: off, Len: n, Size: reg.size})
+	case !core.InBounds(off, n, reg.size):
+		return d.opErr(op, core.CheckBounds(off, n, reg.size))
 	case !reg.reserved || n == 0:
 		return nil
 	}

@@ -103,7 +103,7 @@ func (e *endpoint) intraErr(err error) error {
 // loopback.Prechecked).
 func (e *endpoint) valid(pe int, r core.Region, off, n int) *region {
 	reg, ok := r.(*region)
-	if !ok || reg.d != e.d || uint(pe) >= uint(len(e.route)) || off < 0 || n <= 0 || off > reg.size-n || e.closed.Load() {
+	if !ok || reg.d != e.d || !core.AccessValid(pe, len(e.route), off, n, reg.size) || e.closed.Load() {
 		return nil
 	}
 	return reg

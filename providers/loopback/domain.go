@@ -377,8 +377,8 @@ func (d *domain) Commit(r core.Region, off, n int) error {
 	case !ok || reg.dom != d:
 		return d.opErr(op, fmt.Errorf("region %T is not one of this domain's: %w", r, core.ErrInvalid))
 	}
-	if off < 0 || n < 0 || off > reg.size || n > reg.size-off {
-		return d.opErr(op, fmt.Errorf("region %d: %w", reg.idx, &core.BoundsError{Offset: off, Len: n, Size: reg.size}))
+	if err := core.CheckBounds(off, n, reg.size); err != nil {
+		return d.opErr(op, fmt.Errorf("region %d: %w", reg.idx, err))
 	}
 	if n == 0 || reg.backing == nil {
 		return nil

@@ -73,7 +73,7 @@ func (e *endpoint) own(r core.Region) (*region, int) {
 // small enough to inline, so a valid operation makes no call to be checked.
 func (e *endpoint) target(pe int, r core.Region, off, n int) *region {
 	reg, ok := r.(*region)
-	if !ok || reg.dom != e.dom || uint(pe) >= uint(e.NPEs) || off < 0 || n <= 0 || off > reg.size-n || e.Closed() {
+	if !ok || reg.dom != e.dom || !core.AccessValid(pe, e.NPEs, off, n, reg.size) || e.Closed() {
 		return nil
 	}
 	return reg

@@ -246,7 +246,7 @@ func (d *domain) regionFor(dpe, idx uint8, off, n int) *region {
 		}
 		r = r.host[dpe]
 	}
-	if r == nil || r.mem == nil || off < 0 || n < 0 || off > r.size-n {
+	if r == nil || r.mem == nil || !core.InBounds(off, n, r.size) {
 		return nil
 	}
 	return r

@@ -15,16 +15,16 @@ var (
 			`or "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`)
 	paramWorkers = core.NewParam(Name, "WORKERS", "2",
 		`worker goroutines per host, 1 to 8: for "seed" each has its own doorbell and data slot on every link (doorbell_dmaputget[n]); `+
-			`for "ring" they serve requests and relay`)
+			`for "ring" they serve requests and relay`).WithKind(core.KindInt)
 	paramBarrier = core.NewParam(Name, "BARRIER", barrierDissemination,
 		`the ring protocol's barrier: "dissemination" (log2 n rounds of signals relayed by the rings) or "ring" (the seeds' two rounds of doorbells); "seed" always uses "ring"`)
 	paramSlot = core.NewParam(Name, "SLOT_SIZE", "256K",
-		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M")
+		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M").WithKind(core.KindSize)
 	paramDevice = core.NewParam(Name, "DEVICE", deviceEmu,
 		`the NT device: "emu" (the emulated PLX port, hosts as processes or goroutines) or "sim" `+
 			`(the simulated fabric of internal/ntb/sim, every host a goroutine of one process; virtual time under testing/synctest)`)
 	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
-		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost")
+		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost").WithKind(core.KindDuration)
 )
 
 // protocolsAllowed is what GOSHMEM_NTBRING_PROTOCOL accepts.
@@ -75,7 +75,7 @@ func readSettings(cfg *core.Config) (settings, error) {
 	if s.workers, err = cfg.Int(paramWorkers, 1, maxSlots); err != nil {
 		return s, err
 	}
-	n, err := core.ParseSizeVar(paramSlot.Env, cfg.Value(paramSlot), minSlot, maxSlot)
+	n, err := paramSlot.Size(cfg.Lookup, minSlot, maxSlot)
 	if err != nil {
 		return s, err
 	}

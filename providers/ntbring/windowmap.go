@@ -96,7 +96,7 @@ func (d *domain) WindowLanded(pe int, r core.Region, off, n int) (bool, error) {
 		return false, nil
 	}
 	reg, ok := r.(*region)
-	if !ok || reg.dom != d || off < 0 || n <= 0 || off+n > reg.size {
+	if !ok || reg.dom != d || n <= 0 || !core.InBounds(off, n, reg.size) {
 		return false, nil
 	}
 	if err := d.err(); err != nil {

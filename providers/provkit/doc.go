@@ -11,8 +11,10 @@
 // domain's regions, or Foreign. A valid operation's check is one call and
 // no allocation (the small ones, CheckOpen and CheckNonFetching, inline);
 // a provider whose fast path cannot afford even the call, as loopback's
-// cannot, tests a valid operation inline first and calls the checks only
-// to say what is wrong. Its domain returns Err's errors and closes through
+// and hybrid's cannot, tests a valid operation inline first with
+// core.AccessValid and calls the checks only to say what is wrong. What
+// is valid is core's to say (core.CheckRMA, core.InBounds), here and
+// wherever a provider checks a range itself. Its domain returns Err's errors and closes through
 // a CloseOnce. The package imports core only, so every provider may use
 // it, a plugin's host included.
 package provkit

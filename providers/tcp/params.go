@@ -19,19 +19,19 @@ var (
 	paramIface = core.NewParam(Name, "IFACE", "",
 		"network interface to listen on, when ADDR names no host (its first IPv4 address, else IPv6)")
 	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
-		"a peer whose host stops answering is lost after about this long (keepalive and unacknowledged data)")
+		"a peer whose host stops answering is lost after about this long (keepalive and unacknowledged data)").WithKind(core.KindDuration)
 	paramConnect = core.NewParam(Name, "CONNECT_TIMEOUT", "30s",
-		"how long opening the job waits for every connection between PEs")
+		"how long opening the job waits for every connection between PEs").WithKind(core.KindDuration)
 	paramBuffer = core.NewParam(Name, "BUFFER", "256K",
-		"bytes of small operations combined per connection before the issuing PE writes them itself")
+		"bytes of small operations combined per connection before the issuing PE writes them itself").WithKind(core.KindSize)
 	paramSockBuf = core.NewParam(Name, "SOCKBUF", "0",
-		"kernel send and receive buffer of each connection; 0 leaves it to the kernel's autotuning")
+		"kernel send and receive buffer of each connection; 0 leaves it to the kernel's autotuning").WithKind(core.KindSize)
 	paramFlushIdle = core.NewParam(Name, "FLUSH_IDLE", "0",
-		"how long a connection's writer waits for more small operations before writing a partly filled buffer; 0: write at once")
+		"how long a connection's writer waits for more small operations before writing a partly filled buffer; 0: write at once").WithKind(core.KindDuration)
 	paramPoll = core.NewParam(Name, "POLL", "50us",
-		"longest a connection's reader polls its socket before it sleeps (it adapts below this); 0: never poll")
+		"longest a connection's reader polls its socket before it sleeps (it adapts below this); 0: never poll").WithKind(core.KindDuration)
 	paramPollStall = core.NewParam(Name, "POLL_STALL", "25",
-		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always")
+		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always").WithKind(core.KindInt)
 	paramSocket = core.NewParam(Name, "SOCKET", socketAuto,
 		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs, in Go programs)`)
 )
@@ -86,12 +86,12 @@ func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 	if s.connect, err = cfg.DurationIn(paramConnect, minTimeout, maxTimeout); err != nil {
 		return s, err
 	}
-	buf, err := core.ParseSizeVar(paramBuffer.Env, cfg.Value(paramBuffer), 4<<10, 1<<30)
+	buf, err := paramBuffer.Size(cfg.Lookup, 4<<10, 1<<30)
 	if err != nil {
 		return s, err
 	}
 	s.buffer = int(buf)
-	sb, err := core.ParseSizeVar(paramSockBuf.Env, cfg.Value(paramSockBuf), 0, 1<<30)
+	sb, err := paramSockBuf.Size(cfg.Lookup, 0, 1<<30)
 	if err != nil {
 		return s, err
 	}

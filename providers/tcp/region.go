@@ -118,7 +118,7 @@ func (d *domain) target(h *header, n, align uint64) ([]byte, error) {
 	}
 	m := regs[h.region].mem
 	size := uint64(len(m))
-	if h.off > size || n > size-h.off {
+	if !core.InBounds(h.off, n, size) {
 		return nil, frameErr("%s of %d bytes at offset %d lies outside region %d of %d bytes", opName(h.op), n, h.off, h.region, size)
 	}
 	if h.off%align != 0 {

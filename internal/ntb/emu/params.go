@@ -114,15 +114,15 @@ var (
 	paramModel = core.NewParam("ntb", "MODEL", "gen3x8",
 		`timing model of the emulated link: "gen3x8" (PCIe Gen3 x8) or "off" (no pacing, for tests)`)
 	paramDMABW = core.NewParam("ntb", "DMA_MBPS", "6500",
-		"DMA bandwidth per port and direction in MB/s (10^6 bytes) under the gen3x8 model")
+		"DMA bandwidth per port and direction in MB/s (10^6 bytes) under the gen3x8 model").WithKind(core.KindInt)
 	paramDMASetup = core.NewParam("ntb", "DMA_SETUP", "1us",
-		"cost of one DMA descriptor under the gen3x8 model")
+		"cost of one DMA descriptor under the gen3x8 model").WithKind(core.KindDuration)
 	paramSpadRead = core.NewParam("ntb", "SPAD_READ", "1us",
-		"round trip of a peer scratchpad read (non-posted) under the gen3x8 model")
-	paramWindows = core.NewParam("ntb", "WINDOWS", "2", "memory windows per port, 2 to 8")
-	paramMWMax   = core.NewParam("ntb", "MW_SIZE", "1G", "largest memory window, a multiple of 4K")
+		"round trip of a peer scratchpad read (non-posted) under the gen3x8 model").WithKind(core.KindDuration)
+	paramWindows = core.NewParam("ntb", "WINDOWS", "2", "memory windows per port, 2 to 8").WithKind(core.KindInt)
+	paramMWMax   = core.NewParam("ntb", "MW_SIZE", "1G", "largest memory window, a multiple of 4K").WithKind(core.KindSize)
 	paramDead    = core.NewParam("ntb", "DEAD_AFTER", "5s",
-		"how long a live-looking peer may miss heartbeats before its link goes down (a vanished process: at once)")
+		"how long a live-looking peer may miss heartbeats before its link goes down (a vanished process: at once)").WithKind(core.KindDuration)
 	paramFault = core.NewParam("ntb", "FAULT", "",
 		`faults to inject, e.g. "link=2:down@100ms;link=2:up@300ms;host=1:kill@2s" (see docs/ntb-device.md)`)
 )
@@ -172,7 +172,7 @@ func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) 
 	if o.Windows, err = cfg.Int(paramWindows, minWindows, maxWindows); err != nil {
 		return o, err
 	}
-	if o.MWMax, err = core.ParseSizeVar(paramMWMax.Env, cfg.Value(paramMWMax), minMWSize, maxMWSize); err != nil {
+	if o.MWMax, err = paramMWMax.Size(cfg.Lookup, minMWSize, maxMWSize); err != nil {
 		return o, err
 	}
 	if o.MWMax%mwAlign != 0 {
