@@ -29,6 +29,7 @@ func Cases() []Case {
 		{Name: "Barrier/ManyRounds", Needs: rmaCaps, Shmem: caseBarrierRounds},
 		{Name: "Wait/PingPong", Needs: rmaCaps, Shmem: casePingPong},
 		{Name: "Memory/Symmetric", Needs: rmaCaps, Shmem: caseMallocSymmetric},
+		{Name: "Memory/AllocationQuietsDefaultContext", Needs: rmaCaps, Shmem: caseMallocQuiets},
 		{Name: "Memory/Mismatch", Needs: rmaCaps, Shmem: caseMallocMismatch},
 		{Name: "Memory/Exhausted", Needs: rmaCaps, Shmem: caseMallocExhausted},
 		{Name: "Context/OwnQuiet", Needs: rmaCaps, Shmem: caseContexts},
