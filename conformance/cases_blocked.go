@@ -14,6 +14,7 @@ func blockedCases() []Case {
 		{Name: "RMA/Blocked", Needs: rmaCaps, Shmem: caseBlocked},
 		{Name: "RMA/BlockedBadInput", Needs: rmaCaps, Shmem: caseBlockedBadInput},
 		{Name: "Core/Blocks", Needs: core.CapRMA, Core: caseBlocksCore},
+		{Name: "RMA/BlockedWrappedContexts", Needs: rmaCaps, Shmem: caseBlockedWrappedContexts},
 	}
 }
 
@@ -244,4 +245,54 @@ func firstDiff(a, b []byte) int {
 		return min(len(a), len(b))
 	}
 	return -1
+}
+
+// The context wrappers keep the blocked moves: on a team context the
+// team's ranks name the target, and a NoStore context refuses a blocked
+// put but makes a blocked get (OpenSHMEM 1.6, shmem_ibput and
+// shmem_ibget take a context).
+func caseBlockedWrappedContexts(t *T, w *shmem.World) {
+	n := w.NPEs()
+	// The team of every PE in reverse: rank r is PE n-1-r.
+	rev, err := w.TeamWorld().SplitStrided(n-1, -1, n, shmem.TeamConfig{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, rev.Destroy()) }()
+	tc, err := rev.CreateCtx(shmem.ContextOptions{})
+	require.NoError(t, err)
+	ns, err := w.NewContext(shmem.ContextOptions{NoStore: true})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, ns.Destroy()) }()
+	me := w.MyPE()
+	dst, err := shmem.Malloc[int64](w, 64)
+	require.NoError(t, err)
+	src := make([]int64, 64)
+	for i := range src {
+		src[i] = int64(me*1000 + i)
+	}
+	// Team rank 0 is PE n-1: PE 0 puts 4 blocks of 3 there, 8 apart.
+	if me == 0 {
+		require.NoError(t, shmem.IBPut(tc, dst, src, 8, 4, 3, 4, 0))
+		require.NoError(t, tc.Quiet())
+	}
+	require.NoError(t, w.BarrierAll())
+	if me == n-1 {
+		for b := range 4 {
+			for x := range 3 {
+				require.Equal(t, int64(b*4+x), dst[b*8+x], "block %d element %d through the team context", b, x)
+			}
+			for x := 3; x < 8; x++ {
+				require.Zero(t, dst[b*8+x], "between the blocks")
+			}
+		}
+	}
+	require.ErrorIs(t, shmem.IBPut(ns, dst, src, 2, 2, 1, 4, (me+1)%n), core.ErrInvalid, "a blocked put on a NoStore context")
+	got := make([]int64, 16)
+	require.NoError(t, shmem.IBGet(ns, got, dst, 4, 8, 3, 4, n-1))
+	for b := range 4 {
+		for x := range 3 {
+			require.Equal(t, int64(b*4+x), got[b*4+x], "block %d element %d through the NoStore context", b, x)
+		}
+	}
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, tc.Destroy())
 }
