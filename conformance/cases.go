@@ -21,6 +21,7 @@ func Cases() []Case {
 		{Name: "PutGet/NonBlocking", Needs: rmaCaps, Shmem: caseNonBlocking},
 		{Name: "Quiet/MakesPutsVisible", Needs: rmaCaps, Shmem: caseQuietVisibility},
 		{Name: "Fence/OrdersPuts", Needs: rmaCaps, Shmem: caseFenceOrder},
+		{Name: "Fence/WithinContext", Needs: rmaCaps | core.CapAtomic, Shmem: caseFenceWithinContext},
 		{Name: "Atomic/FetchAddContention", Needs: rmaCaps | core.CapFetchAtomic, Shmem: caseFetchAddContention},
 		{Name: "Atomic/CompareSwapElection", Needs: rmaCaps | core.CapCompareSwap, Shmem: caseCompareSwapElection},
 		{Name: "Atomic/EveryOpAndType", Needs: rmaCaps | core.CapFetchAtomic | core.CapCompareSwap, Shmem: caseAtomicOps},
@@ -28,6 +29,7 @@ func Cases() []Case {
 		{Name: "Barrier/ManyRounds", Needs: rmaCaps, Shmem: caseBarrierRounds},
 		{Name: "Wait/PingPong", Needs: rmaCaps, Shmem: casePingPong},
 		{Name: "Memory/Symmetric", Needs: rmaCaps, Shmem: caseMallocSymmetric},
+		{Name: "Memory/AllocationQuietsDefaultContext", Needs: rmaCaps, Shmem: caseMallocQuiets},
 		{Name: "Memory/Mismatch", Needs: rmaCaps, Shmem: caseMallocMismatch},
 		{Name: "Memory/Exhausted", Needs: rmaCaps, Shmem: caseMallocExhausted},
 		{Name: "Context/OwnQuiet", Needs: rmaCaps, Shmem: caseContexts},
@@ -694,4 +696,47 @@ func caseCoreBadInput(t *T, j CoreJob) {
 	require.Equal(t, make([]byte, size), r.Local(), "bad input must not write")
 	require.NoError(t, ep.Close())
 	require.ErrorIs(t, ep.Put(0, r, 0, buf), core.ErrClosed, "put on a closed endpoint")
+}
+
+// OpenSHMEM 1.6 makes plain that a fence is a context's own: the fence of
+// a context orders the puts, non-blocking puts and atomics that context
+// issued to a PE before it ahead of those it issues to that PE after it.
+// Here each PE, on a context of its own and on a team context, puts a
+// block without blocking, fences that context and sets a flag through it;
+// the target must never see the flag before the block.
+func caseFenceWithinContext(t *T, w *shmem.World) {
+	left, right := neighbours(w)
+	const rounds = 100
+	vals, err := shmem.Malloc[int64](w, 64)
+	require.NoError(t, err)
+	flag, err := shmem.Malloc[int64](w, 1)
+	require.NoError(t, err)
+	own, err := w.NewContext(shmem.ContextOptions{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, own.Destroy()) }()
+	team, err := w.TeamWorld().CreateCtx(shmem.ContextOptions{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, team.Destroy()) }()
+	src := make([]int64, len(vals))
+	r := int64(0)
+	for _, ctx := range []*shmem.Context{own, team} {
+		for range rounds {
+			r++
+			for i := range src {
+				src[i] = r
+			}
+			require.NoError(t, shmem.PutNBI(ctx, vals, src, right))
+			require.NoError(t, ctx.Fence())
+			require.NoError(t, shmem.AtomicSet(ctx, &flag[0], r, right))
+			require.NoError(t, shmem.WaitUntil(w, &flag[0], shmem.CmpGE, r))
+			for i, v := range vals {
+				if v < r {
+					t.Fatalf("round %d: the flag from PE %d overtook element %d (holds %d) on one context", r, left, i, v)
+				}
+			}
+			require.NoError(t, ctx.Quiet())
+			require.NoError(t, w.SyncAll())
+		}
+	}
+	require.NoError(t, w.BarrierAll())
 }

@@ -15,7 +15,8 @@ type capInterface struct {
 	has  func(d core.Domain) bool
 	// implied: the bit promises the interface, but the interface may be
 	// there without the bit, where a composite passes it on and is only
-	// as good as its transports (hybrid's core.PEQuieter).
+	// as good as its transports (hybrid's core.PEQuieter and
+	// core.BlockMover).
 	implied bool
 }
 
@@ -25,6 +26,7 @@ var capInterfaces = []capInterface{
 	{cap: core.CapDirectAccess, name: "core.DirectAccess", has: func(d core.Domain) bool { _, ok := d.(core.DirectAccess); return ok }},
 	{cap: core.CapPEQuiet, name: "core.PEQuieter", has: endpointIs[core.PEQuieter], implied: true},
 	{cap: core.CapBatch, name: "core.Batcher", has: endpointIs[core.Batcher]},
+	{cap: core.CapBlocks, name: "core.BlockMover", has: endpointIs[core.BlockMover], implied: true},
 }
 
 // endpointIs says whether an endpoint of d implements I.

@@ -13,6 +13,7 @@ func collCases() []Case {
 	return []Case{
 		{Name: "Coll/SyncBackToBack", Needs: rmaCaps, Shmem: caseSyncBackToBack},
 		{Name: "Coll/Broadcast", Needs: rmaCaps, Shmem: caseBroadcast},
+		{Name: "Coll/SourceReadyAtCall", Needs: rmaCaps, Shmem: caseCollSourceReadyAtCall},
 		{Name: "Coll/Collect", Needs: rmaCaps, Shmem: caseCollect},
 		{Name: "Coll/Alltoall", Needs: rmaCaps, Shmem: caseAlltoall},
 		{Name: "Coll/Reduce", Needs: rmaCaps, Shmem: caseReduce},
@@ -272,4 +273,63 @@ func reduceBitwise[V shmem.BitwiseElem](t *T, tm *shmem.Team, count int) {
 			t.Fatalf("%T reduction of %d: element %d: and %v or %v xor %v; want %v %v %v", and, count, i, and[i], or[i], xor[i], wa, wo, wx)
 		}
 	}
+}
+
+// OpenSHMEM 1.6 makes plain when a collective's source must be ready: on
+// each PE, when that PE calls the routine, and no sooner; and once the
+// routine returns there, the PE may use its source again. Round after
+// round, with nothing between the collectives, each PE writes its one
+// source array and calls broadcast, fcollect, alltoall and sum_reduce: a
+// PE that read a peer's source before the peer had called would see the
+// write before, and one that read it after the peer had returned would
+// see the next. Each routine has a dest of its own: a PE still reading
+// one routine's dest while a faster peer has moved on to the next
+// routine is no conflict.
+func caseCollSourceReadyAtCall(t *T, w *shmem.World) {
+	team := w.TeamWorld()
+	me, n := w.MyPE(), w.NPEs()
+	const k = 4
+	alloc := func() []int64 {
+		b, err := shmem.Malloc[int64](w, k*n)
+		require.NoError(t, err)
+		return b
+	}
+	src, bdst, fdst, adst, rdst := alloc(), alloc(), alloc(), alloc(), alloc()
+	val := func(pe, round, i int) int64 { return int64(round*100000 + pe*100 + i) }
+	for round := 1; round <= 20; round++ {
+		for i := range src {
+			src[i] = val(me, round, i)
+		}
+		require.NoError(t, shmem.Broadcast(team, bdst[:k], src[:k], round%n))
+		for i := range k {
+			require.Equal(t, val(round%n, round, i), bdst[i], "round %d: broadcast element %d", round, i)
+		}
+		for i := range src {
+			src[i] = val(me, round, i) + 1
+		}
+		require.NoError(t, shmem.FCollect(team, fdst, src[:k]))
+		for pe := range n {
+			for i := range k {
+				require.Equal(t, val(pe, round, i)+1, fdst[pe*k+i], "round %d: fcollect element %d of PE %d", round, i, pe)
+			}
+		}
+		for i := range src {
+			src[i] = val(me, round, i) + 2
+		}
+		require.NoError(t, shmem.Alltoall(team, adst, src, k))
+		for pe := range n {
+			for i := range k {
+				require.Equal(t, val(pe, round, me*k+i)+2, adst[pe*k+i], "round %d: alltoall element %d from PE %d", round, i, pe)
+			}
+		}
+		for i := range src {
+			src[i] = int64(round + me)
+		}
+		require.NoError(t, shmem.SumReduce(team, rdst[:k], src[:k]))
+		want := int64(n*round + n*(n-1)/2)
+		for i := range k {
+			require.Equal(t, want, rdst[i], "round %d: sum_reduce element %d", round, i)
+		}
+	}
+	require.NoError(t, w.BarrierAll())
 }

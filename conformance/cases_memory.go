@@ -78,3 +78,53 @@ func caseMallocHints(t *T, w *shmem.World) {
 	require.Len(t, s, 8)
 	require.NoError(t, shmem.Free(w, s))
 }
+
+// OpenSHMEM 1.6 says it of the whole malloc family: the routines are
+// called by every PE of the world team, and the barrier each one holds
+// quiets the default context, so what a PE put on it before the call is
+// complete at its target once the call returns there. Each PE puts a
+// block without blocking into its right neighbour's array, then
+// allocates (Malloc, Calloc, Align) or frees, and reads what its left
+// neighbour put straight after, without any other synchronisation.
+func caseMallocQuiets(t *T, w *shmem.World) {
+	left, right := neighbours(w)
+	const n = 16 << 10
+	buf, err := shmem.Malloc[int64](w, n)
+	require.NoError(t, err)
+	src := make([]int64, n)
+	check := func(what string, round int64) {
+		for i, v := range buf {
+			if v != int64(left)*1000+round {
+				t.Fatalf("%s: element %d from PE %d holds %d after the call returned, want %d", what, i, left, v, int64(left)*1000+round)
+			}
+		}
+	}
+	put := func(round int64) {
+		for i := range src {
+			src[i] = int64(w.MyPE())*1000 + round
+		}
+		require.NoError(t, shmem.PutNBI(w, buf, src, right))
+	}
+	put(1)
+	a, err := shmem.Malloc[int64](w, 8)
+	require.NoError(t, err)
+	check("malloc", 1)
+	require.NoError(t, w.BarrierAll())
+	put(2)
+	b, err := shmem.Calloc[int32](w, 8)
+	require.NoError(t, err)
+	check("calloc", 2)
+	require.NoError(t, w.BarrierAll())
+	put(3)
+	c, err := shmem.Align[int64](w, 4096, 8)
+	require.NoError(t, err)
+	check("align", 3)
+	require.NoError(t, w.BarrierAll())
+	put(4)
+	require.NoError(t, shmem.Free(w, a))
+	check("free", 4)
+	require.NoError(t, w.BarrierAll())
+	require.NoError(t, shmem.Free(w, b))
+	require.NoError(t, shmem.Free(w, c))
+	require.NoError(t, shmem.Free(w, buf))
+}

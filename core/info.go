@@ -21,10 +21,11 @@ const (
 	CapPutSignal                     // Endpoint.PutSignal carries the data and the signal as one operation
 	CapPEQuiet                       // endpoints are PEQuieters: a quiet of some PEs waits for those PEs alone
 	CapBatch                         // endpoints are Batchers: a batch of small operations leaves in fewer transfers
+	CapBlocks                        // endpoints are BlockMovers: a blocked or strided move is one operation
 	capEnd
 )
 
-var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics", "put-signal", "pe-quiet", "batch"}
+var capNames = [...]string{"rma", "atomic", "fetch-atomic", "compare-swap", "atomic-float", "direct-access", "local-atomics", "put-signal", "pe-quiet", "batch", "blocks"}
 
 // Has reports whether every capability in want is in c.
 func (c Caps) Has(want Caps) bool { return c&want == want }

@@ -176,9 +176,10 @@ func (w *World) Fence() error { return w.def.ep.Fence() }
 type noStoreEndpoint struct{ ep core.Endpoint }
 
 var (
-	_ core.Endpoint  = noStoreEndpoint{}
-	_ core.PEQuieter = noStoreEndpoint{}
-	_ core.Batcher   = noStoreEndpoint{}
+	_ core.Endpoint   = noStoreEndpoint{}
+	_ core.PEQuieter  = noStoreEndpoint{}
+	_ core.Batcher    = noStoreEndpoint{}
+	_ core.BlockMover = noStoreEndpoint{}
 )
 
 func noStore(op string) error {
@@ -193,6 +194,9 @@ func (noStoreEndpoint) PutValue(int, core.Region, int, uint64, int) error {
 func (noStoreEndpoint) Atomic(int, core.Region, int, core.AtomicOp, core.AtomicType, uint64) error {
 	return noStore("non-fetching atomic")
 }
+func (noStoreEndpoint) PutBlocks(int, core.Region, int, []byte, core.Blocks) error {
+	return noStore("strided or blocked put")
+}
 func (noStoreEndpoint) PutSignal(int, core.Region, int, []byte, core.Region, int, core.AtomicOp, uint64) error {
 	return noStore("put_signal")
 }
@@ -205,6 +209,9 @@ func (e noStoreEndpoint) GetValue(pe int, r core.Region, off int, size int) (uin
 }
 func (e noStoreEndpoint) GetNBI(pe int, r core.Region, off int, dst []byte) error {
 	return e.ep.GetNBI(pe, r, off, dst)
+}
+func (e noStoreEndpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.Blocks) error {
+	return core.GetBlocks(e.ep, pe, r, off, dst, b)
 }
 func (e noStoreEndpoint) FetchAtomic(pe int, r core.Region, off int, op core.AtomicOp, t core.AtomicType, operand, compare uint64) (uint64, error) {
 	return e.ep.FetchAtomic(pe, r, off, op, t, operand, compare)

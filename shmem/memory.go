@@ -12,9 +12,10 @@ import (
 // Malloc allocates n elements of T on the symmetric heap of every PE and
 // returns this PE's part (shmem_malloc). It is collective: every PE asks
 // for the same n, in the same order, and gets the same offset; a PE that
-// asks for something else gets an error, as do all the others. Unlike C,
-// the memory is zeroed, as Go memory always is. Malloc of zero elements
-// returns nil.
+// asks for something else gets an error, as do all the others. It holds
+// a barrier, which quiets the default context as BarrierAll does. Unlike
+// C, the memory is zeroed, as Go memory always is. Malloc of zero
+// elements returns nil.
 func Malloc[T Elem](w *World, n int) ([]T, error) {
 	return allocate[T](w, "malloc", n, minAlign)
 }
@@ -38,7 +39,8 @@ func Align[T Elem](w *World, align, n int) ([]T, error) {
 }
 
 // Free releases a symmetric allocation on every PE (shmem_free). It is
-// collective and starts with a barrier, so no PE still accesses the memory.
+// collective and starts with a barrier, which quiets the default context
+// as BarrierAll does, so no PE still accesses the memory.
 // Free of nil only synchronises.
 func Free[T Elem](w *World, s []T) error {
 	if err := w.Err(); err != nil {
@@ -51,6 +53,10 @@ func Free[T Elem](w *World, s []T) error {
 			return err
 		}
 		off = o
+	}
+	// Its barrier quiets the default context, as allocate's does.
+	if err := w.def.ep.Quiet(); err != nil {
+		return fmt.Errorf("shmem: free: %w", w.exitOr(err))
 	}
 	if err := w.agreeOn("free", "offset", uint64(off)); err != nil {
 		return err
@@ -82,6 +88,12 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 		return nil, fmt.Errorf("shmem: %s of %d elements: the count must be from 0 to %d: %w", op, n, math.MaxInt/esize, core.ErrInvalid)
 	}
 	size := n * esize
+	// The barrier the routine holds quiets the default context, as
+	// BarrierAll does: what this PE put on it is complete at its targets
+	// once they return (1.6, the memory management routines).
+	if err := w.def.ep.Quiet(); err != nil {
+		return nil, fmt.Errorf("shmem: %s: %w", op, w.exitOr(err))
+	}
 	// Allocate, commit and zero before agreeing: once the agreement
 	// returns, other PEs may put into the block, and zeroing must not
 	// overwrite that. A block this PE cannot commit is given back at

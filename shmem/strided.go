@@ -90,8 +90,10 @@ func (m blockMove) what(bsize, nblocks int) string {
 
 // moveBlocks moves nblocks blocks of bsize elements of esize bytes
 // between the symmetric sym on pe and local: block i at element
-// i*symStride of sym and i*localStride of local. A block of one element
-// of at most 8 bytes moves as one value (PutValue, GetValue), so the
+// i*symStride of sym and i*localStride of local. It is one operation of
+// the provider's where the provider has one (core.BlockMover, CapBlocks:
+// one frame each way over tcp), else one per block (core.PutBlocks). A
+// block of one element of at most 8 bytes moves as one value, so the
 // target never sees it half written; blocks contiguous on both sides
 // move as one transfer.
 func moveBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localStride, bsize, nblocks, pe int) error {
@@ -99,37 +101,15 @@ func moveBlocks(c Ctx, m blockMove, sym, local []byte, esize, symStride, localSt
 	if err != nil || x == nil {
 		return err
 	}
-	if symStride == bsize && localStride == bsize {
-		b := local[:bsize*nblocks*esize]
-		if m.get {
-			return x.ep.Get(pe, r, off, b)
-		}
-		return x.ep.Put(pe, r, off, b)
+	if nblocks == 1 {
+		// A stride of one block's move means nothing (and may be any size).
+		symStride, localStride = bsize, bsize
 	}
-	n := bsize * esize
-	value := bsize == 1 && esize <= 8
-	for i := range nblocks {
-		o := off + i*symStride*esize
-		b := local[i*localStride*esize:][:n]
-		var err error
-		switch {
-		case value && m.get:
-			var v uint64
-			if v, err = x.ep.GetValue(pe, r, o, esize); err == nil {
-				mem.StoreValue(b, 0, v, esize)
-			}
-		case value:
-			err = x.ep.PutValue(pe, r, o, mem.LoadValue(b, 0, esize), esize)
-		case m.get:
-			err = x.ep.Get(pe, r, o, b)
-		default:
-			err = x.ep.Put(pe, r, o, b)
-		}
-		if err != nil {
-			return err
-		}
+	b := core.Blocks{N: nblocks, Size: bsize * esize, RemoteStride: symStride * esize, LocalStride: localStride * esize, Elem: esize}
+	if m.get {
+		return core.GetBlocks(x.ep, pe, r, off, local, b)
 	}
-	return nil
+	return core.PutBlocks(x.ep, pe, r, off, local, b)
 }
 
 // checkBlocks validates a move of nblocks blocks of bsize elements of

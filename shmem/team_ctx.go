@@ -43,9 +43,10 @@ type teamEndpoint struct {
 }
 
 var (
-	_ core.Endpoint  = (*teamEndpoint)(nil)
-	_ core.PEQuieter = (*teamEndpoint)(nil)
-	_ core.Batcher   = (*teamEndpoint)(nil)
+	_ core.Endpoint   = (*teamEndpoint)(nil)
+	_ core.PEQuieter  = (*teamEndpoint)(nil)
+	_ core.Batcher    = (*teamEndpoint)(nil)
+	_ core.BlockMover = (*teamEndpoint)(nil)
 )
 
 func (e *teamEndpoint) pe(op string, r int) (int, error) {
@@ -155,3 +156,22 @@ func (e *teamEndpoint) QuietPEs(pes []int) error {
 // team context: a session's batch does what it does on any other.
 func (e *teamEndpoint) StartBatch(ops int) { core.StartBatch(e.ep, ops) }
 func (e *teamEndpoint) StopBatch() error   { return core.StopBatch(e.ep) }
+
+// PutBlocks and GetBlocks keep the provider's blocked moves
+// (core.BlockMover) on a team context: one operation where the provider
+// makes it one.
+func (e *teamEndpoint) PutBlocks(pe int, r core.Region, off int, src []byte, b core.Blocks) error {
+	p, err := e.pe("ibput", pe)
+	if err != nil {
+		return err
+	}
+	return core.PutBlocks(e.ep, p, r, off, src, b)
+}
+
+func (e *teamEndpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.Blocks) error {
+	p, err := e.pe("ibget", pe)
+	if err != nil {
+		return err
+	}
+	return core.GetBlocks(e.ep, p, r, off, dst, b)
+}

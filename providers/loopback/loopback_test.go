@@ -25,7 +25,7 @@ func TestInfo(t *testing.T) {
 	info := p.Info()
 	require.Equal(t, Name, info.Name)
 	require.Equal(t, core.CapRMA|core.CapAtomic|core.CapFetchAtomic|core.CapCompareSwap|core.CapAtomicFloat|
-		core.CapDirectAccess|core.CapLocalAtomics|core.CapPEQuiet, info.Caps)
+		core.CapDirectAccess|core.CapLocalAtomics|core.CapPEQuiet|core.CapBlocks, info.Caps)
 	require.Equal(t, core.FullAtomics(), info.Atomics)
 	require.Equal(t, core.OneHost, info.Locality)
 	require.Equal(t, core.ProgressAuto, info.Progress)

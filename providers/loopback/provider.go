@@ -61,7 +61,7 @@ func (provider) Info() core.Info {
 		Description: "PEs on one host map each other's symmetric memory from shared files; RMA and atomics are loads and stores",
 		Version:     "1",
 		Caps: core.CapRMA | core.CapAtomic | core.CapFetchAtomic | core.CapCompareSwap |
-			core.CapAtomicFloat | core.CapDirectAccess | core.CapLocalAtomics | core.CapPEQuiet,
+			core.CapAtomicFloat | core.CapDirectAccess | core.CapLocalAtomics | core.CapPEQuiet | core.CapBlocks,
 		Atomics:  core.FullAtomics(),
 		Locality: core.OneHost,
 		// Data moves inside the caller's own loads and stores: nothing is

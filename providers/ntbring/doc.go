@@ -35,6 +35,32 @@
 // wait as a lost peer does, so a layer above can end a barrier on a
 // failure the ring cannot see (a global exit).
 //
+// # Blocked moves and sessions (ring protocol)
+//
+// A blocked put (core.BlockMover: shmem's iput and ibput) to a neighbour
+// whose window maps the region is one transfer into its heap: stores
+// for the small blocks, DMA descriptors submitted back to back on one
+// channel for the large, and one landed notice for the whole span
+// (blocks.go). Elsewhere, and for blocked gets, it is a put or a get per
+// block.
+//
+// A session's batch (SHMEM_CTX_SESSION_BATCH) changes nothing here: the
+// endpoint is no core.Batcher, because nothing a batch could defer costs
+// anything per operation. A put to a neighbour is stores or a DMA
+// straight into its heap, complete on return, and its landed notice is
+// left out while an earlier one has not been acted on (noticePending),
+// so a stream of puts already costs one notice per wake-up. Through the
+// ring, a sender publishes every ready entry with one store of the
+// producer index and rings the doorbell only when the receiver said it
+// sleeps, which a receiver does only after polling a while: holding the
+// stores back would save one store per entry and keep entries from a
+// receiver that polls for them, and holding the doorbell back would
+// leave a sleeping receiver asleep over entries it could act on. Each
+// entry carries one payload in a slot of its own, so small puts cannot
+// share an entry without a new kind of entry that every relay and a
+// cut's resend would have to take apart. Where tcp saves a system call
+// and a frame per put, the ring has neither to save.
+//
 // # The seed protocol (GOSHMEM_NTBRING_PROTOCOL=seed)
 //
 // At Open each host points its two inbound windows of each port at fresh

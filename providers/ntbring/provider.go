@@ -28,7 +28,7 @@ func (provider) Info() core.Info {
 			"transfers are relayed host to host, atomics run at the owner",
 		Version: "1",
 		Caps: core.CapRMA | core.CapAtomic | core.CapFetchAtomic | core.CapCompareSwap |
-			core.CapAtomicFloat | core.CapLocalAtomics | core.CapPEQuiet,
+			core.CapAtomicFloat | core.CapLocalAtomics | core.CapPEQuiet | core.CapBlocks,
 		Atomics:  core.FullAtomics(),
 		Locality: core.AnyHost,
 		// Workers and forwarders move data without the caller.

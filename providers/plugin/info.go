@@ -11,8 +11,9 @@ import (
 
 // encodeInfo is the wire form of a provider's Info. Of its capabilities
 // it claims only those the plugin protocol carries (allCaps): an
-// operation the protocol has no call for, such as a quiet of some PEs or
-// a batch, is not the host's to offer.
+// operation the protocol has no call for, such as a quiet of some PEs, a
+// batch or a blocked move (which the host's shmem then makes one put or
+// get per block), is not the host's to offer.
 func encodeInfo(in core.Info) *pb.InfoReply {
 	r := &pb.InfoReply{
 		Name: in.Name, Description: in.Description, Version: in.Version,

@@ -70,13 +70,17 @@ func TestInfoRoundTrip(t *testing.T) {
 }
 
 // A provider behind a plugin offers only what the plugin protocol
-// carries: a quiet of some PEs and batches have no call there.
+// carries: a quiet of some PEs, batches and blocked moves have no call
+// there.
 func TestInfoClaimsWhatTheProtocolCarries(t *testing.T) {
 	in := sampleInfo()
-	in.Caps |= core.CapPEQuiet | core.CapBatch | core.CapPutSignal
+	in.Caps |= core.CapPEQuiet | core.CapBatch | core.CapPutSignal | core.CapBlocks
 	got, err := decodeInfo(encodeInfo(in))
 	if err != nil {
 		t.Fatalf("decode: %v", err)
+	}
+	if got.Caps&core.CapBlocks != 0 {
+		t.Fatalf("caps %v claim blocked moves", got.Caps.Names())
 	}
 	if want := in.Caps & allCaps; got.Caps != want {
 		t.Fatalf("caps %v, want %v", got.Caps.Names(), want.Names())

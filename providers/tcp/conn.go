@@ -110,7 +110,7 @@ func makeConn(d *domain, peer int, nc net.Conn) *conn {
 	// budget of zero would park it after every frame until a sleep that a
 	// frame soon ended grew it again.
 	c.rd.sock.budget = int64(d.set.poll)
-	c.rd.in = frameReader{Reader: bufio.NewReaderSize(&c.rd.sock, 256<<10), sock: &c.rd.sock}
+	c.rd.in = frameReader{Reader: bufio.NewReaderSize(&c.rd.sock, readBufSize), sock: &c.rd.sock}
 	if raw := rawConn(nc); raw != nil {
 		c.w.raw, c.w.rawWrite, c.w.rawAll = raw, c.w.writeRaw, c.w.writeAll
 		c.w.rawVecNoWait = vecNoWaitWriter(&c.w)

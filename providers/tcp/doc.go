@@ -159,6 +159,13 @@
 // not polling. Where a get's time goes today: docs/measuring.md, "Where
 // a get's time goes over tcp".
 //
+// A blocked move (core.BlockMover: shmem's iput, iget, ibput and ibget)
+// is one frame each way (blocks.go): a put's blocks gathered into the
+// send queue and scattered by the target's reader as it reads them, a
+// get answered by one reply of the blocks gathered from the target's
+// region, which the issuer's reader scatters into place; up to
+// maxBlocksFrame bytes of blocks a frame.
+//
 // Puts and non-fetching atomics are counted per connection; the target
 // acknowledges how many it has applied whenever it has drained its socket
 // (and at least every ackEvery operations), and the acknowledgement

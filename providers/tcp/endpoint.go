@@ -199,6 +199,12 @@ func (e *endpoint) call(op string, c *conn, h *header, dst []byte) (uint64, erro
 	if err != nil {
 		return 0, e.Err(op, c.peer, err)
 	}
+	return e.await1(op, c, h, req)
+}
+
+// await1 sends the request h of req, made for it, and waits for its
+// reply, as call does.
+func (e *endpoint) await1(op string, c *conn, h *header, req *request) (uint64, error) {
 	if err := c.request(h, req); err != nil {
 		if c.take(req.id) == req {
 			c.release(req)

@@ -102,7 +102,12 @@ func (c *conn) act(o *rxOut) error {
 	if o.woke {
 		c.rd.sock.readied = true
 	}
-	if o.reply.op != 0 {
+	switch {
+	case o.gather != nil:
+		if c.q.answerGather(&o.reply, o.gather, &o.blk) {
+			c.rd.dirty = true
+		}
+	case o.reply.op != 0:
 		c.answer(&o.reply, o.data, o.ref)
 	}
 	if o.acked {

@@ -24,7 +24,7 @@ func (provider) Info() core.Info {
 		Description: "PEs on any hosts, one authenticated TCP connection per pair; a progress goroutine per connection applies puts and atomics at the target",
 		Version:     "1",
 		Caps: core.CapRMA | core.CapAtomic | core.CapFetchAtomic | core.CapCompareSwap |
-			core.CapAtomicFloat | core.CapLocalAtomics | core.CapPutSignal | core.CapPEQuiet | core.CapBatch,
+			core.CapAtomicFloat | core.CapLocalAtomics | core.CapPutSignal | core.CapPEQuiet | core.CapBatch | core.CapBlocks,
 		Atomics:  fullAtomics,
 		Locality: core.AnyHost,
 		// Each connection has a progress goroutine at both ends.

@@ -1,6 +1,7 @@
 package tcp
 
 import (
+	"io"
 	"sync"
 
 	"github.com/goshmem/goshmem/providers/provkit"
@@ -17,6 +18,31 @@ type request struct {
 	ep  *endpoint // non-blocking requests: completed there
 	seq uint64    // non-blocking requests: the number on ep's counter
 	nbi bool
+	// A blocked get's reply is nblk blocks of bsize bytes, placed in dst
+	// stride bytes apart (endpoint.GetBlocks); nblk is 0 otherwise.
+	nblk, bsize, stride int
+}
+
+// want is how many bytes the reply to r carries.
+func (r *request) want() int {
+	if r.nblk > 0 {
+		return r.nblk * r.bsize
+	}
+	return len(r.dst)
+}
+
+// read reads the reply's payload from rd into r's buffer: a blocked
+// get's block by block into place.
+func (r *request) read(rd io.Reader) error {
+	if r.nblk == 0 {
+		return readPayload(rd, r.dst)
+	}
+	for i := range r.nblk {
+		if err := readPayload(rd, r.dst[i*r.stride:][:r.bsize]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // requestTable is a connection's outstanding requests, by slot, and a
@@ -59,6 +85,7 @@ func (t *requestTable) add(dst []byte, ep *endpoint, nbi bool) (*request, error)
 	t.gen++
 	r.id = uint64(t.gen)<<32 | uint64(slot)
 	r.dst, r.ep, r.nbi, r.err, r.seq = dst, ep, nbi, nil, 0
+	r.nblk, r.bsize, r.stride = 0, 0, 0
 	if nbi && ep != nil {
 		r.seq = ep.counter.Issue(1)
 	}

@@ -34,6 +34,10 @@ type rxOut struct {
 	data  []byte
 	ref   []byte
 	val   [8]byte // the payload of a value's reply, which data holds
+	// gather, when set, is a blocked get's reply: its payload is the
+	// blocks of h's shape gathered from gather, the blocks' span.
+	gather []byte
+	blk    header
 	// acked says the frame is an ack: the peer applied ack of this PE's
 	// non-fetching operations in all.
 	acked bool
@@ -46,7 +50,7 @@ type rxOut struct {
 // clear empties o for the next frame: what handle sets with a reply
 // (data and ref) it sets whole, so a reply's op, the ack and woke are all
 // there is to clear, which saves clearing the whole struct every frame.
-func (o *rxOut) clear() { o.reply.op, o.acked, o.woke = 0, false, false }
+func (o *rxOut) clear() { o.reply.op, o.acked, o.woke, o.gather = 0, false, false, nil }
 
 // ackDue says whether to acknowledge the peer's operations now, and how
 // many in all: when some applied are unacknowledged and the socket is
@@ -74,11 +78,11 @@ func (s *rxState) frame(r io.Reader, hb *[maxHdrLen]byte, o *rxOut) error {
 	if err != nil {
 		return err
 	}
-	if isRequest(h.op) {
-		if _, err := io.ReadFull(r, hb[hdrLen:maxHdrLen]); err != nil {
+	if n := extLen(h.op); n > 0 {
+		if _, err := io.ReadFull(r, hb[hdrLen:hdrLen+n]); err != nil {
 			return err
 		}
-		if err := decodeExt(&h, hb[hdrLen:maxHdrLen]); err != nil {
+		if err := decodeExt(&h, hb[hdrLen:hdrLen+n]); err != nil {
 			return err
 		}
 	}
@@ -138,6 +142,24 @@ func (s *rxState) handle(h *header, r io.Reader, o *rxOut) error {
 		} else {
 			o.data, o.ref = b, nil
 		}
+	case opPutBlocks:
+		b, err := s.blocksTarget(h)
+		if err != nil {
+			return err
+		}
+		if err := scatter(r, b, h); err != nil {
+			return err
+		}
+		s.notify(h.region, h.off, uint64(len(b)), o)
+		s.applied++
+	case opGetBlocks:
+		b, err := s.blocksTarget(h)
+		if err != nil {
+			return err
+		}
+		o.reply = header{op: opReply, off: h.id, arg: h.arg}
+		o.data, o.ref = nil, nil
+		o.gather, o.blk = b, *h
 	case opGetValue:
 		b, err := d.target(h, uint64(h.typ), 1)
 		if err != nil {
@@ -154,6 +176,58 @@ func (s *rxState) handle(h *header, r io.Reader, o *rxOut) error {
 		s.byeSeen = true
 	}
 	return nil
+}
+
+// blocksTarget is the span of a blocked move's frame in this PE's region.
+func (s *rxState) blocksTarget(h *header) ([]byte, error) {
+	n, ok := h.blocksSpan()
+	if !ok {
+		return nil, frameErr("%s of %d blocks of %d bytes at a stride of %d overflows", opName(h.op), h.blocks(), h.bsize, h.str)
+	}
+	return s.d.target(h, n, 1)
+}
+
+// scatter reads a blocked put's payload from r into b, its span at the
+// target, block by block: a block that is one element of up to 8 bytes
+// is stored with one store, as a PutValue's is, the others read straight
+// into place.
+func scatter(r io.Reader, b []byte, h *header) error {
+	bs, st, n := int(h.bsize), int(h.str), int(h.blocks())
+	if bs == int(h.typ) && bs <= 8 {
+		var v [8]byte
+		for i := range n {
+			if err := readPayload(r, v[:bs]); err != nil {
+				return err
+			}
+			mem.StoreValue(b, i*st, mem.LoadValue(v[:], 0, bs), bs)
+		}
+		return nil
+	}
+	for i := range n {
+		if err := readPayload(r, b[i*st:][:bs]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// appendGather appends to q the blocks of h's shape from b, their span,
+// packed: what scatter reads, a block of one element of up to 8 bytes
+// loaded with one load.
+func appendGather(q []byte, b []byte, h *header) []byte {
+	bs, st, n := int(h.bsize), int(h.str), int(h.blocks())
+	if bs == int(h.typ) && bs <= 8 {
+		var v [8]byte
+		for i := range n {
+			mem.StoreValue(v[:], 0, mem.LoadValue(b, i*st, bs), bs)
+			q = append(q, v[:bs]...)
+		}
+		return q
+	}
+	for i := range n {
+		q = append(q, b[i*st:][:bs]...)
+	}
+	return q
 }
 
 // notify wakes the waiters on what a frame wrote; o records that the
@@ -178,11 +252,11 @@ func (s *rxState) reply(id, n uint64, r io.Reader) error {
 	if q == nil {
 		return frameErr("reply to request %#x, which is not outstanding", id)
 	}
-	if n != uint64(len(q.dst)) {
+	if n != uint64(q.want()) {
 		s.reqs.finish(q, &core.PeerLostError{PE: s.peer, Reason: "broke the protocol"})
-		return frameErr("reply of %d bytes to a request of %d", n, len(q.dst))
+		return frameErr("reply of %d bytes to a request of %d", n, q.want())
 	}
-	if err := readPayload(r, q.dst); err != nil {
+	if err := q.read(r); err != nil {
 		s.reqs.finish(q, &core.PeerLostError{PE: s.peer, Reason: lostReason(s.d, err)})
 		return err
 	}

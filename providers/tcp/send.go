@@ -49,6 +49,30 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte, sig *header) error 
 	return nil
 }
 
+// sendBlocks queues a blocked put of ep, h's frame with the blocks of its
+// shape gathered from src, stride bytes apart there, and gets it written
+// as send does a small put's. It returns when src may be reused: at once,
+// the blocks being copied.
+func (c *conn) sendBlocks(ep *endpoint, h *header, src []byte, stride int) error {
+	how, err := c.q.putBlocks(ep, h, src, stride, ep.batch.Load())
+	if err != nil {
+		return err
+	}
+	switch how {
+	case writeNow:
+		c.flush()
+	case writeTry:
+		if c.w.mu.TryLock() {
+			c.flushLocked()
+			c.w.mu.Unlock()
+			c.q.wroteAlone()
+		} else {
+			c.q.wake()
+		}
+	}
+	return nil
+}
+
 // request queues a request whose reply fills r. The issuer of a blocking
 // request waits for the reply anyway: it writes the request itself,
 // without waking the writer. A non-blocking one is left to the writer.

@@ -107,6 +107,33 @@ func (q *sendQueue) put(ep *endpoint, h *header, payload []byte, sig *header, ba
 		q.ledger.count(ep, ep.counter.Issue(1))
 		q.enq++
 	}
+	return q.queuedLocked(ticket, byRef, batch)
+}
+
+// putBlocks is put for a blocked put: h's frame, its payload the blocks
+// of h's shape gathered from src, stride bytes apart there, copied into
+// the queue (maxBlocksFrame bounds them).
+func (q *sendQueue) putBlocks(ep *endpoint, h *header, src []byte, stride int, batch bool) (how int, err error) {
+	q.mu.Lock()
+	if err := q.closedLocked(); err != nil {
+		q.mu.Unlock()
+		return leaveIt, err
+	}
+	q.out = appendHeader(q.out, h)
+	bs := int(h.bsize)
+	for i := range int(h.blocks()) {
+		q.out = append(q.out, src[i*stride:][:bs]...)
+	}
+	q.ledger.count(ep, ep.counter.Issue(1))
+	q.enq++
+	_, how, err = q.queuedLocked(q.enq, false, batch)
+	return how, err
+}
+
+// queuedLocked is the end of put, once its frames are queued: it says
+// how the issuer gets them written, and unlocks mu. ticket is the put's
+// frame's number, byRef says its payload lies where it was.
+func (q *sendQueue) queuedLocked(ticket uint64, byRef, batch bool) (wait uint64, how int, err error) {
 	full := len(q.out) >= q.buffer
 	now := nanotime()
 	if batch && !byRef && !full {
@@ -181,6 +208,20 @@ func (q *sendQueue) answer(h *header, payload, ref []byte) bool {
 	if ref != nil {
 		q.refs = append(q.refs, segment{at: len(q.out), ref: ref})
 	}
+	q.enq++
+	return true
+}
+
+// answerGather is answer for a blocked get's reply h, whose payload is
+// the blocks of blk's shape gathered from b (appendGather).
+func (q *sendQueue) answerGather(h *header, b []byte, blk *header) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.bye || q.err != nil {
+		return false
+	}
+	q.out = appendHeader(q.out, h)
+	q.out = appendGather(q.out, b, blk)
 	q.enq++
 	return true
 }
