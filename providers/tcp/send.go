@@ -28,20 +28,9 @@ func (c *conn) send(ep *endpoint, h *header, payload []byte, sig *header) error 
 	if err != nil {
 		return err
 	}
-	switch how {
-	case writeNow:
-		c.flush()
-		if wait != 0 && c.w.issuerPolls {
-			c.noteLarge(len(payload))
-		}
-	case writeTry:
-		if c.w.mu.TryLock() {
-			c.flushLocked()
-			c.w.mu.Unlock()
-			c.q.wroteAlone()
-		} else {
-			c.q.wake()
-		}
+	c.write(how)
+	if how == writeNow && wait != 0 && c.w.issuerPolls {
+		c.noteLarge(len(payload))
 	}
 	if wait != 0 && c.w.written.Load() < wait {
 		return c.err()
@@ -58,6 +47,14 @@ func (c *conn) sendBlocks(ep *endpoint, h *header, src []byte, stride int) error
 	if err != nil {
 		return err
 	}
+	c.write(how)
+	return nil
+}
+
+// write gets what the queue just took written as it said: now from this
+// goroutine, now unless somebody is writing (who then takes it along), or
+// by the writer.
+func (c *conn) write(how int) {
 	switch how {
 	case writeNow:
 		c.flush()
@@ -70,7 +67,6 @@ func (c *conn) sendBlocks(ep *endpoint, h *header, src []byte, stride int) error
 			c.q.wake()
 		}
 	}
-	return nil
 }
 
 // request queues a request whose reply fills r. The issuer of a blocking
