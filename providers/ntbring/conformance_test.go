@@ -41,21 +41,7 @@ var seedHarness = conformance.Harness{
 	FlowOps:  10_000,
 }
 
-// Under the race detector the suite runs on the smallest ring, where the
-// flow cases run, and on the largest, which relays two hops each way;
-// TestConformanceWide runs the sizes between without it.
-func TestConformance(t *testing.T) {
-	h := harness
-	h.NPEs = []int{2, 5}
-	conformance.Run(t, h)
-}
-
-func TestConformanceWide(t *testing.T) {
-	conformance.SkipUnderRace(t)
-	h := harness
-	h.NPEs = []int{3, 4}
-	conformance.Run(t, h)
-}
+func TestConformance(t *testing.T) { conformance.Run(t, harness) }
 
 // As processes, the smallest ring (where the flow cases run) and the
 // largest (relays two hops each way); the suite in process runs every
@@ -67,20 +53,7 @@ func TestConformanceProcesses(t *testing.T) {
 	conformance.RunProcesses(t, h)
 }
 
-// The seeds' protocol on 2 hosts under the race detector, on 5 (relays)
-// without it.
-func TestConformanceSeed(t *testing.T) {
-	h := seedHarness
-	h.NPEs = []int{2}
-	conformance.Run(t, h)
-}
-
-func TestConformanceSeedWide(t *testing.T) {
-	conformance.SkipUnderRace(t)
-	h := seedHarness
-	h.NPEs = []int{5}
-	conformance.Run(t, h)
-}
+func TestConformanceSeed(t *testing.T) { conformance.Run(t, seedHarness) }
 
 func TestConformanceSeedProcesses(t *testing.T) {
 	h := seedHarness
@@ -110,25 +83,14 @@ func TestConformanceEightWorkersSmallSlots(t *testing.T) {
 
 // Several PEs per host: the PEs pose as 2, 3 and 4 hosts of 2 PEs, each
 // PE the node of its lane of its host's device, composed with loopback
-// for the pairs of one host (ntbring+loopback). 2 x 2 runs under the race
-// detector (lanes of one host and a neighbour's: every way two PEs meet);
-// TestConformanceLanesWide runs 3 x 2 and 4 x 2 without it, and -short
-// skips them.
+// for the pairs of one host (ntbring+loopback); -short runs 2 x 2 only.
 func TestConformanceLanes(t *testing.T) {
 	h := harness
 	h.PEsPerHost = 2
-	h.NPEs = []int{4}
-	conformance.Run(t, h)
-}
-
-func TestConformanceLanesWide(t *testing.T) {
-	conformance.SkipUnderRace(t)
+	h.NPEs = []int{4, 6, 8}
 	if testing.Short() {
-		t.Skip("-short: 2 x 2 only (TestConformanceLanes)")
+		h.NPEs = h.NPEs[:1]
 	}
-	h := harness
-	h.PEsPerHost = 2
-	h.NPEs = []int{6, 8}
 	conformance.Run(t, h)
 }
 
