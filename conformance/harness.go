@@ -509,12 +509,11 @@ func runProcesses(t *testing.T, h Harness, c Case, n int) {
 	}
 }
 
-// SkipUnderRace skips a test that holds the part of a suite's matrix that
-// make test runs without the race detector (the Makefile's
-// NORACE_TESTS, every test whose name ends in Wide or Processes). Its
-// partner, run under the detector, runs the same code (the same provider
-// at a smaller job, or the same host side of a boundary), and the
-// detector would only cost time.
+// SkipUnderRace skips a test that make test runs without the race
+// detector (the Makefile's NORACE_TESTS: the Wide tests, and a suite the
+// detector makes too long). A partner run under the detector runs the
+// same code (the same provider at a smaller job, or the same host side of
+// a boundary), and the detector would only cost time.
 func SkipUnderRace(t *testing.T) {
 	t.Helper()
 	if raceEnabled {

@@ -54,10 +54,6 @@ func Free[T Elem](w *World, s []T) error {
 		}
 		off = o
 	}
-	// Its barrier quiets the default context, as allocate's does.
-	if err := w.def.ep.Quiet(); err != nil {
-		return fmt.Errorf("shmem: free: %w", w.exitOr(err))
-	}
 	if err := w.agreeOn("free", "offset", uint64(off)); err != nil {
 		return err
 	}
@@ -88,12 +84,6 @@ func allocate[T Elem](w *World, op string, n, align int) ([]T, error) {
 		return nil, fmt.Errorf("shmem: %s of %d elements: the count must be from 0 to %d: %w", op, n, math.MaxInt/esize, core.ErrInvalid)
 	}
 	size := n * esize
-	// The barrier the routine holds quiets the default context, as
-	// BarrierAll does: what this PE put on it is complete at its targets
-	// once they return (1.6, the memory management routines).
-	if err := w.def.ep.Quiet(); err != nil {
-		return nil, fmt.Errorf("shmem: %s: %w", op, w.exitOr(err))
-	}
 	// Allocate, commit and zero before agreeing: once the agreement
 	// returns, other PEs may put into the block, and zeroing must not
 	// overwrite that. A block this PE cannot commit is given back at
@@ -206,8 +196,14 @@ func (w *World) agreeOn(op, name string, vals ...uint64) error {
 }
 
 // agree is agreeOn that checks the first n of vals only, and returns
-// every value's lowest and highest among the PEs.
+// every value's lowest and highest among the PEs. It is the barrier the
+// memory management routines hold, and quiets the default context first,
+// as BarrierAll does: what this PE put on it is complete at its targets
+// once they return (1.6, the memory management routines).
 func (w *World) agree(op, name string, n int, vals ...uint64) (lo, hi [agreeWords]uint64, err error) {
+	if err := w.def.ep.Quiet(); err != nil {
+		return lo, hi, fmt.Errorf("shmem: %s: %w", op, w.exitOr(err))
+	}
 	var v [agreeWords]uint64
 	copy(v[:], vals)
 	lo, hi, err = w.coll.agree(v)
@@ -249,9 +245,6 @@ func Realloc[T Elem](w *World, s []T, n int) ([]T, error) {
 	}
 	if err := w.Err(); err != nil {
 		return nil, err
-	}
-	if err := w.def.ep.Quiet(); err != nil {
-		return nil, fmt.Errorf("shmem: realloc: %w", err)
 	}
 	// The agreement is the opening barrier, and it fails on every PE
 	// alike if one passed a block that is not symmetric, or another block.

@@ -16,16 +16,7 @@ func (e *endpoint) PutBlocks(pe int, r core.Region, off int, src []byte, b core.
 	if reg == nil {
 		return err
 	}
-	to := reg.peers[pe][off:]
-	value := b.Value()
-	for i := range b.N {
-		s := src[i*b.LocalStride:][:b.Size]
-		if value {
-			mem.StoreValue(to, i*b.RemoteStride, mem.LoadValue(s, 0, b.Elem), b.Elem)
-		} else {
-			copy(to[i*b.RemoteStride:], s)
-		}
-	}
+	mem.ScatterBlocks(reg.peers[pe][off:], src, b)
 	e.done()
 	e.dom.notify(pe, reg, off, b.RemoteSpan())
 	return nil
@@ -38,16 +29,7 @@ func (e *endpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.
 	if reg == nil {
 		return err
 	}
-	from := reg.peers[pe][off:]
-	value := b.Value()
-	for i := range b.N {
-		d := dst[i*b.LocalStride:][:b.Size]
-		if value {
-			mem.StoreValue(d, 0, mem.LoadValue(from, i*b.RemoteStride, b.Elem), b.Elem)
-		} else {
-			copy(d, from[i*b.RemoteStride:])
-		}
-	}
+	mem.GatherBlocks(dst, reg.peers[pe][off:], b)
 	e.done()
 	return nil
 }

@@ -133,9 +133,7 @@ func TestConformanceSim(t *testing.T) {
 // it in TestSimTorus and TestSimTorusCut, the protocol's in
 // TestConformanceSim.
 func TestConformanceSimTorus(t *testing.T) {
-	if raceEnabled {
-		t.Skip("16 simulated hosts under the race detector take too long; run without -race")
-	}
+	conformance.SkipUnderRace(t)
 	h := harness
 	h.NPEs = []int{16}
 	h.Env = map[string]string{"GOSHMEM_NTBRING_DEVICE": "sim", "GOSHMEM_NTB_SIM_TOPOLOGY": "torus"}

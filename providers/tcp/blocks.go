@@ -31,15 +31,7 @@ func (e *endpoint) PutBlocks(pe int, r core.Region, off int, src []byte, b core.
 		return err
 	}
 	if c == nil {
-		to := reg.mem[off:]
-		for i := range b.N {
-			s := src[i*b.LocalStride:][:b.Size]
-			if b.Value() {
-				mem.StoreValue(to, i*b.RemoteStride, mem.LoadValue(s, 0, b.Elem), b.Elem)
-			} else {
-				copy(to[i*b.RemoteStride:], s)
-			}
-		}
+		mem.ScatterBlocks(reg.mem[off:], src, b)
 		e.d.notify(reg.idx, uint64(off), uint64(b.RemoteSpan()))
 		e.local()
 		return nil
@@ -49,15 +41,17 @@ func (e *endpoint) PutBlocks(pe int, r core.Region, off int, src []byte, b core.
 		return core.EachBlock(e, pe, r, off, src, b, false)
 	}
 	for i := 0; i < b.N; i += per {
-		n := min(per, b.N-i)
+		part := b
+		part.N = min(per, b.N-i)
 		o, s := off+i*b.RemoteStride, src[i*b.LocalStride:]
-		if n == 1 {
-			if err := core.EachBlock(e, pe, r, o, s, core.Blocks{N: 1, Size: b.Size, RemoteStride: b.Size, LocalStride: b.Size, Elem: b.Elem}, false); err != nil {
+		if part.N == 1 {
+			// The last block alone: a put (or a value) of its own.
+			if err := core.PutBlocks(e, pe, r, o, s, part); err != nil {
 				return err
 			}
 			continue
 		}
-		h := header{op: opPutBlocks, typ: byte(b.Elem), region: reg.idx, off: uint64(o), arg: uint64(n * b.Size),
+		h := header{op: opPutBlocks, typ: byte(b.Elem), region: reg.idx, off: uint64(o), arg: uint64(part.N * b.Size),
 			bsize: uint64(b.Size), str: uint64(b.RemoteStride)}
 		if err := c.sendBlocks(e, &h, s, b.LocalStride); err != nil {
 			return e.Err(op, pe, err)
@@ -75,15 +69,7 @@ func (e *endpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.
 		return err
 	}
 	if c == nil {
-		from := reg.mem[off:]
-		for i := range b.N {
-			d := dst[i*b.LocalStride:][:b.Size]
-			if b.Value() {
-				mem.StoreValue(d, 0, mem.LoadValue(from, i*b.RemoteStride, b.Elem), b.Elem)
-			} else {
-				copy(d, from[i*b.RemoteStride:])
-			}
-		}
+		mem.GatherBlocks(dst, reg.mem[off:], b)
 		e.local()
 		return nil
 	}
@@ -92,10 +78,12 @@ func (e *endpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.
 		return core.EachBlock(e, pe, r, off, dst, b, true)
 	}
 	for i := 0; i < b.N; i += per {
-		n := min(per, b.N-i)
+		part := b
+		part.N = min(per, b.N-i)
 		o, d := off+i*b.RemoteStride, dst[i*b.LocalStride:]
-		if n == 1 {
-			if err := core.EachBlock(e, pe, r, o, d, core.Blocks{N: 1, Size: b.Size, RemoteStride: b.Size, LocalStride: b.Size, Elem: b.Elem}, true); err != nil {
+		if part.N == 1 {
+			// The last block alone: a get (or a value) of its own.
+			if err := core.GetBlocks(e, pe, r, o, d, part); err != nil {
 				return err
 			}
 			continue
@@ -104,8 +92,8 @@ func (e *endpoint) GetBlocks(pe int, r core.Region, off int, dst []byte, b core.
 		if err != nil {
 			return e.Err(op, pe, err)
 		}
-		req.nblk, req.bsize, req.stride = n, b.Size, b.LocalStride
-		h := header{op: opGetBlocks, typ: byte(b.Elem), region: reg.idx, off: uint64(o), arg: uint64(n * b.Size),
+		req.nblk, req.bsize, req.stride = part.N, b.Size, b.LocalStride
+		h := header{op: opGetBlocks, typ: byte(b.Elem), region: reg.idx, off: uint64(o), arg: uint64(part.N * b.Size),
 			bsize: uint64(b.Size), str: uint64(b.RemoteStride)}
 		if _, err := e.await1(op, c, &h, req); err != nil {
 			return err
