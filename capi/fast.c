@@ -337,6 +337,27 @@ void gsh_fast_abort(void)
 }
 
 /*
+ * A team's fast state: where its collectives count (shmem.TeamWords).
+ * from[s] is rank s's word in this PE's slot, at the same offset from the
+ * heap on every member; seen[s] is what this PE has counted of it, ever,
+ * which Go reads and adds to as well.
+ */
+struct gsh_fast_team {
+	uint64_t *from;
+	uint64_t *seen;
+	int push; /* broadcasts of up to push_max bytes go by push */
+};
+
+/* The predefined teams' states, which live as long as the fast path. */
+static struct gsh_fast_team world_fast, shared_fast;
+
+static void team_words(struct gsh_team *team, struct gsh_fast_team *ft)
+{
+	gshgo_fast_team(team, &ft->from, &ft->seen, &ft->push);
+	team->fast = ft;
+}
+
+/*
  * GOSHMEM_C_FAST_PATH off sends this PE's RMA and atomics through Go even
  * where the fast path could take them: to measure what it saves, and to
  * test Go writers against C ones in one job. The barrier and quiet stay
@@ -345,6 +366,10 @@ void gsh_fast_abort(void)
 void gsh_fast_init(void)
 {
 	gshgo_fast_map();
+	if (gsh_fast.on) {
+		team_words(&gsh_team_world, &world_fast);
+		team_words(&gsh_team_shared, &shared_fast);
+	}
 	if (gsh_fast.on && !gsh_settings.fast_path_on) {
 		for (int i = 0; i < gsh_fast.nseg; i++)
 			gsh_fast.seg[i].size = 0;
@@ -361,10 +386,24 @@ void gsh_fast_fini(void)
 	memset(&gsh_fast, 0, sizeof gsh_fast);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	drop(&old);
+	gsh_team_world.fast = gsh_team_shared.fast = NULL;
 }
 
-void gsh_fast_team_created(struct gsh_team *team) { (void)team; }
-void gsh_fast_team_destroyed(struct gsh_team *team) { (void)team; }
+void gsh_fast_team_created(struct gsh_team *team)
+{
+	if (!gsh_fast.on || team->fast)
+		return;
+	struct gsh_fast_team *ft = calloc(1, sizeof *ft);
+	if (ft)
+		team_words(team, ft);
+}
+
+void gsh_fast_team_destroyed(struct gsh_team *team)
+{
+	if (team->fast != &world_fast && team->fast != &shared_fast)
+		free(team->fast);
+	team->fast = NULL;
+}
 void gsh_fast_ctx_created(struct gsh_ctx *ctx) { (void)ctx; }
 void gsh_fast_ctx_destroyed(struct gsh_ctx *ctx) { (void)ctx; }
 
@@ -456,4 +495,58 @@ void gsh_fast_set_push(size_t max, int members)
 {
 	pending.push_max = max;
 	pending.push_members = members;
+}
+
+/* ---- The team broadcast ---- */
+
+static int counted(const void *p, uint64_t v)
+{
+	return __atomic_load_n((const uint64_t *)p, __ATOMIC_ACQUIRE) >= v;
+}
+
+/*
+ * shmem's push for a team (docs/collectives.md): the root copies source
+ * into its own dest and every other member's, each followed by one added
+ * to the member's word of the root's rank, which announces it; a member
+ * waits until that word has counted one more than it has seen. Go's
+ * members and roots do the same, word for word. A member whose wait
+ * outlasts the polls and yields leaves the call to Go, which waits the
+ * same way, with the checks for lost and finalized PEs.
+ */
+int gsh_fast_broadcast(struct gsh_team *team, void *dest, const void *src, size_t nbytes, int root)
+{
+	const struct gsh_fast_team *ft = team->fast;
+	int n = team->n_pes, me = team->my_pe;
+	if (!gsh_fast.on || !ft || !ft->push || nbytes == 0 || nbytes > gsh_fast.push_max || n < 2 ||
+		n > gsh_fast.push_members || root < 0 || root >= n)
+		return 0;
+	if (!gsh_fast_target_pe(dest, nbytes, gsh_fast.my_pe))
+		return 0;
+	if (me != root) {
+		uint64_t want = ft->seen[root] + 1;
+		if (!poll_then_yield(gsh_fast.wait_polls, counted, ft->from + root, want))
+			return 0;
+		ft->seen[root] = want;
+		return 1;
+	}
+	/* Every target first: a call Go would refuse must not half happen here. */
+	for (int i = 1; i < n; i++) {
+		if (!gsh_fast_target_pe(dest, nbytes, gsh_team_world_pe(team, (root + i) % n)))
+			return 0;
+	}
+	if (dest != src)
+		memmove(dest, src, nbytes);
+	const struct gsh_fast_seg *heap = &gsh_fast.seg[0];
+	uintptr_t word = (uintptr_t)(ft->from + root) - heap->base;
+	for (int i = 1; i < n; i++) {
+		int w = gsh_team_world_pe(team, (root + i) % n);
+		void *d = gsh_fast_target_pe(dest, nbytes, w);
+		uint64_t *sig = (uint64_t *)(heap->peer[w] + word);
+		memcpy(d, src, nbytes);
+		gsh_fast_written_pe(d, nbytes, w);
+		/* Sequentially consistent: after the data, before the notice. */
+		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
+		gsh_fast_written_pe(sig, 8, w);
+	}
+	return 1;
 }

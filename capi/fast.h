@@ -36,7 +36,7 @@
  * watch keys and page summary. providers/loopback's tests compare these
  * with the Go provider's.
  */
-#define GSH_LOOP_VERSION 7
+#define GSH_LOOP_VERSION 8
 #define GSH_LOOP_CTL_SIZE 3072
 #define GSH_LOOP_WAITERS 128
 #define GSH_LOOP_ANY_WAITERS 132
@@ -212,6 +212,13 @@ int gsh_fast_barrier(void);
  */
 int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
 	int start, int log_stride, int size, long *pSync);
+
+/*
+ * The team broadcast (shmem_broadcast, shmem_TYPENAME_broadcast) on the
+ * mapped memory, by the same protocol: nonzero when it ran; zero to let
+ * Go run it.
+ */
+int gsh_fast_broadcast(struct gsh_team *team, void *dest, const void *src, size_t nbytes, int root);
 
 /* shmem_barrier_all: quiet, then the barrier. */
 static inline int gsh_fast_barrier_all(void)

@@ -140,6 +140,22 @@ func TestFastPathBroadcast(t *testing.T) {
 	}
 }
 
+// TestFastPathTeamBroadcast: the team broadcast's push in C against
+// Go's, on the World's team and a team of the even PEs, with roots
+// rounds ahead of members and alltoalls (Go's direct gathers, which count
+// on the same words) between: C and Go PEs in one job, fewer CPUs than
+// PEs (a member's wait leaves the call to Go), both fence modes.
+func TestFastPathTeamBroadcast(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=0"}, {"FASTPATH_GO_PE=3"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
+		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
+			t.Parallel()
+			out := fastRun(t, 5, env, "tbcast", "40")
+			require.Contains(t, out, "tbcast: 40 rounds")
+		})
+	}
+}
+
 // TestFastPathPingPong: round trips of p and wait_until, C to C and C to
 // Go, and a bulk put spanning the awaited variable.
 func TestFastPathPingPong(t *testing.T) {

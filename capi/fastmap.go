@@ -87,3 +87,14 @@ func gshgo_fast_done() {
 		w.BarrierDone()
 	}
 }
+
+// gshgo_fast_team hands the fast path a team's words (shmem.TeamWords),
+// so that its collectives on the mapped memory count where Go's do.
+//
+//export gshgo_fast_team
+func gshgo_fast_team(x *C.struct_gsh_team, from, seen **C.uint64_t, push *C.int) {
+	tw := teamOf(x, nil).Words()
+	*from = (*C.uint64_t)(unsafe.Pointer(tw.From))
+	*seen = (*C.uint64_t)(unsafe.Pointer(tw.Seen))
+	*push = cbool(tw.Push)
+}

@@ -84,6 +84,7 @@ static void gsh_copy_team(struct gsh_team *to, const struct gsh_team *from)
 	to->members = from->members;
 	to->config = from->config;
 	to->config_mask = from->config_mask;
+	to->fast = from->fast;
 }
 
 /* Fills the program's copies of the predefined handles from ours. */
@@ -106,10 +107,14 @@ static void gsh_publish_handles(void)
 /* After finalize, the program's copies say so, as ours do. */
 static void gsh_retract_handles(void)
 {
-	if (gsh_world_copy)
+	if (gsh_world_copy) {
 		gsh_world_copy->h = 0;
-	if (gsh_shared_copy)
+		gsh_world_copy->fast = NULL;
+	}
+	if (gsh_shared_copy) {
 		gsh_shared_copy->h = 0;
+		gsh_shared_copy->fast = NULL;
+	}
 	if (gsh_default_copy)
 		gsh_default_copy->h = 0;
 }
@@ -242,9 +247,9 @@ static int gsh_init(int requested, int *provided, const char *fn)
 	rc = gshgo_init(requested, provided, (void *)seg.start, seg.end - seg.start, GSH_FN(fn));
 	if (rc != 0)
 		goto out;
+	gsh_fast_init(); /* before the handles' copies, which take its team states */
 	gsh_publish_handles();
 	gsh_state = GSH_RUNNING;
-	gsh_fast_init();
 	gsh_win_init();
 	gsh_defer_init();
 	if (!exit_hooked) {
@@ -1750,6 +1755,8 @@ int gsh_broadcast(shmem_team_t team, void *dest, const void *src, size_t nbytes,
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
 	gsh_flush();
+	if (gsh_fast_broadcast(team, dest, src, nbytes, root))
+		return 0;
 	gshgo_broadcast(team, dest, (void *)src, nbytes, root, GSH_FN(fn));
 	return 0;
 }

@@ -470,9 +470,12 @@ const (
 // keeps its host-aware shape, the root's copies stop paying beyond
 // BroadcastPushMax bytes, and a team gives each root a word, of which it
 // has BroadcastPushMembers.
-func (g *group) pushFits(n int) bool {
-	if g.w.direct == nil || g.n < 2 || g.n > BroadcastPushMembers || n > BroadcastPushMax ||
-		g.team != nil && g.team.shape != nil {
+func (g *group) pushFits(n int) bool { return n <= BroadcastPushMax && g.pushes() }
+
+// pushes reports whether the group's broadcasts of up to
+// BroadcastPushMax bytes go by push.
+func (g *group) pushes() bool {
+	if g.w.direct == nil || g.n < 2 || g.n > BroadcastPushMembers || g.team != nil && g.team.shape != nil {
 		return false
 	}
 	// Mapping is mutual (the PEs of a host), so every member finds the

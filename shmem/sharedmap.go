@@ -78,3 +78,25 @@ func (w *World) SharedMap() *SharedMap {
 	}
 	return m
 }
+
+// TeamWords is where a team's broadcasts and direct gathers count, for a
+// second implementation of their protocol on the mapped memory (the C
+// library's, which must meet Go's word for word): rank s's word is s
+// words after From in this PE's memory, and at the same offset from the
+// heap in every member's; this PE's count of it, ever, s words after
+// Seen, which only this PE touches. Push says the team's broadcasts of up to
+// BroadcastPushMax bytes go by push (docs/collectives.md). The addresses
+// are valid while the team lives.
+type TeamWords struct {
+	From, Seen *uint64
+	Push       bool
+}
+
+// Words returns the team's TeamWords.
+func (t *Team) Words() TeamWords {
+	return TeamWords{
+		From: t.g.word(gwFrom),
+		Seen: &t.seen[gwFrom],
+		Push: t.g.pushes(),
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/goshmem/goshmem/core"
+	"github.com/goshmem/goshmem/internal/mem"
 )
 
 // Team is an ordered set of PEs that run collectives together
@@ -28,9 +29,10 @@ type Team struct {
 	msgGen, gatherGen uint64
 
 	// g is the team as its collectives' group; seen holds what each of
-	// the slot's words has counted, ever (see group).
+	// the slot's words has counted, ever (see group), at seenOff in the
+	// slot.
 	g    group
-	seen [gwWords]uint64
+	seen *[gwWords]uint64
 
 	// The host-aware collectives' (coll_hosts.go, coll_hostdata.go).
 	heard uint64   // blocks heard of in host-aware gathers, ever
@@ -164,6 +166,7 @@ func newTeam(w *World, members []int, slot int, config TeamConfig) *Team {
 	t := &Team{w: w, members: members, me: indexOf(members, w.me), slot: slot, config: config, contexts: map[*Context]struct{}{}}
 	t.g = group{w: w, team: t, n: len(members), me: t.me, syncR: w.heap, sync: t.base() + wordsOff}
 	t.g.local = w.local[t.g.sync : t.g.sync+groupWordsSize]
+	t.seen = (*[gwWords]uint64)(mem.Slice[uint64](w.local[t.base()+seenOff : t.base()+seenOff+int(gwWords)*8]))
 	return t
 }
 

@@ -18,6 +18,10 @@ import (
 //	upOff         the payloads of the tree's children, one per child
 //	heardOff      the blocks heard of in the host-aware data-moving
 //	              collectives, ever (see coll_hostdata.go)
+//	seenOff       what each of the group words has counted, ever
+//	              (Team.seen): this PE's alone, which no other PE
+//	              writes; in the slot, so the C library's collectives
+//	              on the mapped memory count on the same words as Go's
 //	slotBanksOff  two banks, by generation parity, of messages: a
 //	              generation word on a line of its own, then a payload;
 //	              on a team with a host shape, which sends no
@@ -33,7 +37,8 @@ const (
 	releaseOff   = wordsOff + groupWordsSize
 	upOff        = releaseOff + treeChunk
 	heardOff     = upOff + treeArity*treeChunk
-	slotBanksOff = heardOff + cacheLine
+	seenOff      = heardOff + cacheLine
+	slotBanksOff = seenOff + (int(gwWords)*8+cacheLine-1)&^(cacheLine-1)
 )
 
 // slotLayout sizes the message banks of a slot for a job of npes PEs: one

@@ -22,6 +22,13 @@
  *                        Go does, by one protocol); every member checks
  *                        its data and pSync, the root that its dest is
  *                        untouched
+ *   fastpath tbcast R    R rounds of shmem_broadcastmem from every root in
+ *                        turn, on SHMEM_TEAM_WORLD and on a team of the
+ *                        even PEs, at the same sizes, with a team sync
+ *                        only every third round, so a root may be
+ *                        broadcasts ahead of a member, and every fourth
+ *                        round an alltoall, whose words Go counts on too;
+ *                        every member and the root check the data
  *
  * FASTPATH_GO_PE=r makes PE r move its data through Go
  * (GOSHMEM_C_FAST_PATH=0): Go writers against C waiters and back.
@@ -212,6 +219,60 @@ static void bcasts(long rounds)
 	free(src);
 }
 
+static void tbcasts(long rounds)
+{
+	const size_t counts[] = {1, 8192, 8193};
+	enum { K = 3, MAX = 8193 };
+	long *dst = shmem_malloc(K * MAX * sizeof(long)), *src = malloc(MAX * sizeof(long));
+	long *a2a_src = shmem_malloc(npes * sizeof(long)), *a2a_dst = shmem_malloc(npes * sizeof(long));
+	if (!dst || !src || !a2a_src || !a2a_dst)
+		fail("malloc", 0, 0);
+	shmem_team_t even;
+	if (shmem_team_split_strided(SHMEM_TEAM_WORLD, 0, 2, (npes + 1) / 2, NULL, 0, &even) != 0)
+		fail("split", 0, 0);
+	for (int set = 0; set < 2; set++) {
+		shmem_team_t team = set ? even : SHMEM_TEAM_WORLD;
+		if (team == SHMEM_TEAM_INVALID || shmem_team_n_pes(team) < 2)
+			continue;
+		int size = shmem_team_n_pes(team), rank = shmem_team_my_pe(team);
+		for (size_t c = 0; c < sizeof counts / sizeof counts[0]; c++) {
+			size_t n = counts[c];
+			for (long r = 0; r < rounds; r++) {
+				int root = (int)(r % size);
+				long *d = dst + (r % K) * MAX;
+				if (r % K == 0)
+					shmem_team_sync(team);
+				for (size_t i = 0; i < n; i++)
+					src[i] = rank * 1000000L + (long)i * 10 + r;
+				shmem_broadcastmem(team, d, src, n * sizeof(long), root);
+				for (size_t i = 0; i < n; i++) {
+					long want = root * 1000000L + (long)i * 10 + r;
+					if (d[i] != want)
+						fail("team broadcast: dest", d[i], want);
+				}
+				if (r % 4 == 1) {
+					for (int j = 0; j < size; j++)
+						a2a_src[j] = rank * 1000L + j + r;
+					shmem_alltoallmem(team, a2a_dst, a2a_src, sizeof(long));
+					for (int j = 0; j < size; j++)
+						if (a2a_dst[j] != j * 1000L + rank + r)
+							fail("team alltoall: dest", a2a_dst[j], j * 1000L + rank + r);
+				}
+			}
+		}
+		shmem_team_sync(team);
+	}
+	if (even != SHMEM_TEAM_INVALID)
+		shmem_team_destroy(even);
+	shmem_barrier_all();
+	if (me == 0)
+		printf("tbcast: %ld rounds\n", rounds);
+	shmem_free(a2a_dst);
+	shmem_free(a2a_src);
+	shmem_free(dst);
+	free(src);
+}
+
 int main(int argc, char **argv)
 {
 	const char *go_pe = getenv("FASTPATH_GO_PE"), *rank = getenv("GOSHMEM_RANK");
@@ -237,6 +298,8 @@ int main(int argc, char **argv)
 		barriers(rounds);
 	} else if (!strcmp(what, "bcast")) {
 		bcasts(rounds);
+	} else if (!strcmp(what, "tbcast")) {
+		tbcasts(rounds);
 	} else {
 		fail("unknown test", 0, 0);
 	}

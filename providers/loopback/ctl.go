@@ -115,7 +115,7 @@ func pagesBits(first, last uint64) uint64 {
 // ctlMagic opens every control file; ctlVersion changes with the layout.
 const (
 	ctlMagic   = "GSHMLOOP"
-	ctlVersion = 7
+	ctlVersion = 8
 )
 
 // Header field offsets. Everything after offDomain+8 up to hdrSize is

@@ -49,7 +49,7 @@ func TestProtocolLayoutIsDocumented(t *testing.T) {
 	require.Equal(t, 896, offBarFlags)
 	require.Equal(t, docBarEpoch, offBarEpoch)
 	require.Equal(t, docBarMode, offBarMode)
-	require.Equal(t, 7, ProtocolVersion, "PROTOCOL.md documents version 7: update it with the layout")
+	require.Equal(t, 8, ProtocolVersion, "PROTOCOL.md documents version 8: update it with the layout")
 }
 
 // TestProtocolMatchesC compares the C fast path's copy of the layout
@@ -127,7 +127,7 @@ func TestSharedMap(t *testing.T) {
 				require.True(p, ok)
 				name, version := sm.SharedProtocol()
 				require.Equal(p, "goshmem-loopback", name)
-				require.Equal(p, 7, version)
+				require.Equal(p, 8, version)
 				require.Equal(p, !p.dom.asym, sm.WritersFence())
 				if fence == "atomic" {
 					require.True(p, sm.WritersFence())
