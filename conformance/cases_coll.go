@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"slices"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -16,6 +17,7 @@ func collCases() []Case {
 		{Name: "Coll/SourceReadyAtCall", Needs: rmaCaps, Shmem: caseCollSourceReadyAtCall},
 		{Name: "Coll/Collect", Needs: rmaCaps, Shmem: caseCollect},
 		{Name: "Coll/Alltoall", Needs: rmaCaps, Shmem: caseAlltoall},
+		{Name: "Coll/GathersWaitForReaders", Needs: rmaCaps, Shmem: caseGathersWaitForReaders},
 		{Name: "Coll/Reduce", Needs: rmaCaps, Shmem: caseReduce},
 		{Name: "Coll/OddTeams", Needs: rmaCaps, MinPEs: 3, Shmem: caseCollOddTeams},
 		{Name: "Coll/BadInput", Needs: rmaCaps, Shmem: caseCollBadInput},
@@ -149,6 +151,51 @@ func caseAlltoall(t *T, w *shmem.World) {
 				}
 			}
 		}
+	}
+	require.NoError(t, shmem.Free(w, dest))
+}
+
+// A team's fcollect and alltoall put into every member's dest, which a
+// member may still be reading after the last call returned there: a
+// member that lingers over its dest, then clears it, must find the last
+// call's data and nothing of the next call's, whoever is fast.
+func caseGathersWaitForReaders(t *T, w *shmem.World) {
+	n, me := w.NPEs(), w.MyPE()
+	tm := w.TeamWorld()
+	const m = 3
+	dest, err := shmem.Malloc[int64](w, n*m)
+	require.NoError(t, err)
+	src := make([]int64, n*m)
+	val := func(from, to, k, round int) int64 { return int64(round*1000000 + from*10000 + to*100 + k) }
+	for round := range 2 * n {
+		slow := round % n
+		alltoall := round%2 == 0
+		for to := range n {
+			for k := range m {
+				src[to*m+k] = val(me, to, k, round)
+			}
+		}
+		if alltoall {
+			require.NoError(t, shmem.Alltoall(tm, dest, src, m))
+		} else {
+			// Every member's block is the one it would send PE 0.
+			require.NoError(t, shmem.FCollect(tm, dest, src[:m]))
+		}
+		if me == slow {
+			time.Sleep(5 * time.Millisecond)
+		}
+		for from := range n {
+			for k := range m {
+				want := val(from, me, k, round)
+				if !alltoall {
+					want = val(from, 0, k, round)
+				}
+				if got := dest[from*m+k]; got != want {
+					t.Fatalf("round %d (PE %d lingering): element %d from PE %d is %d, want %d", round, slow, k, from, got, want)
+				}
+			}
+		}
+		clear(dest)
 	}
 	require.NoError(t, shmem.Free(w, dest))
 }
