@@ -144,43 +144,71 @@ func (op ReduceOp) String() string {
 // Combiner returns the table's combine function of op for T, one of the
 // predeclared element types, and false where the spec defines no such
 // reduction (a bitwise operator on a floating-point type, an ordering on
-// a complex one) or T is not predeclared.
+// a complex one) or T is not predeclared. It allocates nothing: the
+// functions are made once, in combiners.
 func Combiner[T Elem](op ReduceOp) (func(acc, in []T), bool) {
-	var f any
+	if int(op) >= len(combiners[0]) {
+		return nil, false
+	}
+	k := -1
 	switch any(*new(T)).(type) {
 	case int8:
-		f = intCombiner[int8](op)
+		k = 0
 	case int16:
-		f = intCombiner[int16](op)
+		k = 1
 	case int32:
-		f = intCombiner[int32](op)
+		k = 2
 	case int64:
-		f = intCombiner[int64](op)
+		k = 3
 	case int:
-		f = intCombiner[int](op)
+		k = 4
 	case uint8:
-		f = intCombiner[uint8](op)
+		k = 5
 	case uint16:
-		f = intCombiner[uint16](op)
+		k = 6
 	case uint32:
-		f = intCombiner[uint32](op)
+		k = 7
 	case uint64:
-		f = intCombiner[uint64](op)
+		k = 8
 	case uint:
-		f = intCombiner[uint](op)
+		k = 9
 	case uintptr:
-		f = intCombiner[uintptr](op)
+		k = 10
 	case float32:
-		f = orderedCombiner[float32](op)
+		k = 11
 	case float64:
-		f = orderedCombiner[float64](op)
+		k = 12
 	case complex64:
-		f = arithCombiner[complex64](op)
+		k = 13
 	case complex128:
-		f = arithCombiner[complex128](op)
+		k = 14
 	}
-	c, ok := f.(func(acc, in []T))
+	if k < 0 {
+		return nil, false
+	}
+	c, ok := combiners[k][op].(func(acc, in []T))
 	return c, ok && c != nil
+}
+
+// combiners holds Combiner's functions, by the element type's place in
+// Combiner's switch and by operator: a generic function's value, made at
+// each call, would be allocated each time.
+var combiners = [...][ReduceProd + 1]any{
+	combinerRow(intCombiner[int8]), combinerRow(intCombiner[int16]), combinerRow(intCombiner[int32]),
+	combinerRow(intCombiner[int64]), combinerRow(intCombiner[int]),
+	combinerRow(intCombiner[uint8]), combinerRow(intCombiner[uint16]), combinerRow(intCombiner[uint32]),
+	combinerRow(intCombiner[uint64]), combinerRow(intCombiner[uint]), combinerRow(intCombiner[uintptr]),
+	combinerRow(orderedCombiner[float32]), combinerRow(orderedCombiner[float64]),
+	combinerRow(arithCombiner[complex64]), combinerRow(arithCombiner[complex128]),
+}
+
+// combinerRow is the combine functions of every operator for one type, as
+// of (nil where the spec defines none).
+func combinerRow[T Elem](of func(ReduceOp) func(acc, in []T)) (row [ReduceProd + 1]any) {
+	for op := range row {
+		row[op] = of(ReduceOp(op))
+	}
+	return row
 }
 
 func intCombiner[T BitwiseElem](op ReduceOp) func(acc, in []T) {
