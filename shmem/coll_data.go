@@ -80,6 +80,13 @@ func FCollect[T Elem](t *Team, dest, source []T) error {
 		return err
 	}
 	size := n * mem.SizeOf[T]()
+	if t.stageFits(size) {
+		in, err := t.stage(size, func(int) []byte { return mem.Bytes(source) })
+		if err == nil {
+			copy(mem.Bytes(dest[:n*len(t.members)]), in)
+		}
+		return t.collErr(op, err)
+	}
 	if all := dest[:n*len(t.members)]; t.treeFits(len(mem.Bytes(all))) {
 		// Each PE's block, zeros elsewhere, or-ed together up the tree.
 		b := mem.Bytes(all)
@@ -239,6 +246,20 @@ func AlltoallsBytes(t *Team, dest, source []byte, esize, dst, sst, nelems int) e
 	const op = "alltoall"
 	if err := t.check(op); err != nil {
 		return err
+	}
+	if blk := nelems * esize; dst == 1 && sst == 1 && nelems > 0 && blk/esize == nelems && t.stageFits(blk) &&
+		len(source) >= blk*len(t.members) && len(dest) >= blk*len(t.members) {
+		if err := checkElemSize(op, esize); err != nil {
+			return err
+		}
+		if _, _, err := symIn(t.w, op, dest, blk*len(t.members)); err != nil {
+			return err
+		}
+		in, err := t.stage(blk, func(r int) []byte { return source[r*blk : (r+1)*blk] })
+		if err == nil {
+			copy(dest, in)
+		}
+		return t.collErr(op, err)
 	}
 	if err := t.barrier(); err != nil {
 		return t.collErr(op, err)

@@ -44,10 +44,11 @@ type group struct {
 type gword int
 
 const (
-	gwArrive  gword = iota // tree: arrivals from children
-	gwRelease              // tree: releases from the parent
-	gwData                 // binomial broadcast: the data has landed
-	gwRound                // dissemination round k: gwRound+k
+	gwArrive  gword         = iota // tree: arrivals from children
+	gwRelease                      // tree: releases from the parent
+	gwData                         // binomial broadcast: the data has landed
+	gwStage                        // a team's staged gathers: parts landed, by parity: gwStage+p
+	gwRound   = gwStage + 2        // dissemination round k: gwRound+k
 )
 
 const (
@@ -62,8 +63,8 @@ const (
 // psIndex is the pSync word of a group word.
 func psIndex(g gword) int {
 	switch {
-	case g == gwArrive, g == gwData:
-		return 0
+	case g == gwArrive, g == gwData, g == gwStage, g == gwStage+1:
+		return 0 // the staged gathers' words are a team's alone
 	case g == gwRelease:
 		return 1
 	case g < gwScan:

@@ -261,6 +261,10 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	if t.gatherFits(len(mem.Bytes(acc))) {
 		return t.collErr(op, gatherReduce(t, acc, combine))
 	}
+	if t.stageFits(len(mem.Bytes(acc))) {
+		// The World of two, whose barrier is no domain's.
+		return t.collErr(op, stageReduce(t, acc, combine))
+	}
 	if t.hostReduceFits() {
 		return t.collErr(op, hostReduce(t, acc, combine))
 	}
@@ -388,6 +392,71 @@ func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	in := t.w.local[bank : bank+n*len(b)]
 	copy(b, in)
 	for r := 1; r < n; r++ {
+		combine(acc, mem.Slice[T](in[r*len(b):(r+1)*len(b)]))
+	}
+	return nil
+}
+
+// stageFits reports whether a gather whose parts are part bytes goes by
+// stage: on the World's team, whose gather banks it uses, where every
+// member maps every other (puts are stores), and where every member's
+// part fits a bank.
+func (t *Team) stageFits(part int) bool {
+	return t == t.w.coll.world && part > 0 && part*len(t.members) <= gatherBank && t.g.pushes()
+}
+
+// stage is the staged gather: it puts part(r), this PE's part for member
+// r, at this PE's place (part bytes each) in every member's gather bank of
+// the generation's parity, fences, and adds one to the member's stage word
+// of that parity; then it waits until its own word has counted every
+// other member's part and returns its bank. One round of signals, where
+// a barrier before the gathers' puts (or a tree's two ways) took two or
+// more.
+//
+// A member puts into bank g%2 for generation g once it has returned from
+// generation g-1, which needed every member's part of g-1; and a member
+// sends its part of g-1 only after it has read its bank of generation g-2
+// (by stage or gatherReduce, which share the banks and the count). So
+// nobody writes a bank its owner still reads, and the parity's word
+// counts one generation's parts at a time.
+func (t *Team) stage(part int, of func(r int) []byte) ([]byte, error) {
+	n := len(t.members)
+	t.gatherGen++
+	bank := gatherOff + int(t.gatherGen&1)*gatherBank
+	word := gwStage + gword(t.gatherGen&1)
+	ep := t.w.coll.ep
+	for i := 1; i < n; i++ {
+		to := (t.me + i) % n
+		if err := ep.Put(t.members[to], t.w.heap, bank+t.me*part, of(to)[:part]); err != nil {
+			return nil, err
+		}
+	}
+	copy(t.w.local[bank+t.me*part:][:part], of(t.me))
+	if err := ep.Fence(); err != nil {
+		return nil, err
+	}
+	for i := 1; i < n; i++ {
+		if err := t.g.signal((t.me+i)%n, word, 1); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.g.await(word, uint64(n-1)); err != nil {
+		return nil, err
+	}
+	return t.w.local[bank : bank+n*part], nil
+}
+
+// stageReduce all-reduces acc through the staged gather: every member's
+// contribution lands in every member's bank, which each combines in rank
+// order, so every member gets the same bits.
+func stageReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
+	b := mem.Bytes(acc)
+	in, err := t.stage(len(b), func(int) []byte { return b })
+	if err != nil {
+		return err
+	}
+	copy(b, in)
+	for r := 1; r < len(t.members); r++ {
 		combine(acc, mem.Slice[T](in[r*len(b):(r+1)*len(b)]))
 	}
 	return nil
