@@ -336,24 +336,12 @@ void gsh_fast_abort(void)
 	drop(&pending);
 }
 
-/*
- * A team's fast state: where its collectives count (shmem.TeamWords).
- * from[s] is rank s's word in this PE's slot, at the same offset from the
- * heap on every member; seen[s] is what this PE has counted of it, ever,
- * which Go reads and adds to as well.
- */
-struct gsh_fast_team {
-	uint64_t *from;
-	uint64_t *seen;
-	int push; /* broadcasts of up to push_max bytes go by push */
-};
-
 /* The predefined teams' states, which live as long as the fast path. */
 static struct gsh_fast_team world_fast, shared_fast;
 
 static void team_words(struct gsh_team *team, struct gsh_fast_team *ft)
 {
-	gshgo_fast_team(team, &ft->from, &ft->seen, &ft->push);
+	gshgo_fast_team(team, ft);
 	team->fast = ft;
 }
 
@@ -549,4 +537,85 @@ int gsh_fast_broadcast(struct gsh_team *team, void *dest, const void *src, size_
 		gsh_fast_written_pe(sig, 8, w);
 	}
 	return 1;
+}
+
+/* ---- The staged gathers ---- */
+
+/*
+ * shmem's staged gather (Team.stage, docs/collectives.md): this PE's part
+ * for member r, part bytes at src + r * stride (the same part for every
+ * member where stride is 0), goes to this PE's place in r's gather bank
+ * of the generation's parity, then one is added to r's stage word of that
+ * parity; once this PE's word has counted every other member's part, the
+ * bank, every member's part in rank order, is dest. Go's members do the
+ * same, word for word, and count the same generations.
+ */
+static int stage(struct gsh_team *team, void *dest, const void *src, size_t part, size_t stride, const char *fn)
+{
+	struct gsh_fast_team *ft = team->fast;
+	int n = team->n_pes, me = team->my_pe;
+	if (!gsh_fast.on || !ft || !ft->staged || part == 0 || n < 2 || part > ft->stage_max / (size_t)n)
+		return 0;
+	if (!gsh_fast_target_pe(dest, part * (size_t)n, gsh_fast.my_pe))
+		return 0;
+	const struct gsh_fast_seg *heap = &gsh_fast.seg[0];
+	uint64_t gen = *ft->gen + 1;
+	int p = (int)(gen & 1);
+	*ft->gen = gen;
+	uintptr_t bank = (uintptr_t)ft->bank[p] - heap->base, word = (uintptr_t)ft->stage[p] - heap->base;
+	for (int i = 1; i < n; i++) {
+		int r = (me + i) % n, w = gsh_team_world_pe(team, r);
+		unsigned char *d = (unsigned char *)(heap->peer[w] + bank) + (size_t)me * part;
+		memcpy(d, (const unsigned char *)src + (size_t)r * stride, part);
+		gsh_fast_written_pe(d, part, w);
+	}
+	memcpy(ft->bank[p] + (size_t)me * part, (const unsigned char *)src + (size_t)me * stride, part);
+	for (int i = 1; i < n; i++) {
+		int w = gsh_team_world_pe(team, (me + i) % n);
+		uint64_t *sig = (uint64_t *)(heap->peer[w] + word);
+		/* Sequentially consistent: after the parts, before the notice. */
+		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
+		gsh_fast_written_pe(sig, 8, w);
+	}
+	uint64_t want = *ft->stage_seen[p] + (uint64_t)(n - 1);
+	if (!poll_then_yield(gsh_fast.wait_polls, counted, ft->stage[p], want))
+		gshgo_fast_wait_count(team, ft->stage[p], want, (char *)fn);
+	*ft->stage_seen[p] = want;
+	memcpy(dest, ft->bank[p], part * (size_t)n);
+	return 1;
+}
+
+/*
+ * An active set that is the World runs on the World's team (as Go's
+ * activeGroup says), once its pSync of words longs is as Go requires:
+ * symmetric and aligned.
+ */
+static struct gsh_team *world_set(int start, int log_stride, int size, long *pSync, int words)
+{
+	if (start != 0 || size != gsh_fast.npes || (log_stride != 0 && size != 1) || ((uintptr_t)pSync & 7) != 0 ||
+		!gsh_fast_target_pe(pSync, 8 * (size_t)words, gsh_fast.my_pe))
+		return NULL;
+	return &gsh_team_world;
+}
+
+int gsh_fast_fcollect_as(void *dest, const void *src, size_t nbytes, int start, int log_stride, int size, long *pSync)
+{
+	struct gsh_team *t = world_set(start, log_stride, size, pSync, SHMEM_COLLECT_SYNC_SIZE);
+	return t && stage(t, dest, src, nbytes, 0, "shmem_fcollect");
+}
+
+int gsh_fast_alltoall_as(void *dest, const void *src, size_t nbytes, int start, int log_stride, int size, long *pSync)
+{
+	struct gsh_team *t = world_set(start, log_stride, size, pSync, SHMEM_ALLTOALL_SYNC_SIZE);
+	return t && stage(t, dest, src, nbytes, nbytes, "shmem_alltoall");
+}
+
+int gsh_fast_fcollect(struct gsh_team *team, void *dest, const void *src, size_t nbytes)
+{
+	return stage(team, dest, src, nbytes, 0, "shmem_fcollect");
+}
+
+int gsh_fast_alltoall(struct gsh_team *team, void *dest, const void *src, size_t nbytes)
+{
+	return stage(team, dest, src, nbytes, nbytes, "shmem_alltoall");
 }

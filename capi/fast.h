@@ -214,11 +214,48 @@ int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
 	int start, int log_stride, int size, long *pSync);
 
 /*
+ * A team's fast state: where its collectives count (shmem.TeamWords),
+ * filled by the Go side. Words are in this PE's memory, each at the same
+ * offset from the heap on every member; counts are this PE's alone, and
+ * Go reads and adds to them as well.
+ *
+ * from[s] is rank s's word of the broadcasts and direct gathers, seen[s]
+ * this PE's count of it; push: broadcasts of up to push_max bytes go by
+ * push. stage[p] is the staged gathers' word of parity p, stage_seen[p]
+ * this PE's count of it, gen the generation of the World's gather banks,
+ * of which bank p is at bank[p]; staged: gathers of up to stage_max bytes
+ * in all are staged.
+ */
+struct gsh_fast_team {
+	uint64_t *from;
+	uint64_t *seen;
+	int push;
+	uint64_t *stage[2];
+	uint64_t *stage_seen[2];
+	uint64_t *gen;
+	unsigned char *bank[2];
+	size_t stage_max;
+	int staged;
+};
+
+/*
  * The team broadcast (shmem_broadcast, shmem_TYPENAME_broadcast) on the
  * mapped memory, by the same protocol: nonzero when it ran; zero to let
  * Go run it.
  */
 int gsh_fast_broadcast(struct gsh_team *team, void *dest, const void *src, size_t nbytes, int root);
+
+/*
+ * The team fcollect (shmem_fcollect and its typed forms) and contiguous
+ * alltoall (shmem_alltoall) on the mapped memory, staged as shmem's are
+ * (Team.stage): nonzero when it ran; zero to let Go run it.
+ */
+int gsh_fast_fcollect(struct gsh_team *team, void *dest, const void *src, size_t nbytes);
+int gsh_fast_alltoall(struct gsh_team *team, void *dest, const void *src, size_t nbytes);
+
+/* The same for the active-set forms on an active set that is the World. */
+int gsh_fast_fcollect_as(void *dest, const void *src, size_t nbytes, int start, int log_stride, int size, long *pSync);
+int gsh_fast_alltoall_as(void *dest, const void *src, size_t nbytes, int start, int log_stride, int size, long *pSync);
 
 /* shmem_barrier_all: quiet, then the barrier. */
 static inline int gsh_fast_barrier_all(void)

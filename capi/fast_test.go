@@ -156,6 +156,21 @@ func TestFastPathTeamBroadcast(t *testing.T) {
 	}
 }
 
+// TestFastPathGathers: the World's fcollect and alltoall, staged in C
+// against Go's staging and past the banks, with Go's reductions on the
+// same banks between and a member lingering over its dest: C and Go PEs
+// in one job, fewer CPUs than PEs, both fence modes.
+func TestFastPathGathers(t *testing.T) {
+	t.Parallel()
+	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=1"}, {"FASTPATH_GO_PE=4"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
+		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
+			t.Parallel()
+			out := fastRun(t, 5, env, "gathers", "12")
+			require.Contains(t, out, "gathers: 12 rounds")
+		})
+	}
+}
+
 // TestFastPathPingPong: round trips of p and wait_until, C to C and C to
 // Go, and a bulk put spanning the awaited variable.
 func TestFastPathPingPong(t *testing.T) {

@@ -92,9 +92,23 @@ func gshgo_fast_done() {
 // so that its collectives on the mapped memory count where Go's do.
 //
 //export gshgo_fast_team
-func gshgo_fast_team(x *C.struct_gsh_team, from, seen **C.uint64_t, push *C.int) {
+func gshgo_fast_team(x *C.struct_gsh_team, ft *C.struct_gsh_fast_team) {
 	tw := teamOf(x, nil).Words()
-	*from = (*C.uint64_t)(unsafe.Pointer(tw.From))
-	*seen = (*C.uint64_t)(unsafe.Pointer(tw.Seen))
-	*push = cbool(tw.Push)
+	word := func(p *uint64) *C.uint64_t { return (*C.uint64_t)(unsafe.Pointer(p)) }
+	ft.from, ft.seen, ft.push = word(tw.From), word(tw.Seen), cbool(tw.Push)
+	for p := range 2 {
+		ft.stage[p], ft.stage_seen[p] = word(tw.Stage[p]), word(tw.StageSeen[p])
+		ft.bank[p] = (*C.uchar)(unsafe.Pointer(tw.Bank[p]))
+	}
+	ft.gen, ft.stage_max, ft.staged = word(tw.Gen), C.size_t(tw.StageMax), cbool(tw.Staged)
+}
+
+// gshgo_fast_wait_count waits in Go, with the checks for lost and
+// finalized PEs, for a team's word whose polls in C ran out
+// (shmem.Team.WaitCount).
+//
+//export gshgo_fast_wait_count
+func gshgo_fast_wait_count(x *C.struct_gsh_team, word *C.uint64_t, want C.uint64_t, fn *C.char) {
+	t := teamOf(x, fn)
+	check(fn, t.WaitCount(C.GoString(fn), (*uint64)(unsafe.Pointer(word)), uint64(want)))
 }

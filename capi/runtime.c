@@ -1775,6 +1775,8 @@ int gsh_fcollect(shmem_team_t team, void *dest, const void *src, size_t nbytes, 
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
 	gsh_flush();
+	if (gsh_fast_fcollect(team, dest, src, nbytes))
+		return 0;
 	gshgo_fcollect(team, dest, (void *)src, nbytes, GSH_FN(fn));
 	return 0;
 }
@@ -1784,6 +1786,8 @@ int gsh_alltoall(shmem_team_t team, void *dest, const void *src, size_t nbytes, 
 	if (team == SHMEM_TEAM_INVALID)
 		return -1;
 	gsh_flush();
+	if (gsh_fast_alltoall(team, dest, src, nbytes))
+		return 0;
 	gshgo_alltoalls(team, dest, (void *)src, 1, 1, nbytes, 1, GSH_FN(fn));
 	return 0;
 }
@@ -1858,6 +1862,8 @@ void gsh_fcollect_as(void *dest, const void *src, size_t nbytes,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
 	gsh_flush();
+	if (gsh_fast_fcollect_as(dest, src, nbytes, PE_start, logPE_stride, PE_size, pSync))
+		return;
 	gshgo_fcollect_as(dest, (void *)src, nbytes, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 
@@ -1865,6 +1871,8 @@ void gsh_alltoall_as(void *dest, const void *src, size_t nbytes,
 	int PE_start, int logPE_stride, int PE_size, long *pSync, const char *fn)
 {
 	gsh_flush();
+	if (gsh_fast_alltoall_as(dest, src, nbytes, PE_start, logPE_stride, PE_size, pSync))
+		return;
 	gshgo_alltoall_as(dest, (void *)src, nbytes, PE_start, logPE_stride, PE_size, pSync, GSH_FN(fn));
 }
 

@@ -12,7 +12,8 @@ import (
 //	bulkGatherCount   blocks heard of in allgathers, ever
 //	gatherOff         two banks, by generation parity, of gatherBank
 //	                  bytes: every PE's contribution to a small reduction
-//	                  (see gatherReduce)
+//	                  (see gatherReduce), or its part of a staged gather
+//	                  (see Team.stage)
 //	bulkBanks         two banks, by piece parity, each of npes scatter
 //	                  slots (the block a member sends this PE, by the
 //	                  sender's rank) and npes gather slots (a member's
@@ -31,7 +32,8 @@ const (
 	bulkScatterCount = bulkOff
 	bulkGatherCount  = bulkOff + cacheLine
 	gatherOff        = bulkOff + 2*cacheLine
-	gatherBank       = 1024
+	gatherBank       = 64 << 10
+	gatherReduceMax  = 1024 // the most bytes of every member's a gatherReduce combines
 	bulkBanks        = gatherOff + 2*gatherBank
 	bulkBank         = (bulkSize - (bulkBanks - bulkOff)) / 2
 )

@@ -261,7 +261,7 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	if t.gatherFits(len(mem.Bytes(acc))) {
 		return t.collErr(op, gatherReduce(t, acc, combine))
 	}
-	if t.stageFits(len(mem.Bytes(acc))) {
+	if n := len(mem.Bytes(acc)); n*len(t.members) <= gatherReduceMax && t.stageFits(n) {
 		// The World of two, whose barrier is no domain's.
 		return t.collErr(op, stageReduce(t, acc, combine))
 	}
@@ -355,11 +355,12 @@ func allreduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 // is the World's, whose gather banks are in the bulk area), puts are
 // stores into mapped memory (the domain is a core.DirectAccess, which
 // conformance checks agrees with core.CapDirectAccess), and every member's
-// contribution fits a gather bank. There one barrier replaces the tree's
-// two waits, and the puts to every member cost next to nothing.
+// contributions together are at most gatherReduceMax bytes, which every
+// member combines. There one barrier replaces the tree's two waits, and
+// the puts to every member cost next to nothing.
 func (t *Team) gatherFits(n int) bool {
 	return t.w.direct != nil && t.domainBarrier() != nil &&
-		n*len(t.members) <= gatherBank
+		n*len(t.members) <= gatherReduceMax
 }
 
 // gatherReduce all-reduces acc by putting it to every member, this PE
@@ -373,9 +374,9 @@ func (t *Team) gatherFits(n int) bool {
 // other barrier.
 func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 	n := len(t.members)
-	t.gatherGen++
+	*t.gatherGen++
 	b := mem.Bytes(acc)
-	bank := gatherOff + int(t.gatherGen&1)*gatherBank
+	bank := gatherOff + int(*t.gatherGen&1)*gatherBank
 	ep := t.w.coll.ep
 	for i := range n {
 		to := (t.me + 1 + i) % n
@@ -400,10 +401,14 @@ func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 // stageFits reports whether a gather whose parts are part bytes goes by
 // stage: on the World's team, whose gather banks it uses, where every
 // member maps every other (puts are stores), and where every member's
-// part fits a bank.
+// part together are at most stageMax bytes.
 func (t *Team) stageFits(part int) bool {
-	return t == t.w.coll.world && part > 0 && part*len(t.members) <= gatherBank && t.g.pushes()
+	return t == t.w.coll.world && part > 0 && part*len(t.members) <= stageMax && t.g.pushes()
 }
+
+// stageMax is the most bytes of all members' parts a gather stages: a
+// gather bank's.
+const stageMax = gatherBank
 
 // stage is the staged gather: it puts part(r), this PE's part for member
 // r, at this PE's place (part bytes each) in every member's gather bank of
@@ -421,9 +426,9 @@ func (t *Team) stageFits(part int) bool {
 // counts one generation's parts at a time.
 func (t *Team) stage(part int, of func(r int) []byte) ([]byte, error) {
 	n := len(t.members)
-	t.gatherGen++
-	bank := gatherOff + int(t.gatherGen&1)*gatherBank
-	word := gwStage + gword(t.gatherGen&1)
+	*t.gatherGen++
+	bank := gatherOff + int(*t.gatherGen&1)*gatherBank
+	word := gwStage + gword(*t.gatherGen&1)
 	ep := t.w.coll.ep
 	for i := 1; i < n; i++ {
 		to := (t.me + i) % n

@@ -30,9 +30,10 @@ const (
 	teamSlotSize = 32 << 10
 
 	// bulkOff: the World team's area for large reductions (see
-	// coll_bulk.go), larger than a team slot's message banks.
+	// coll_bulk.go), larger than a team slot's message banks, and for its
+	// gather banks.
 	bulkOff  = teamsOff + maxTeams*teamSlotSize
-	bulkSize = 1 << 20
+	bulkSize = 1<<20 + 2*gatherBank
 
 	internalSize = bulkOff + bulkSize
 )

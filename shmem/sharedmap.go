@@ -1,6 +1,10 @@
 package shmem
 
 import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
 )
@@ -79,24 +83,59 @@ func (w *World) SharedMap() *SharedMap {
 	return m
 }
 
-// TeamWords is where a team's broadcasts and direct gathers count, for a
-// second implementation of their protocol on the mapped memory (the C
-// library's, which must meet Go's word for word): rank s's word is s
-// words after From in this PE's memory, and at the same offset from the
-// heap in every member's; this PE's count of it, ever, s words after
-// Seen, which only this PE touches. Push says the team's broadcasts of up to
-// BroadcastPushMax bytes go by push (docs/collectives.md). The addresses
-// are valid while the team lives.
+// TeamWords is where a team's collectives count, for a second
+// implementation of their protocols on the mapped memory (the C
+// library's, which must meet Go's word for word). Words are in this PE's
+// memory, each at the same offset from the heap in every member's; counts
+// are this PE's alone. The addresses are valid while the team lives.
+//
+//   - From: rank s's word of the broadcasts and direct gathers, s words
+//     on; Seen, s words on: this PE's count of it, ever. Push says the
+//     team's broadcasts of up to BroadcastPushMax bytes go by push.
+//   - Stage[p]: the staged gathers' word of parity p (Team.stage), and
+//     StageSeen[p] this PE's count of it; Gen, the generation of the
+//     World's gather banks, whose bank p is at Bank[p]. Staged says the
+//     team's gathers of up to StageMax bytes in all are staged.
 type TeamWords struct {
 	From, Seen *uint64
 	Push       bool
+
+	Stage, StageSeen [2]*uint64
+	Gen              *uint64
+	Bank             [2]*byte
+	StageMax         int
+	Staged           bool
 }
 
 // Words returns the team's TeamWords.
 func (t *Team) Words() TeamWords {
-	return TeamWords{
-		From: t.g.word(gwFrom),
-		Seen: &t.seen[gwFrom],
-		Push: t.g.pushes(),
+	w := TeamWords{
+		From:      t.g.word(gwFrom),
+		Seen:      &t.seen[gwFrom],
+		Push:      t.g.pushes(),
+		Stage:     [2]*uint64{t.g.word(gwStage), t.g.word(gwStage + 1)},
+		StageSeen: [2]*uint64{&t.seen[gwStage], &t.seen[gwStage+1]},
+		Gen:       t.gatherGen,
+		Staged:    t.stageFits(1),
 	}
+	if w.Staged {
+		w.Bank = [2]*byte{&t.w.local[gatherOff], &t.w.local[gatherOff+gatherBank]}
+		w.StageMax = stageMax
+	}
+	return w
+}
+
+// WaitCount waits, as the team's collectives wait, until the word at p,
+// one of its TeamWords, reaches want: for a second implementation whose
+// own polls ran out. op names the routine in the wait report and errors.
+func (t *Team) WaitCount(op string, p *uint64, want uint64) error {
+	if err := t.check(op); err != nil {
+		return err
+	}
+	off := int(uintptr(unsafe.Pointer(p)) - mem.Addr(t.w.local))
+	if off < 0 || off+8 > len(t.w.local) {
+		return fmt.Errorf("shmem: %s: the word waited for is not one of the team's: %w", op, core.ErrInvalid)
+	}
+	err := t.w.waitIn(t.among(), t.w.heap, off, 8, func() bool { return atomic.LoadUint64(p) >= want })
+	return t.collErr(op, err)
 }

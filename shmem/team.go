@@ -26,7 +26,10 @@ type Team struct {
 	config  TeamConfig
 	shape   *hostShape // nil: the combining tree is flat (see coll_hosts.go)
 
-	msgGen, gatherGen uint64
+	msgGen uint64
+	// gatherGen counts the World's gather-bank collectives (gatherReduce,
+	// stage), at seenOff in the slot after seen.
+	gatherGen *uint64
 
 	// g is the team as its collectives' group; seen holds what each of
 	// the slot's words has counted, ever (see group), at seenOff in the
@@ -166,7 +169,8 @@ func newTeam(w *World, members []int, slot int, config TeamConfig) *Team {
 	t := &Team{w: w, members: members, me: indexOf(members, w.me), slot: slot, config: config, contexts: map[*Context]struct{}{}}
 	t.g = group{w: w, team: t, n: len(members), me: t.me, syncR: w.heap, sync: t.base() + wordsOff}
 	t.g.local = w.local[t.g.sync : t.g.sync+groupWordsSize]
-	t.seen = (*[gwWords]uint64)(mem.Slice[uint64](w.local[t.base()+seenOff : t.base()+seenOff+int(gwWords)*8]))
+	own := mem.Slice[uint64](w.local[t.base()+seenOff : t.base()+seenOff+int(gwWords+1)*8])
+	t.seen, t.gatherGen = (*[gwWords]uint64)(own), &own[gwWords]
 	return t
 }
 

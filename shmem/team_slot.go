@@ -19,7 +19,8 @@ import (
 //	heardOff      the blocks heard of in the host-aware data-moving
 //	              collectives, ever (see coll_hostdata.go)
 //	seenOff       what each of the group words has counted, ever
-//	              (Team.seen): this PE's alone, which no other PE
+//	              (Team.seen), then the generation of the gather banks
+//	              (Team.gatherGen): this PE's alone, which no other PE
 //	              writes; in the slot, so the C library's collectives
 //	              on the mapped memory count on the same words as Go's
 //	slotBanksOff  two banks, by generation parity, of messages: a
@@ -38,7 +39,7 @@ const (
 	upOff        = releaseOff + treeChunk
 	heardOff     = upOff + treeArity*treeChunk
 	seenOff      = heardOff + cacheLine
-	slotBanksOff = seenOff + (int(gwWords)*8+cacheLine-1)&^(cacheLine-1)
+	slotBanksOff = seenOff + (int(gwWords+1)*8+cacheLine-1)&^(cacheLine-1)
 )
 
 // slotLayout sizes the message banks of a slot for a job of npes PEs: one

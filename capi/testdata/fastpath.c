@@ -29,6 +29,13 @@
  *                        broadcasts ahead of a member, and every fourth
  *                        round an alltoall, whose words Go counts on too;
  *                        every member and the root check the data
+ *   fastpath gathers R   R rounds of shmem_fcollectmem and shmem_alltoallmem
+ *                        on SHMEM_TEAM_WORLD and of shmem_fcollect64 and
+ *                        shmem_alltoall64 on the World's active set, staged (C stages them, or
+ *                        Go does, by one protocol) and past the banks,
+ *                        with a sum reduction between (Go's, on the same
+ *                        banks and generations) and one PE lingering
+ *                        over its dest in turn; every member checks
  *
  * FASTPATH_GO_PE=r makes PE r move its data through Go
  * (GOSHMEM_C_FAST_PATH=0): Go writers against C waiters and back.
@@ -273,6 +280,63 @@ static void tbcasts(long rounds)
 	free(src);
 }
 
+static void gathers(long rounds)
+{
+	/* Bytes of each member's part: staged, and past the 64 KiB banks. */
+	const size_t parts[] = {8, 4096, (65536 / (size_t)npes + 15) & ~(size_t)7};
+	long *ps = shmem_malloc(SHMEM_ALLTOALL_SYNC_SIZE * sizeof(long));
+	enum { MAXPART = 65536 };
+	unsigned char *dst = shmem_malloc((size_t)npes * MAXPART), *src = malloc((size_t)npes * MAXPART);
+	long *sum = shmem_malloc(sizeof(long)), *mine = shmem_malloc(sizeof(long));
+	if (!dst || !src || !sum || !mine || !ps)
+		fail("malloc", 0, 0);
+	for (int i = 0; i < SHMEM_ALLTOALL_SYNC_SIZE; i++)
+		ps[i] = SHMEM_SYNC_VALUE;
+	shmem_barrier_all();
+	for (size_t c = 0; c < sizeof parts / sizeof parts[0]; c++) {
+		size_t part = parts[c];
+		for (long r = 0; r < rounds; r++) {
+			int all = r % 2;
+			/* Byte j of the part for member t from member f in round r. */
+#define GATHER_BYTE(f, t, j) ((unsigned char)((f) * 31 + (t) * 7 + (j) + r))
+			for (int t = 0; t < npes; t++)
+				for (size_t j = 0; j < part; j++)
+					src[(size_t)t * part + j] = GATHER_BYTE(me, all ? t : 0, j);
+			/* The team forms, then the active-set forms on the World. */
+			if (r % 4 < 2 && all)
+				shmem_alltoallmem(SHMEM_TEAM_WORLD, dst, src, part);
+			else if (r % 4 < 2)
+				shmem_fcollectmem(SHMEM_TEAM_WORLD, dst, src, part);
+			else if (all)
+				shmem_alltoall64(dst, src, part / 8, 0, 0, npes, ps);
+			else
+				shmem_fcollect64(dst, src, part / 8, 0, 0, npes, ps);
+			if (me == (int)(r % npes)) {
+				struct timespec linger = {0, 2000000};
+				nanosleep(&linger, NULL);
+			}
+			for (int f = 0; f < npes; f++)
+				for (size_t j = 0; j < part; j++)
+					if (dst[(size_t)f * part + j] != GATHER_BYTE(f, all ? me : 0, j))
+						fail(all ? "alltoall: dest" : "fcollect: dest", (long)f, (long)j);
+			memset(dst, 0, (size_t)npes * part);
+			*mine = me + r;
+			shmem_long_sum_reduce(SHMEM_TEAM_WORLD, sum, mine, 1);
+			long want = (long)npes * (npes - 1) / 2 + (long)npes * r;
+			if (*sum != want)
+				fail("sum_reduce", *sum, want);
+		}
+	}
+	shmem_barrier_all();
+	if (me == 0)
+		printf("gathers: %ld rounds\n", rounds);
+	shmem_free(ps);
+	shmem_free(mine);
+	shmem_free(sum);
+	shmem_free(dst);
+	free(src);
+}
+
 int main(int argc, char **argv)
 {
 	const char *go_pe = getenv("FASTPATH_GO_PE"), *rank = getenv("GOSHMEM_RANK");
@@ -300,6 +364,8 @@ int main(int argc, char **argv)
 		bcasts(rounds);
 	} else if (!strcmp(what, "tbcast")) {
 		tbcasts(rounds);
+	} else if (!strcmp(what, "gathers")) {
+		gathers(rounds);
 	} else {
 		fail("unknown test", 0, 0);
 	}
