@@ -126,48 +126,38 @@ func TestFastPathWakesGoWaiter(t *testing.T) {
 	}
 }
 
-// TestFastPathBroadcast: active-set broadcasts by C's push and Go's in
-// one job, one PE's data through Go, every root and on a strided set,
-// with more PEs than CPUs too; data and pSync checked on every member.
-func TestFastPathBroadcast(t *testing.T) {
+// TestFastPathCollectives: each collective the fast path runs, by C and
+// by Go in one job (one PE's data through Go, FASTPATH_GO_PE), with more
+// PEs than CPUs (a C member's wait leaves the call to Go), and in both
+// fence modes; every member checks what it got.
+//
+//   - bcast: active-set broadcasts by push, every root, on every PE and
+//     on a strided set; pSync checked too.
+//   - tbcast: team broadcasts by push on the World's team and a team of
+//     the even PEs, roots rounds ahead of members, and alltoalls (Go's
+//     direct gathers, which count on the same words) between.
+//   - gathers: the World's fcollect and alltoall, team and active-set
+//     forms, staged and past the banks, Go's reductions on the same banks
+//     between, and a member lingering over its dest.
+func TestFastPathCollectives(t *testing.T) {
 	t.Parallel()
-	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=0"}, {"FASTPATH_GO_PE=2"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
-		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
-			t.Parallel()
-			out := fastRun(t, 5, env, "bcast", "40")
-			require.Contains(t, out, "bcast: 40 rounds")
-		})
-	}
-}
-
-// TestFastPathTeamBroadcast: the team broadcast's push in C against
-// Go's, on the World's team and a team of the even PEs, with roots
-// rounds ahead of members and alltoalls (Go's direct gathers, which count
-// on the same words) between: C and Go PEs in one job, fewer CPUs than
-// PEs (a member's wait leaves the call to Go), both fence modes.
-func TestFastPathTeamBroadcast(t *testing.T) {
-	t.Parallel()
-	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=0"}, {"FASTPATH_GO_PE=3"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
-		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
-			t.Parallel()
-			out := fastRun(t, 5, env, "tbcast", "40")
-			require.Contains(t, out, "tbcast: 40 rounds")
-		})
-	}
-}
-
-// TestFastPathGathers: the World's fcollect and alltoall, staged in C
-// against Go's staging and past the banks, with Go's reductions on the
-// same banks between and a member lingering over its dest: C and Go PEs
-// in one job, fewer CPUs than PEs, both fence modes.
-func TestFastPathGathers(t *testing.T) {
-	t.Parallel()
-	for _, env := range [][]string{nil, {"FASTPATH_GO_PE=1"}, {"FASTPATH_GO_PE=4"}, {"GOSHMEM_CPUS=1"}, {"GOSHMEM_LOOPBACK_FENCE=atomic"}} {
-		t.Run(strings.Join(append([]string{"env"}, env...), ","), func(t *testing.T) {
-			t.Parallel()
-			out := fastRun(t, 5, env, "gathers", "12")
-			require.Contains(t, out, "gathers: 12 rounds")
-		})
+	for _, tc := range []struct {
+		test, rounds string
+		goPE         int
+	}{
+		{"bcast", "40", 2},
+		{"tbcast", "40", 3},
+		{"gathers", "12", 4},
+	} {
+		envs := [][]string{nil, {"FASTPATH_GO_PE=0"}, {fmt.Sprintf("FASTPATH_GO_PE=%d", tc.goPE)}, {"GOSHMEM_CPUS=1"},
+			{"GOSHMEM_LOOPBACK_FENCE=atomic"}}
+		for _, env := range envs {
+			t.Run(strings.Join(append([]string{tc.test}, env...), ","), func(t *testing.T) {
+				t.Parallel()
+				out := fastRun(t, 5, env, tc.test, tc.rounds)
+				require.Contains(t, out, tc.test+": "+tc.rounds+" rounds")
+			})
+		}
 	}
 }
 
