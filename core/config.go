@@ -117,6 +117,9 @@ func (c *Config) Value(p Param) string { return p.Get(c.Lookup) }
 // Int reads p as an integer in [lo, hi].
 func (c *Config) Int(p Param, lo, hi int) (int, error) { return p.Int(c.Lookup, lo, hi) }
 
+// Choice returns p's value as one of its choices (Param.Choice).
+func (c *Config) Choice(p Param) (string, error) { return p.Choice(c.Lookup) }
+
 // MinDuration and MaxDuration bound Config.Duration: a timeout below a
 // millisecond expires before any peer can answer, one above a day is a
 // hang by another name.

@@ -137,6 +137,29 @@ func TestParseSizeVarNamesVariableAndForms(t *testing.T) {
 	require.ErrorContains(t, err, "from 4K to 8K")
 }
 
+// A choice is matched in any case and comes back spelled as declared;
+// anything else names the variable and every choice; unset is the
+// default.
+func TestParamChoice(t *testing.T) {
+	p := core.NewParam("t", "WAY", "auto", "").WithChoices("auto", "own", "runtime")
+	require.Equal(t, core.KindChoice, p.Kind)
+	env := func(v string) func(string) (string, bool) {
+		return func(string) (string, bool) { return v, v != "" }
+	}
+	for in, want := range map[string]string{"": "auto", "OWN": "own", " Runtime ": "runtime", "auto": "auto"} {
+		got, err := p.Choice(env(in))
+		require.NoError(t, err, in)
+		require.Equal(t, want, got, in)
+	}
+	_, err := p.Choice(env("theirs"))
+	var ee *core.EnvError
+	require.ErrorAs(t, err, &ee)
+	require.ErrorIs(t, err, core.ErrInvalid)
+	require.Contains(t, err.Error(), "GOSHMEM_T_WAY")
+	require.Contains(t, err.Error(), `"auto", "own" or "runtime"`)
+	require.Equal(t, `"one"`, core.ChoicesShown([]string{"one"}))
+}
+
 func TestConfigParams(t *testing.T) {
 	env := map[string]string{"GOSHMEM_T_N": "7", "GOSHMEM_T_BAD": "x", "GOSHMEM_T_D": "250ms"}
 	cfg := &core.Config{Env: func(k string) (string, bool) { v, ok := env[k]; return v, ok }}

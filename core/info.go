@@ -135,6 +135,8 @@ type Param struct {
 	// Secret marks a variable whose value must never be printed: a
 	// listing says whether it is set, never what it holds.
 	Secret bool
+	// Choices are the values of a KindChoice variable.
+	Choices []string
 }
 
 // Shown is how a listing prints the variable's value v (ok: it is set):
@@ -217,5 +219,12 @@ func NewParam(provider, name, def, help string) Param {
 // Duration), as provinfo -e, SHMEM_INFO and the README's table then say.
 func (p Param) WithKind(k Kind) Param {
 	p.Kind = k
+	return p
+}
+
+// WithChoices is p as one of choices (KindChoice), which Param.Choice
+// reads in any case.
+func (p Param) WithChoices(choices ...string) Param {
+	p.Kind, p.Choices = KindChoice, choices
 	return p
 }

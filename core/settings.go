@@ -36,6 +36,9 @@ const (
 	KindSize
 	// KindDuration is a Go duration ("5s"), read by ParseDurationVar.
 	KindDuration
+	// KindChoice is one of a few words, Param.Choices, in any case, read
+	// by Param.Choice.
+	KindChoice
 )
 
 func (k Kind) String() string {
@@ -48,6 +51,8 @@ func (k Kind) String() string {
 		return "size"
 	case KindDuration:
 		return "duration"
+	case KindChoice:
+		return "choice"
 	}
 	return "text"
 }
@@ -204,6 +209,32 @@ func (p Param) Size(env func(string) (string, bool), lo, hi int64) (int64, error
 // default.
 func (p Param) Duration(env func(string) (string, bool), lo, hi time.Duration) (time.Duration, error) {
 	return ParseDurationVar(p.Env, p.Get(env), lo, hi)
+}
+
+// Choice reads p as one of p.Choices, matched in any case and returned
+// as the choice is spelled; unset or empty is its default. Anything else
+// is an EnvError naming the variable and the choices.
+func (p Param) Choice(env func(string) (string, bool)) (string, error) {
+	v := p.Get(env)
+	for _, c := range p.Choices {
+		if strings.EqualFold(v, c) {
+			return c, nil
+		}
+	}
+	return "", &EnvError{Var: p.Env, Value: v, Allowed: ChoicesShown(p.Choices)}
+}
+
+// ChoicesShown lists choices as an error or a listing says them: "a",
+// "b" or "c".
+func ChoicesShown(choices []string) string {
+	q := make([]string, len(choices))
+	for i, c := range choices {
+		q[i] = strconv.Quote(c)
+	}
+	if len(q) < 2 {
+		return strings.Join(q, "")
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " or " + q[len(q)-1]
 }
 
 // BoolForms is what ParseBool accepts, for error messages and help.

@@ -32,6 +32,8 @@ func TestDefaultsParseAsTheirKind(t *testing.T) {
 			_, err = core.ParseSizeVar(p.Env, def, 0, math.MaxInt64)
 		case core.KindDuration:
 			_, err = core.ParseDurationVar(p.Env, def, 0, time.Duration(math.MaxInt64))
+		case core.KindChoice:
+			_, err = p.Choice(func(string) (string, bool) { return "", false })
 		default:
 			continue
 		}
@@ -39,7 +41,9 @@ func TestDefaultsParseAsTheirKind(t *testing.T) {
 		require.NoError(t, err, "%s (%s) defaults to %q", p.Env, p.Kind, def)
 	}
 	require.NotZero(t, typed)
-	for _, env := range []string{"GOSHMEM_TCP_TIMEOUT", "GOSHMEM_TCP_BUFFER", "GOSHMEM_NTBRING_SLOT_SIZE", "GOSHMEM_NTB_DEAD_AFTER"} {
+	for _, env := range []string{"GOSHMEM_TCP_TIMEOUT", "GOSHMEM_TCP_BUFFER", "GOSHMEM_NTBRING_SLOT_SIZE", "GOSHMEM_NTB_DEAD_AFTER",
+		"GOSHMEM_TCP_SOCKET", "GOSHMEM_NTBRING_PROTOCOL", "GOSHMEM_NTBRING_BARRIER", "GOSHMEM_NTBRING_DEVICE", "GOSHMEM_NTB_MODEL",
+		"GOSHMEM_NTB_SIM_MODEL"} {
 		p, ok := find(env)
 		require.True(t, ok, env)
 		require.NotEqual(t, core.KindText, p.Kind, "%s has a typed kind", env)

@@ -3,7 +3,6 @@ package ntbring
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -65,12 +64,12 @@ func (r *ringPorts) alarm(lost int) {
 // With several PEs per host, this PE holds lane lane of lanes of its
 // host's device.
 func openRing(cfg *core.Config, host, n, lane, lanes int, tag string) (*ringPorts, error) {
-	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramDevice))); v {
-	case deviceEmu:
-	case deviceSim:
+	device, err := cfg.Choice(paramDevice)
+	if err != nil {
+		return nil, err
+	}
+	if device == deviceSim {
 		return openSim(cfg, host, n, lanes, tag)
-	default:
-		return nil, &core.EnvError{Var: paramDevice.Env, Value: cfg.Value(paramDevice), Allowed: fmt.Sprintf("%q or %q", deviceEmu, deviceSim)}
 	}
 	opts, err := emu.OptionsFromEnv(cfg.Lookup, n)
 	if err != nil {

@@ -1,8 +1,6 @@
 package ntbring
 
 import (
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/goshmem/goshmem/core"
@@ -12,23 +10,26 @@ import (
 var (
 	paramProtocol = core.NewParam(Name, "PROTOCOL", protoRing,
 		`ring protocol: "ring" (descriptor rings in the windows, puts landing in the neighbour's heap, doorbells only to wake) `+
-			`or "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`)
+			`or "seed" (metadata in scratchpads, one doorbell per worker, relays through bypass windows, as the seed papers)`).
+		WithChoices(protoRing, protoSeed)
 	paramWorkers = core.NewParam(Name, "WORKERS", "2",
 		`worker goroutines per host, 1 to 8: for "seed" each has its own doorbell and data slot on every link (doorbell_dmaputget[n]); `+
 			`for "ring" they serve requests and relay`).WithKind(core.KindInt)
 	paramBarrier = core.NewParam(Name, "BARRIER", barrierDissemination,
-		`the ring protocol's barrier: "dissemination" (log2 n rounds of signals relayed by the rings) or "ring" (the seeds' two rounds of doorbells); "seed" always uses "ring"`)
+		`the ring protocol's barrier: "dissemination" (log2 n rounds of signals relayed by the rings) or "ring" (the seeds' two rounds of doorbells); "seed" always uses "ring"`).
+		WithChoices(barrierDissemination, barrierRing)
 	paramSlot = core.NewParam(Name, "SLOT_SIZE", "256K",
 		"bytes of one data slot in each memory window; larger transfers travel in pieces of this size, 4K to 16M").WithKind(core.KindSize)
 	paramDevice = core.NewParam(Name, "DEVICE", deviceEmu,
 		`the NT device: "emu" (the emulated PLX port, hosts as processes or goroutines) or "sim" `+
-			`(the simulated fabric of internal/ntb/sim, every host a goroutine of one process; virtual time under testing/synctest)`)
+			`(the simulated fabric of internal/ntb/sim, every host a goroutine of one process; virtual time under testing/synctest)`).
+		WithChoices(deviceEmu, deviceSim)
 	paramTimeout = core.NewParam(Name, "TIMEOUT", "5s",
 		"how long an operation waits for its answer, or for a link slot, before the peer counts as lost").WithKind(core.KindDuration)
 )
 
 // protocolsAllowed is what GOSHMEM_NTBRING_PROTOCOL accepts.
-var protocolsAllowed = fmt.Sprintf("%q or %q", protoRing, protoSeed)
+var protocolsAllowed = core.ChoicesShown(paramProtocol.Choices)
 
 // settings are the parameters as one Open read them.
 type settings struct {
@@ -58,20 +59,13 @@ const (
 // *core.EnvError naming the variable and what it accepts.
 func readSettings(cfg *core.Config) (settings, error) {
 	var s settings
-	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramProtocol))); v {
-	case protoRing, protoSeed:
-		s.protocol = v
-	default:
-		return s, &core.EnvError{Var: paramProtocol.Env, Value: cfg.Value(paramProtocol), Allowed: protocolsAllowed}
-	}
-	switch v := strings.ToLower(strings.TrimSpace(cfg.Value(paramBarrier))); v {
-	case barrierRing, barrierDissemination:
-		s.barrier = v
-	default:
-		return s, &core.EnvError{Var: paramBarrier.Env, Value: cfg.Value(paramBarrier),
-			Allowed: fmt.Sprintf("%q or %q", barrierDissemination, barrierRing)}
-	}
 	var err error
+	if s.protocol, err = cfg.Choice(paramProtocol); err != nil {
+		return s, err
+	}
+	if s.barrier, err = cfg.Choice(paramBarrier); err != nil {
+		return s, err
+	}
 	if s.workers, err = cfg.Int(paramWorkers, 1, maxSlots); err != nil {
 		return s, err
 	}

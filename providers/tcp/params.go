@@ -33,7 +33,8 @@ var (
 	paramPollStall = core.NewParam(Name, "POLL_STALL", "25",
 		"percent of the time some thread of the host waits for a CPU (its CPU pressure) from which polls yield the CPU at every look; 100: never, 0: always").WithKind(core.KindInt)
 	paramSocket = core.NewParam(Name, "SOCKET", socketAuto,
-		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs, in Go programs)`)
+		`who watches a connection's socket: own (epoll sets of the connection's own, in the Go runtime's poller, that hold it only while a goroutine sleeps on it, so that segments that come while it is polled run no epoll callback; Linux), runtime (the Go runtime's poller, always) or auto (own where readers poll: POLL is not 0 and the host's PEs fit its CPUs, in Go programs)`).
+		WithChoices(socketAuto, socketOwn, socketRuntime)
 )
 
 // The values of GOSHMEM_TCP_SOCKET.
@@ -108,11 +109,8 @@ func readSettings(cfg *core.Config, here, npes int) (settings, error) {
 	if s.cpus, err = cfg.CPUs(); err != nil {
 		return s, err
 	}
-	switch v := strings.TrimSpace(cfg.Value(paramSocket)); v {
-	case socketAuto, socketOwn, socketRuntime:
-		s.socket = v
-	default:
-		return s, &core.EnvError{Var: paramSocket.Env, Value: v, Allowed: `"auto", "own" or "runtime"`}
+	if s.socket, err = cfg.Choice(paramSocket); err != nil {
+		return s, err
 	}
 	return s, nil
 }

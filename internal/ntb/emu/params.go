@@ -111,8 +111,8 @@ func (o *Options) validate(n int) error {
 
 // The parameters, GOSHMEM_NTB_<NAME>.
 var (
-	paramModel = core.NewParam("ntb", "MODEL", "gen3x8",
-		`timing model of the emulated link: "gen3x8" (PCIe Gen3 x8) or "off" (no pacing, for tests)`)
+	paramModel = core.NewParam("ntb", "MODEL", modelGen3x8,
+		`timing model of the emulated link: "gen3x8" (PCIe Gen3 x8) or "off" (no pacing, for tests)`).WithChoices(modelGen3x8, modelOff)
 	paramDMABW = core.NewParam("ntb", "DMA_MBPS", "6500",
 		"DMA bandwidth per port and direction in MB/s (10^6 bytes) under the gen3x8 model").WithKind(core.KindInt)
 	paramDMASetup = core.NewParam("ntb", "DMA_SETUP", "1us",
@@ -125,6 +125,12 @@ var (
 		"how long a live-looking peer may miss heartbeats before its link goes down (a vanished process: at once)").WithKind(core.KindDuration)
 	paramFault = core.NewParam("ntb", "FAULT", "",
 		`faults to inject, e.g. "link=2:down@100ms;link=2:up@300ms;host=1:kill@2s" (see docs/ntb-device.md)`)
+)
+
+// The values of GOSHMEM_NTB_MODEL.
+const (
+	modelGen3x8 = "gen3x8"
+	modelOff    = "off"
 )
 
 // Bounds of the duration parameters. A peer's heartbeat is looked at
@@ -148,8 +154,12 @@ func Params() []core.Param {
 func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) {
 	cfg := core.Config{Env: lookup}
 	o := DefaultOptions()
-	switch m := strings.ToLower(strings.TrimSpace(cfg.Value(paramModel))); m {
-	case "gen3x8":
+	model, err := cfg.Choice(paramModel)
+	if err != nil {
+		return o, err
+	}
+	switch model {
+	case modelGen3x8:
 		mbps, err := cfg.Int(paramDMABW, 1, 1_000_000)
 		if err != nil {
 			return o, err
@@ -163,12 +173,9 @@ func OptionsFromEnv(lookup func(string) (string, bool), n int) (Options, error) 
 			return o, err
 		}
 		o.Model = Model{DMABytesPerSec: float64(mbps) * 1e6, DMASetup: setup, SpadReadLatency: spad}
-	case "off":
+	case modelOff:
 		o.Model = Model{}
-	default:
-		return o, &core.EnvError{Var: paramModel.Env, Value: cfg.Value(paramModel), Allowed: `"gen3x8" or "off"`}
 	}
-	var err error
 	if o.Windows, err = cfg.Int(paramWindows, minWindows, maxWindows); err != nil {
 		return o, err
 	}

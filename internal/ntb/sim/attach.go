@@ -14,7 +14,7 @@ import (
 // The parameters of a fabric a provider attaches to, GOSHMEM_NTB_SIM_<NAME>.
 var (
 	paramModel = core.NewParam("ntb", "SIM_MODEL", Gen3x8.Name,
-		`device model of the simulated fabric: "gen3x8" (PCIe Gen3 x8) or "gen4x16" (PCIe Gen4 x16)`)
+		`device model of the simulated fabric: "gen3x8" (PCIe Gen3 x8) or "gen4x16" (PCIe Gen4 x16)`).WithChoices(ModelNames...)
 	paramSeed = core.NewParam("ntb", "SIM_SEED", "1",
 		"seed of the simulated fabric's random draws")
 	paramOpCost = core.NewParam("ntb", "SIM_OP_COST", "",
@@ -77,10 +77,11 @@ func TopologyName(width, n int) string {
 // a ring of n hosts.
 func ConfigFromEnv(lookup func(string) (string, bool), n int) (Config, error) {
 	cfg := core.Config{Env: lookup}
-	m, err := ModelByName(cfg.Value(paramModel))
+	name, err := cfg.Choice(paramModel)
 	if err != nil {
-		return Config{}, &core.EnvError{Var: paramModel.Env, Value: cfg.Value(paramModel), Allowed: strings.Join(ModelNames, ", ")}
+		return Config{}, err
 	}
+	m := Models[name]
 	seed, err := strconv.ParseUint(strings.TrimSpace(cfg.Value(paramSeed)), 10, 64)
 	if err != nil {
 		return Config{}, &core.EnvError{Var: paramSeed.Env, Value: cfg.Value(paramSeed), Allowed: "an unsigned integer"}
