@@ -554,7 +554,7 @@ static int stage(struct gsh_team *team, void *dest, const void *src, size_t part
 {
 	struct gsh_fast_team *ft = team->fast;
 	int n = team->n_pes, me = team->my_pe;
-	if (!gsh_fast.on || !ft || !ft->staged || part == 0 || n < 2 || part > ft->stage_max / (size_t)n)
+	if (!gsh_fast.on || !ft || !ft->staged || part == 0 || n < 2 || part > ft->stage_part || part > ft->bank_size / (size_t)n)
 		return 0;
 	if (!gsh_fast_target_pe(dest, part * (size_t)n, gsh_fast.my_pe))
 		return 0;

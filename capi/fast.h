@@ -223,8 +223,8 @@ int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
  * this PE's count of it; push: broadcasts of up to push_max bytes go by
  * push. stage[p] is the staged gathers' word of parity p, stage_seen[p]
  * this PE's count of it, gen the generation of the World's gather banks,
- * of which bank p is at bank[p]; staged: gathers of up to stage_max bytes
- * in all are staged.
+ * of which bank p is at bank[p], bank_size bytes; staged: gathers of parts
+ * of up to stage_part bytes that fit a bank in all are staged.
  */
 struct gsh_fast_team {
 	uint64_t *from;
@@ -234,7 +234,8 @@ struct gsh_fast_team {
 	uint64_t *stage_seen[2];
 	uint64_t *gen;
 	unsigned char *bank[2];
-	size_t stage_max;
+	size_t bank_size;
+	size_t stage_part;
 	int staged;
 };
 

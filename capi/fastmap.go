@@ -100,7 +100,8 @@ func gshgo_fast_team(x *C.struct_gsh_team, ft *C.struct_gsh_fast_team) {
 		ft.stage[p], ft.stage_seen[p] = word(tw.Stage[p]), word(tw.StageSeen[p])
 		ft.bank[p] = (*C.uchar)(unsafe.Pointer(tw.Bank[p]))
 	}
-	ft.gen, ft.stage_max, ft.staged = word(tw.Gen), C.size_t(tw.StageMax), cbool(tw.Staged)
+	ft.gen, ft.staged = word(tw.Gen), cbool(tw.Staged)
+	ft.bank_size, ft.stage_part = C.size_t(tw.BankSize), C.size_t(tw.StagePart)
 }
 
 // gshgo_fast_wait_count waits in Go, with the checks for lost and

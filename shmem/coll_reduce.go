@@ -261,10 +261,6 @@ func reduce[T Elem](t *Team, op string, dest, source []T, combine func(acc, in [
 	if t.gatherFits(len(mem.Bytes(acc))) {
 		return t.collErr(op, gatherReduce(t, acc, combine))
 	}
-	if n := len(mem.Bytes(acc)); n*len(t.members) <= gatherReduceMax && t.stageFits(n) {
-		// The World of two, whose barrier is no domain's.
-		return t.collErr(op, stageReduce(t, acc, combine))
-	}
 	if t.hostReduceFits() {
 		return t.collErr(op, hostReduce(t, acc, combine))
 	}
@@ -400,15 +396,19 @@ func gatherReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
 
 // stageFits reports whether a gather whose parts are part bytes goes by
 // stage: on the World's team, whose gather banks it uses, where every
-// member maps every other (puts are stores), and where every member's
-// part together are at most stageMax bytes.
+// member maps every other (puts are stores), where a part is at most
+// stagePart bytes and all members' parts together fit a bank.
 func (t *Team) stageFits(part int) bool {
-	return t == t.w.coll.world && part > 0 && part*len(t.members) <= stageMax && t.g.pushes()
+	return t == t.w.coll.world && part > 0 && part <= stagePart && part*len(t.members) <= gatherBank && t.g.pushes()
 }
 
-// stageMax is the most bytes of all members' parts a gather stages: a
-// gather bank's.
-const stageMax = gatherBank
+// stagePart is the largest part a gather stages. The bank's copy out to
+// dest grows with the parts, where a gather into dest copies each part
+// once: measured on 2 CPUs (Go and C shmemperf, 3 alternating rounds),
+// staging won at 4 KiB parts on 4 and 8 PEs (alltoall 16.1-20.2 us against
+// 23.3-25.3 on 4) and lost at 16 KiB (31.5-37.1 against 24.9-28.5 on 4;
+// on 2 PEs 5.1-5.9 against 1.8-2.8).
+const stagePart = 4 << 10
 
 // stage is the staged gather: it puts part(r), this PE's part for member
 // r, at this PE's place (part bytes each) in every member's gather bank of
@@ -449,20 +449,4 @@ func (t *Team) stage(part int, of func(r int) []byte) ([]byte, error) {
 		return nil, err
 	}
 	return t.w.local[bank : bank+n*part], nil
-}
-
-// stageReduce all-reduces acc through the staged gather: every member's
-// contribution lands in every member's bank, which each combines in rank
-// order, so every member gets the same bits.
-func stageReduce[T Elem](t *Team, acc []T, combine func(acc, in []T)) error {
-	b := mem.Bytes(acc)
-	in, err := t.stage(len(b), func(int) []byte { return b })
-	if err != nil {
-		return err
-	}
-	copy(b, in)
-	for r := 1; r < len(t.members); r++ {
-		combine(acc, mem.Slice[T](in[r*len(b):(r+1)*len(b)]))
-	}
-	return nil
 }

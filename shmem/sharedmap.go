@@ -94,8 +94,9 @@ func (w *World) SharedMap() *SharedMap {
 //     team's broadcasts of up to BroadcastPushMax bytes go by push.
 //   - Stage[p]: the staged gathers' word of parity p (Team.stage), and
 //     StageSeen[p] this PE's count of it; Gen, the generation of the
-//     World's gather banks, whose bank p is at Bank[p]. Staged says the
-//     team's gathers of up to StageMax bytes in all are staged.
+//     World's gather banks, whose bank p is at Bank[p], BankSize bytes.
+//     Staged says the team's gathers of parts of up to StagePart bytes
+//     that fit a bank in all are staged.
 type TeamWords struct {
 	From, Seen *uint64
 	Push       bool
@@ -103,7 +104,8 @@ type TeamWords struct {
 	Stage, StageSeen [2]*uint64
 	Gen              *uint64
 	Bank             [2]*byte
-	StageMax         int
+	BankSize         int
+	StagePart        int
 	Staged           bool
 }
 
@@ -120,7 +122,7 @@ func (t *Team) Words() TeamWords {
 	}
 	if w.Staged {
 		w.Bank = [2]*byte{&t.w.local[gatherOff], &t.w.local[gatherOff+gatherBank]}
-		w.StageMax = stageMax
+		w.BankSize, w.StagePart = gatherBank, stagePart
 	}
 	return w
 }
