@@ -9,7 +9,7 @@ SOS      ?= ../shared/tests-sos
 NPS      ?= 2 3 4
 SOS_TIMEOUT ?= 120s
 
-.PHONY: all build lib run test test-race test-norace test-sos install vet lint bench perf results fuzz fuzz-build fuzz-run clean proto proto-check
+.PHONY: all build lib run test test-sos install vet lint bench perf results fuzz clean proto proto-check
 
 all: build
 
@@ -50,9 +50,8 @@ install: build
 run: build
 	./$(BIN)/oshrun -np $(NP) ./$(BIN)/ringshift -rounds $(ROUNDS)
 
-# The whole suite under the race detector (test-race), beside it the
-# tests in NORACE_TESTS without it (test-norace) and a short fuzz smoke.
-# Every test runs once.
+# The whole suite under the race detector, then the tests in
+# NORACE_TESTS without it, then a short fuzz smoke. Every test runs once.
 # NORACE_TESTS:
 # - The conformance suites' job-as-processes runs (each PE a process): the
 #   race detector sees the goroutines of one process, and what those runs
@@ -69,26 +68,15 @@ run: build
 #   takes more than ten minutes, and the torus's code runs under it in
 #   shorter tests (providers/ntbring's TestSimTorus*).
 NORACE_TESTS := ^TestConformance[A-Za-z]*(Processes|Wide)$$|^TestConformanceSimTorus$$
-# The two test phases run side by side, and the fuzz smoke beside them
-# at a low priority: on a small machine neither phase keeps every CPU
-# busy for long (ntbring's suites, the longest part of both, spend their
-# time waiting for their PEs to be scheduled; oshrun's for peers to be
-# declared dead), and the phase without the race detector is mostly
-# ntbring's too, which in series made two long tails one after the
-# other. -Otarget prints each part's output whole when it ends.
-test: build vet
-	$(MAKE) --no-print-directory -k -j3 -Otarget test-race test-norace fuzz FUZZNICE='nice -n 19'
-
 # RACE_FIRST: the packages whose tests under the race detector take
 # longest, named first so that go test starts them first rather than last
 # (it starts packages in the order named): a long package started late is
 # the tail of the phase, with a CPU idle beside it.
 RACE_FIRST := ./providers/ntbring ./providers/plugin ./cmd/oshrun ./providers/hybrid ./providers/loopback ./capi
-test-race:
+test: build vet
 	$(GO) test -race -count=1 -timeout 30m -skip '$(NORACE_TESTS)' $(RACE_FIRST) ./...
-
-test-norace:
 	$(GO) test -count=1 -timeout 30m -run '$(NORACE_TESTS)' ./providers/...
+	$(MAKE) --no-print-directory fuzz
 
 vet:
 	$(GO) vet ./...
@@ -135,30 +123,16 @@ results:
 # run for each of its targets from the package's directory, where its
 # seed corpus lies, with the cache go test -fuzz would use.
 FUZZBIN = $(abspath $(BIN))/fuzz
-# FUZZPKGS lists each package with fuzz targets, a line each: its import
-# path, its directory and its targets.
-FUZZPKGS = $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
+fuzz:
+	@set -e; mkdir -p $(FUZZBIN); cache=$$($(GO) env GOCACHE)/fuzz; \
+	$(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
 		targets=$$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' $$dir/*_test.go 2>/dev/null || true); \
-		if [ -n "$$targets" ]; then echo $$pkg $$dir $$targets; fi; \
-	done
-fuzzexe = $(FUZZBIN)/$$(echo $$pkg | tr / _).test
-fuzz: fuzz-build
-	@$(MAKE) --no-print-directory fuzz-run
-
-# fuzz-build builds the fuzzing test binaries and fuzz-run runs them,
-# both under $(FUZZNICE) if it is set (make test sets it to a low
-# priority, for the fuzz smoke to run beside the tests).
-fuzz-build:
-	@set -e; mkdir -p $(FUZZBIN); $(FUZZPKGS) | while read -r pkg dir targets; do \
-		out=$$($(FUZZNICE) $(GO) test -c -fuzz=. -o $(fuzzexe) $$pkg 2>&1) || { echo "$$out" | tail -40; exit 1; }; \
-	done
-
-fuzz-run:
-	@set -e; cache=$$($(GO) env GOCACHE)/fuzz; $(FUZZPKGS) | while read -r pkg dir targets; do \
-		exe=$(fuzzexe); \
+		[ -n "$$targets" ] || continue; \
+		exe=$(FUZZBIN)/$$(echo $$pkg | tr / _).test; \
+		out=$$($(GO) test -c -fuzz=. -o $$exe $$pkg 2>&1) || { echo "$$out" | tail -40; exit 1; }; \
 		for f in $$targets; do \
 			echo "fuzz $$pkg $$f"; \
-			out=$$(cd $$dir && $(FUZZNICE) $$exe -test.run '^$$' -test.fuzz "^$$f$$" -test.fuzztime $(FUZZTIME) \
+			out=$$(cd $$dir && $$exe -test.run '^$$' -test.fuzz "^$$f$$" -test.fuzztime $(FUZZTIME) \
 				-test.fuzzcachedir $$cache/$$pkg 2>&1) || { echo "$$out" | tail -40; exit 1; }; \
 		done; \
 	done
