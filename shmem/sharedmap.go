@@ -3,7 +3,6 @@ package shmem
 import (
 	"fmt"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/goshmem/goshmem/core"
 	"github.com/goshmem/goshmem/internal/mem"
@@ -134,7 +133,7 @@ func (t *Team) WaitCount(op string, p *uint64, want uint64) error {
 	if err := t.check(op); err != nil {
 		return err
 	}
-	off := int(uintptr(unsafe.Pointer(p)) - mem.Addr(t.w.local))
+	off := int(mem.PtrAddr(p) - mem.Addr(t.w.local))
 	if off < 0 || off+8 > len(t.w.local) {
 		return fmt.Errorf("shmem: %s: the word waited for is not one of the team's: %w", op, core.ErrInvalid)
 	}
