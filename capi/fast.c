@@ -395,6 +395,28 @@ void gsh_fast_team_destroyed(struct gsh_team *team)
 void gsh_fast_ctx_created(struct gsh_ctx *ctx) { (void)ctx; }
 void gsh_fast_ctx_destroyed(struct gsh_ctx *ctx) { (void)ctx; }
 
+/*
+ * Adds one to sig, World PE w's word as mapped here, as a writer of it:
+ * sequentially consistent, so after the data put before it, and before
+ * the notice it is.
+ */
+static void signal_pe(uint64_t *sig, int w)
+{
+	__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
+	gsh_fast_written_pe(sig, 8, w);
+}
+
+/*
+ * World PE w's copy, as mapped here, of what is at local in this PE's
+ * heap mapping: for shmem's internal words and banks, which lie outside
+ * the segments gsh_fast_target_pe looks in.
+ */
+static void *heap_peer(const void *local, int w)
+{
+	const struct gsh_fast_seg *heap = &gsh_fast.seg[0];
+	return (void *)(heap->peer[w] + ((uintptr_t)local - heap->base));
+}
+
 /* ---- The active-set broadcast ---- */
 
 /* The routine a failure in the broadcast's wait is reported as. */
@@ -472,9 +494,7 @@ int gsh_fast_broadcast_as(void *dest, const void *src, size_t nbytes, int root,
 		long *sig = gsh_fast_target_pe(pSync, 8, w);
 		memcpy(d, src, nbytes);
 		gsh_fast_written_pe(d, nbytes, w);
-		/* Sequentially consistent: after the data, before the notice. */
-		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
-		gsh_fast_written_pe(sig, 8, w);
+		signal_pe((uint64_t *)sig, w);
 	}
 	return 1;
 }
@@ -524,17 +544,12 @@ int gsh_fast_broadcast(struct gsh_team *team, void *dest, const void *src, size_
 	}
 	if (dest != src)
 		memmove(dest, src, nbytes);
-	const struct gsh_fast_seg *heap = &gsh_fast.seg[0];
-	uintptr_t word = (uintptr_t)(ft->from + root) - heap->base;
 	for (int i = 1; i < n; i++) {
 		int w = gsh_team_world_pe(team, (root + i) % n);
 		void *d = gsh_fast_target_pe(dest, nbytes, w);
-		uint64_t *sig = (uint64_t *)(heap->peer[w] + word);
 		memcpy(d, src, nbytes);
 		gsh_fast_written_pe(d, nbytes, w);
-		/* Sequentially consistent: after the data, before the notice. */
-		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
-		gsh_fast_written_pe(sig, 8, w);
+		signal_pe(heap_peer(ft->from + root, w), w);
 	}
 	return 1;
 }
@@ -558,24 +573,20 @@ static int stage(struct gsh_team *team, void *dest, const void *src, size_t part
 		return 0;
 	if (!gsh_fast_target_pe(dest, part * (size_t)n, gsh_fast.my_pe))
 		return 0;
-	const struct gsh_fast_seg *heap = &gsh_fast.seg[0];
 	uint64_t gen = *ft->gen + 1;
 	int p = (int)(gen & 1);
 	*ft->gen = gen;
-	uintptr_t bank = (uintptr_t)ft->bank[p] - heap->base, word = (uintptr_t)ft->stage[p] - heap->base;
+	unsigned char *place = ft->bank[p] + (size_t)me * part;
 	for (int i = 1; i < n; i++) {
 		int r = (me + i) % n, w = gsh_team_world_pe(team, r);
-		unsigned char *d = (unsigned char *)(heap->peer[w] + bank) + (size_t)me * part;
+		void *d = heap_peer(place, w);
 		memcpy(d, (const unsigned char *)src + (size_t)r * stride, part);
 		gsh_fast_written_pe(d, part, w);
 	}
-	memcpy(ft->bank[p] + (size_t)me * part, (const unsigned char *)src + (size_t)me * stride, part);
+	memcpy(place, (const unsigned char *)src + (size_t)me * stride, part);
 	for (int i = 1; i < n; i++) {
 		int w = gsh_team_world_pe(team, (me + i) % n);
-		uint64_t *sig = (uint64_t *)(heap->peer[w] + word);
-		/* Sequentially consistent: after the parts, before the notice. */
-		__atomic_add_fetch(sig, 1, __ATOMIC_SEQ_CST);
-		gsh_fast_written_pe(sig, 8, w);
+		signal_pe(heap_peer(ft->stage[p], w), w);
 	}
 	uint64_t want = *ft->stage_seen[p] + (uint64_t)(n - 1);
 	if (!poll_then_yield(gsh_fast.wait_polls, counted, ft->stage[p], want))

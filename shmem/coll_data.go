@@ -247,33 +247,17 @@ func AlltoallsBytes(t *Team, dest, source []byte, esize, dst, sst, nelems int) e
 	if err := t.check(op); err != nil {
 		return err
 	}
-	if blk := nelems * esize; dst == 1 && sst == 1 && nelems > 0 && blk/esize == nelems && t.stageFits(blk) &&
-		len(source) >= blk*len(t.members) && len(dest) >= blk*len(t.members) {
-		if err := checkElemSize(op, esize); err != nil {
-			return err
-		}
-		if _, _, err := symIn(t.w, op, dest, blk*len(t.members)); err != nil {
-			return err
-		}
-		in, err := t.stage(blk, func(r int) []byte { return source[r*blk : (r+1)*blk] })
-		if err == nil {
-			copy(dest, in)
-		}
-		return t.collErr(op, err)
-	}
-	if err := t.barrier(); err != nil {
-		return t.collErr(op, err)
-	}
 	return t.collErr(op, alltoalls(&t.g, op, dest, source, esize, dst, sst, nelems))
 }
 
 // alltoalls moves the blocks of an alltoalls of elements of esize bytes
 // over g and returns once every member's have landed here, as the
-// gathers do (group.gather). It starts where nobody reads dest any more,
-// as fcollect does. A strided element of at most 8 bytes moves as one
-// value.
+// gathers do (group.gather). A strided element of at most 8 bytes moves as
+// one value. On a team, whose members may still read dest after their
+// last call, it stages a contiguous alltoall that stageFits, and
+// otherwise first waits at the team's barrier, as fcollect does.
 func alltoalls(g *group, op string, dest, source []byte, esize, dst, sst, nelems int) error {
-	n := g.n
+	n, t := g.n, g.team
 	if err := checkElemSize(op, esize); err != nil {
 		return err
 	}
@@ -282,6 +266,9 @@ func alltoalls(g *group, op string, dest, source []byte, esize, dst, sst, nelems
 			op, dst, sst, nelems, core.ErrInvalid)
 	}
 	if nelems == 0 {
+		if t != nil {
+			return t.barrier()
+		}
 		return nil
 	}
 	all := n * nelems
@@ -299,6 +286,18 @@ func alltoalls(g *group, op string, dest, source []byte, esize, dst, sst, nelems
 	dr, off, err := symIn(g.w, op, dest, destSpan*esize)
 	if err != nil {
 		return err
+	}
+	if blk := nelems * esize; t != nil && dst == 1 && sst == 1 && t.stageFits(blk) {
+		in, err := t.stage(blk, func(r int) []byte { return source[r*blk : (r+1)*blk] })
+		if err == nil {
+			copy(dest, in)
+		}
+		return err
+	}
+	if t != nil {
+		if err := t.barrier(); err != nil {
+			return err
+		}
 	}
 	ep := g.w.coll.ep
 	value := esize <= 8

@@ -35,6 +35,10 @@ type group struct {
 	syncR core.Region // where the words are
 	sync  int         // their offset in syncR
 	local []byte      // this PE's words, from sync on
+
+	// mapped is pushes' answer once it was asked, which a team's group
+	// keeps: 0 not yet, 1 every member maps every other, -1 not.
+	mapped int8
 }
 
 // The words of a group, by what they count. A team has a line for each,
@@ -474,8 +478,22 @@ const (
 func (g *group) pushFits(n int) bool { return n <= BroadcastPushMax && g.pushes() }
 
 // pushes reports whether the group's broadcasts of up to
-// BroadcastPushMax bytes go by push.
+// BroadcastPushMax bytes go by push. A team's members and shape are fixed
+// when it is made, so its group looks at the mappings once, not at every
+// collective.
 func (g *group) pushes() bool {
+	if g.mapped == 0 {
+		g.mapped = -1
+		if g.allMapped() {
+			g.mapped = 1
+		}
+	}
+	return g.mapped > 0
+}
+
+// allMapped reports whether the group is two to BroadcastPushMembers
+// members, of no team spread over hosts, each of which maps every other.
+func (g *group) allMapped() bool {
 	if g.w.direct == nil || g.n < 2 || g.n > BroadcastPushMembers || g.team != nil && g.team.shape != nil {
 		return false
 	}

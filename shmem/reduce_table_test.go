@@ -81,23 +81,6 @@ func combineAs[T interface {
 // ReduceWith carries what Go has no type for, as C's long double
 // travels: 16-byte elements combined by the caller, in both forms, on
 // sets of every size, where all get the same bits in place and not.
-// Combiner is asked on every call of a C reduction: it allocates
-// nothing, and still answers out-of-range operators with false.
-func TestCombinerAllocatesNothing(t *testing.T) {
-	var ok bool
-	allocs := testing.AllocsPerRun(100, func() {
-		_, ok = shmem.Combiner[int64](shmem.ReduceSum)
-		_, _ = shmem.Combiner[float64](shmem.ReduceMax)
-		_, _ = shmem.Combiner[complex128](shmem.ReduceProd)
-	})
-	require.True(t, ok)
-	require.Zero(t, allocs)
-	_, ok = shmem.Combiner[int32](shmem.ReduceOp(200))
-	require.False(t, ok)
-	_, ok = shmem.Combiner[int32](shmem.ReduceOp(0))
-	require.False(t, ok)
-}
-
 func TestReduceWithBothForms(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
 		t.Run(fmt.Sprint(n, "PEs"), func(t *testing.T) {
@@ -151,4 +134,21 @@ func TestReduceWithBothForms(t *testing.T) {
 			})
 		})
 	}
+}
+
+// Combiner is asked on every call of a C reduction: it allocates
+// nothing, and still answers out-of-range operators with false.
+func TestCombinerAllocatesNothing(t *testing.T) {
+	var ok bool
+	allocs := testing.AllocsPerRun(100, func() {
+		_, ok = shmem.Combiner[int64](shmem.ReduceSum)
+		_, _ = shmem.Combiner[float64](shmem.ReduceMax)
+		_, _ = shmem.Combiner[complex128](shmem.ReduceProd)
+	})
+	require.True(t, ok)
+	require.Zero(t, allocs)
+	_, ok = shmem.Combiner[int32](shmem.ReduceOp(200))
+	require.False(t, ok)
+	_, ok = shmem.Combiner[int32](shmem.ReduceOp(0))
+	require.False(t, ok)
 }
